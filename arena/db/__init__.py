@@ -1,0 +1,1 @@
+"""Battle store: SQLAlchemy models and session helpers."""

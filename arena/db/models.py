@@ -1,0 +1,204 @@
+"""SQLAlchemy 2.0 typed models: the battle store and the immutable snapshots.
+
+Every schema change goes through an Alembic migration in ``migrations/``;
+``tests/test_migrations.py`` checks that these models and the migrations agree.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    false,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+#: Longest model name accepted. Names are data, any Unicode, stored exactly.
+MODEL_NAME_MAX = 512
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets BIGINT
+# because a battle table can pass 2**31 rows over the years.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class Model(Base):
+    __tablename__ = "models"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(MODEL_NAME_MAX), unique=True)
+    display_name: Mapped[str | None] = mapped_column(String(MODEL_NAME_MAX))
+    organisation: Mapped[str | None] = mapped_column(String(255))
+    licence: Mapped[str | None] = mapped_column(String(255))
+    link: Mapped[str | None] = mapped_column(String(1024))
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class IngestBatch(Base):
+    __tablename__ = "ingest_batches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    file_name: Mapped[str] = mapped_column(String(1024))
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    format: Mapped[str] = mapped_column(String(32))
+    source: Mapped[str | None] = mapped_column(String(255))
+    rows_read: Mapped[int] = mapped_column(Integer, default=0)
+    inserted: Mapped[int] = mapped_column(Integer, default=0)
+    duplicates: Mapped[int] = mapped_column(Integer, default=0)
+    excluded: Mapped[int] = mapped_column(Integer, default=0)
+    rejected: Mapped[int] = mapped_column(Integer, default=0)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Battle(Base):
+    __tablename__ = "battles"
+    __table_args__ = (
+        CheckConstraint(
+            "outcome IN ('a_wins', 'b_wins', 'tie', 'tie_both_bad')", name="outcome"
+        ),
+        CheckConstraint("weight > 0", name="weight_positive"),
+        # The rebuild's GROUP BY (model_a, model_b, outcome) reads only this index.
+        Index("ix_battles_pair_outcome", "model_a_id", "model_b_id", "outcome", "weight"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True)
+    external_id: Mapped[str | None] = mapped_column(String(255), unique=True)
+    model_a_id: Mapped[int] = mapped_column(ForeignKey("models.id"))
+    model_b_id: Mapped[int] = mapped_column(ForeignKey("models.id"))
+    outcome: Mapped[str] = mapped_column(String(16))
+    weight: Mapped[float] = mapped_column(Float, default=1.0, server_default="1")
+    source: Mapped[str | None] = mapped_column(String(255))
+    judge: Mapped[str | None] = mapped_column(String(255))
+    question: Mapped[str | None] = mapped_column(String(255))
+    language: Mapped[str | None] = mapped_column(String(64))
+    occurred_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    batch_id: Mapped[int] = mapped_column(ForeignKey("ingest_batches.id"), index=True)
+    #: Why a well-formed battle is kept but not rated (e.g. ``self_play``); NULL = rated.
+    excluded_reason: Mapped[str | None] = mapped_column(String(64))
+
+
+class Category(Base):
+    __tablename__ = "categories"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+
+
+class BattleCategory(Base):
+    """Which categories a battle belongs to (many per battle)."""
+
+    __tablename__ = "battle_categories"
+
+    # Primary key leads with the category: a per-category rebuild scans one range.
+    category_id: Mapped[int] = mapped_column(ForeignKey("categories.id"), primary_key=True)
+    battle_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class Snapshot(Base):
+    """One immutable rebuild result: written once, never updated."""
+
+    __tablename__ = "snapshots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: Board key: ``overall``, or ``category:NAME`` / ``source:NAME`` filters.
+    board: Mapped[str] = mapped_column(String(600), index=True)
+    category: Mapped[str | None] = mapped_column(String(255))
+    source: Mapped[str | None] = mapped_column(String(255))
+    #: Snapshots written by one ``rebuild --all-categories`` run share a run id.
+    run_id: Mapped[str] = mapped_column(String(64))
+    options_json: Mapped[str] = mapped_column(Text)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    code_version: Mapped[str] = mapped_column(String(64))
+    watermark: Mapped[int] = mapped_column(BigInteger)
+    n_battles: Mapped[float] = mapped_column(Float)
+    n_excluded: Mapped[int] = mapped_column(Integer)
+    n_models: Mapped[int] = mapped_column(Integer)
+    diagnostics_json: Mapped[str] = mapped_column(Text)
+
+
+class SnapshotRow(Base):
+    __tablename__ = "snapshot_rows"
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    model_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    #: Position of the model in the snapshot's sample matrix columns.
+    position: Mapped[int] = mapped_column(Integer)
+    rating: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    #: NULL for models listed but not ranked (under --min-battles).
+    rank: Mapped[int | None] = mapped_column(Integer)
+    rank_ub: Mapped[int | None] = mapped_column(Integer)
+    tier: Mapped[int | None] = mapped_column(Integer)
+    battles: Mapped[float] = mapped_column(Float)
+    wins: Mapped[float] = mapped_column(Float)
+    losses: Mapped[float] = mapped_column(Float)
+    ties: Mapped[float] = mapped_column(Float)
+    flags: Mapped[str] = mapped_column(String(255), default="")
+    ranked: Mapped[bool] = mapped_column(Boolean)
+
+
+class SnapshotPair(Base):
+    """Direct head-to-head record in a snapshot (model_a_id < model_b_id)."""
+
+    __tablename__ = "snapshot_pairs"
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    model_a_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    model_b_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    a_wins: Mapped[float] = mapped_column(Float)
+    b_wins: Mapped[float] = mapped_column(Float)
+    ties: Mapped[float] = mapped_column(Float)
+
+
+class SnapshotSamples(Base):
+    """Bootstrap ratings (rounds x models, float32, C order) of a snapshot.
+
+    Kept so that compare and tiering can read the paired distribution of any
+    difference R_i - R_j without storing rounds x M x M.
+    """
+
+    __tablename__ = "snapshot_samples"
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    rounds: Mapped[int] = mapped_column(Integer)
+    n_models: Mapped[int] = mapped_column(Integer)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
