@@ -1,0 +1,211 @@
+"""Aggregation of battles into a count table over (pair, outcome, weight) cells.
+
+Everything downstream of this module (fits, bootstrap, analytic intervals)
+works on cells, so its cost depends on the number of distinct
+``(model_a, model_b, outcome, weight)`` combinations, never on the number of
+battles.  A cluster bootstrap additionally needs to know which cells each
+cluster (judge, question, ...) contributed to; :func:`cluster_matrix` stores
+that as a sparse clusters x cells count matrix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from arena.outcomes import N_OUTCOMES
+
+__all__ = ["CountTable", "count_table", "from_cells", "cluster_matrix", "clustered_table"]
+
+
+@dataclass(frozen=True)
+class CountTable:
+    """Battles aggregated into cells.
+
+    Attributes
+    ----------
+    n_models : int
+        Number of models; model indices run over ``0 .. n_models - 1``.
+    a, b : ndarray of intp, shape (C,)
+        Index of the model shown first (``model_a``) and second.
+    outcome : ndarray of int8, shape (C,)
+        Outcome code from :mod:`arena.outcomes`.
+    n : ndarray of float64, shape (C,)
+        Number of battles in the cell.
+    weight : ndarray of float64, shape (C,)
+        Weight of each battle in the cell (1.0 unless weights were given).
+    """
+
+    n_models: int
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    n: np.ndarray
+    weight: np.ndarray
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.a.shape[0])
+
+    @property
+    def n_battles(self) -> float:
+        return float(self.n.sum())
+
+
+def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
+    if int(n_models) != n_models or n_models < 0:
+        raise ValueError(f"n_models must be a non-negative integer, got {n_models!r}")
+    n_models = int(n_models)
+    a = np.asarray(a)
+    b = np.asarray(b)
+    outcome = np.asarray(outcome)
+    n = np.asarray(n, dtype=np.float64)
+    shape = a.shape
+    if a.ndim != 1 or b.shape != shape or outcome.shape != shape or n.shape != shape:
+        raise ValueError("a, b, outcome and n must be 1-d arrays of the same length")
+    for name, arr in (("a", a), ("b", b), ("outcome", outcome)):
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if a.size and (a.min() < 0 or a.max() >= n_models or b.min() < 0 or b.max() >= n_models):
+        raise ValueError(f"model indices must lie in [0, {n_models})")
+    if outcome.size and (outcome.min() < 0 or outcome.max() >= N_OUTCOMES):
+        raise ValueError(f"outcome codes must lie in [0, {N_OUTCOMES})")
+    if not np.all(np.isfinite(n)) or np.any(n < 0):
+        raise ValueError("cell counts n must be finite and non-negative")
+    if weight is None:
+        weight = np.ones(shape, dtype=np.float64)
+    else:
+        weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), shape).copy()
+        if not np.all(np.isfinite(weight)) or np.any(weight <= 0):
+            raise ValueError("weights must be finite and positive")
+    return CountTable(
+        n_models=n_models,
+        a=a.astype(np.intp),
+        b=b.astype(np.intp),
+        outcome=outcome.astype(np.int8),
+        n=n,
+        weight=weight,
+    )
+
+
+def _group_rows(a, b, outcome, weight) -> tuple[np.ndarray, np.ndarray]:
+    """Return (first row of each distinct key, inverse index) for the cell key."""
+    # Sorting the structured key is O(B log B) once, at aggregation time only.
+    key = np.empty(a.shape[0], dtype=[("a", np.intp), ("b", np.intp), ("o", np.int8), ("w", np.float64)])
+    key["a"], key["b"], key["o"], key["w"] = a, b, outcome, weight
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def count_table(model_a, model_b, outcome, *, n_models: int, weight=None) -> CountTable:
+    """Aggregate per-battle arrays into a :class:`CountTable`.
+
+    Parameters
+    ----------
+    model_a, model_b : array_like of int, shape (B,)
+        Model indices of the first- and second-shown model of each battle.
+    outcome : array_like of int, shape (B,)
+        Outcome codes (``A_WINS=0, B_WINS=1, TIE=2, TIE_BOTH_BAD=3``).
+    n_models : int
+        Number of models.
+    weight : array_like of float, shape (B,), optional
+        Per-battle weights; cells are keyed by weight too, so battles with
+        different weights never share a cell.
+
+    Returns
+    -------
+    CountTable
+        One cell per distinct ``(a, b, outcome, weight)``.  Self-play rows are
+        kept here and ignored by the fits.
+    """
+    return clustered_table(model_a, model_b, outcome, None, n_models=n_models, weight=weight)[0]
+
+
+def from_cells(a, b, outcome, n, *, n_models: int, weight=None) -> CountTable:
+    """Build a :class:`CountTable` from pre-aggregated rows (e.g. SQL ``GROUP BY``).
+
+    Rows with the same key are merged and empty rows dropped, so the result is
+    canonical whatever the grouping upstream was.
+    """
+    t = _validate(n_models, a, b, outcome, n, weight)
+    if t.n_cells == 0:
+        return t
+    first, inverse = _group_rows(t.a, t.b, t.outcome, t.weight)
+    n_merged = np.bincount(inverse, weights=t.n, minlength=first.size)
+    keep = n_merged > 0
+    first = first[keep]
+    return CountTable(
+        n_models=t.n_models,
+        a=t.a[first],
+        b=t.b[first],
+        outcome=t.outcome[first],
+        n=n_merged[keep],
+        weight=t.weight[first],
+    )
+
+
+def cluster_matrix(cluster_ids, cell_index, *, n_cells: int, n=None) -> sp.csr_matrix:
+    """Sparse clusters x cells matrix of battle counts.
+
+    Parameters
+    ----------
+    cluster_ids : array_like, shape (B,)
+        Cluster key of each battle (any hashable/sortable values: judge ids,
+        question ids, ...).  Clusters are numbered in sorted key order.
+    cell_index : array_like of int, shape (B,)
+        Cell of each battle (row of the :class:`CountTable`).
+    n_cells : int
+        Number of cells in the table.
+    n : array_like of float, shape (B,), optional
+        Battle multiplicity of each row (default 1).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix, shape (K, n_cells)
+        Entry ``[k, c]`` is the number of battles of cluster ``k`` in cell ``c``.
+    """
+    cluster_ids = np.asarray(cluster_ids)
+    cell_index = np.asarray(cell_index, dtype=np.intp)
+    if cluster_ids.shape != cell_index.shape or cell_index.ndim != 1:
+        raise ValueError("cluster_ids and cell_index must be 1-d arrays of the same length")
+    if cell_index.size and (cell_index.min() < 0 or cell_index.max() >= n_cells):
+        raise ValueError(f"cell_index must lie in [0, {n_cells})")
+    _, k = np.unique(cluster_ids, return_inverse=True)
+    k = k.reshape(-1)
+    vals = np.ones(cell_index.shape, dtype=np.float64) if n is None else np.asarray(n, dtype=np.float64)
+    n_clusters = int(k.max()) + 1 if k.size else 0
+    z = sp.coo_matrix((vals, (k, cell_index)), shape=(n_clusters, n_cells)).tocsr()
+    z.sum_duplicates()
+    return z
+
+
+def clustered_table(
+    model_a, model_b, outcome, cluster_ids, *, n_models: int, weight=None
+) -> tuple[CountTable, sp.csr_matrix | None]:
+    """Aggregate per-battle arrays and, if ``cluster_ids`` is given, their cluster matrix.
+
+    Returns
+    -------
+    table : CountTable
+    clusters : scipy.sparse.csr_matrix of shape (K, C), or None
+        ``None`` when ``cluster_ids`` is ``None`` (battle-level resampling).
+    """
+    a = np.asarray(model_a)
+    t = _validate(n_models, a, model_b, outcome, np.ones(a.shape), weight)
+    if t.n_cells == 0:
+        z = None if cluster_ids is None else sp.csr_matrix((0, 0))
+        return t, z
+    first, inverse = _group_rows(t.a, t.b, t.outcome, t.weight)
+    table = CountTable(
+        n_models=t.n_models,
+        a=t.a[first],
+        b=t.b[first],
+        outcome=t.outcome[first],
+        n=np.bincount(inverse, minlength=first.size).astype(np.float64),
+        weight=t.weight[first],
+    )
+    if cluster_ids is None:
+        return table, None
+    return table, cluster_matrix(cluster_ids, inverse, n_cells=table.n_cells)

@@ -1,0 +1,213 @@
+"""From a count table to the sufficient statistics of one Bradley–Terry model.
+
+The likelihood of every model variant we fit depends on the data only through
+per-*group* statistics, where a group is an unordered pair of models (or an
+ordered pair when a position term is fitted):
+
+* ``ties="half"``: ``(s, n)`` = (weighted wins of the group's first model,
+  ties counting one half; weighted battles);
+* ``ties="davidson"``: ``(wa, wb, wt)`` = weighted wins of the first model,
+  of the second model, and ties.
+
+Cells that contribute identically to those statistics (same group, same
+outcome class, same weight) are merged into *categories*.  Resampling battles
+with replacement and then summing per category is exactly a multinomial draw
+over categories (sums of multinomial cells are multinomial), so the bootstrap
+samples categories, which are fewer than cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from arena.engine.counts import CountTable
+from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
+
+__all__ = ["Design", "make_design", "TIE_MODELS"]
+
+TIE_MODELS = ("half", "davidson")
+# outcome classes after mapping: first model of the group wins / second wins / tie
+_CLASS_A, _CLASS_B, _CLASS_T = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Design:
+    """Compiled model: groups, categories and the maps between them.
+
+    Attributes
+    ----------
+    n_models : int
+        Models in the table.
+    active : ndarray of intp, shape (Ma,)
+        Models with at least one battle that the fit uses.
+    ga, gb : ndarray of intp, shape (G,)
+        Group members as indices into ``active``.
+    ties, position : str, bool
+        Model options.
+    n_stats : int
+        Statistics per group (2 for half ties, 3 for Davidson).
+    cat_n : ndarray, shape (Q,)
+        Battles per category.
+    cat_stats : csr_matrix, shape (Q, G * n_stats)
+        Statistics contributed by one battle of each category.
+    cell_cat : ndarray of intp, shape (C,)
+        Category of each table cell, -1 for dropped cells (self-play, or
+        ``tie_both_bad`` with ``both_bad="drop"``).
+    incidence : csr_matrix, shape (G, Ma)
+        +1 at ``ga``, -1 at ``gb``: the linear predictor is ``incidence @ theta``.
+    pair_of_group : ndarray of intp, shape (G,)
+        Unordered pair of each group (groups are pairs unless ``position``).
+    pair_i, pair_j : ndarray of intp, shape (U,)
+        Members of each unordered pair (``pair_i < pair_j``).
+    """
+
+    n_models: int
+    active: np.ndarray
+    ga: np.ndarray
+    gb: np.ndarray
+    ties: str
+    position: bool
+    n_stats: int
+    cat_n: np.ndarray
+    cat_stats: sp.csr_matrix
+    cell_cat: np.ndarray
+    incidence: sp.csr_matrix
+    pair_of_group: np.ndarray
+    pair_i: np.ndarray
+    pair_j: np.ndarray
+    battles_per_model: np.ndarray  # (n_models,) unweighted battle counts used by the fit
+    incidence_abs: sp.csr_matrix  # |incidence|: sums group terms onto both members
+    pair_map: sp.csr_matrix  # (G, U) group -> unordered pair indicator
+
+    @property
+    def n_active(self) -> int:
+        return int(self.active.shape[0])
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.ga.shape[0])
+
+    @property
+    def n_extra(self) -> int:
+        return int(self.position) + int(self.ties == "davidson")
+
+    @property
+    def n_params(self) -> int:
+        return self.n_active + self.n_extra
+
+    @property
+    def n_total(self) -> float:
+        return float(self.cat_n.sum())
+
+    def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
+        """Group statistics ``(R, G, n_stats)`` from category counts ``(R, Q)``."""
+        counts = np.atleast_2d(counts)
+        flat = np.asarray((self.cat_stats.T @ counts.T).T)
+        return flat.reshape(counts.shape[0], self.n_groups, self.n_stats)
+
+    def point_stats(self) -> np.ndarray:
+        """Group statistics of the observed data, shape ``(1, G, n_stats)``."""
+        return self.stats_from_counts(self.cat_n[None, :])
+
+
+def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie", position: bool = False) -> Design:
+    """Compile ``table`` into the sufficient-statistics design of one model variant."""
+    if ties not in TIE_MODELS:
+        raise ValueError(f"ties must be one of {TIE_MODELS}, got {ties!r}")
+    if both_bad not in ("tie", "drop"):
+        raise ValueError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
+    m = table.n_models
+    a, b, o, n, w = table.a, table.b, table.outcome, table.n, table.weight
+    keep = (a != b) & (n > 0)
+    if both_bad == "drop":
+        keep &= o != TIE_BOTH_BAD
+    cls = np.full(o.shape, _CLASS_T, dtype=np.intp)
+    cls[o == A_WINS] = _CLASS_A
+    cls[o == B_WINS] = _CLASS_B
+    assert np.all((o == A_WINS) | (o == B_WINS) | (o == TIE) | (o == TIE_BOTH_BAD))
+
+    # Orientation: without a position term only the unordered pair matters,
+    # so cells shown as (b, a) are flipped onto (a, b) with the classes swapped.
+    first, second = a.copy(), b.copy()
+    if not position:
+        flip = a > b
+        first[flip], second[flip] = b[flip], a[flip]
+        swapped = cls.copy()
+        swapped[flip & (cls == _CLASS_A)] = _CLASS_B
+        swapped[flip & (cls == _CLASS_B)] = _CLASS_A
+        cls = swapped
+
+    kept = np.flatnonzero(keep)
+    battles = np.bincount(a[kept], weights=n[kept], minlength=m) + np.bincount(
+        b[kept], weights=n[kept], minlength=m
+    )
+    active = np.flatnonzero(battles > 0)
+    local = np.full(m, -1, dtype=np.intp)
+    local[active] = np.arange(active.size)
+
+    # groups
+    gkey = first[kept] * m + second[kept]
+    gkeys, g_of_kept = np.unique(gkey, return_inverse=True)
+    g_of_kept = g_of_kept.reshape(-1)
+    ga = local[gkeys // m]
+    gb = local[gkeys % m]
+    n_groups = gkeys.size
+
+    # categories: (group, class, weight)
+    ckey = np.empty(kept.size, dtype=[("g", np.intp), ("c", np.intp), ("w", np.float64)])
+    ckey["g"], ckey["c"], ckey["w"] = g_of_kept, cls[kept], w[kept]
+    uniq, cat_of_kept = np.unique(ckey, return_inverse=True)
+    cat_of_kept = cat_of_kept.reshape(-1)
+    cat_n = np.bincount(cat_of_kept, weights=n[kept], minlength=uniq.size)
+    cell_cat = np.full(table.n_cells, -1, dtype=np.intp)
+    cell_cat[kept] = cat_of_kept
+
+    q = np.arange(uniq.size)
+    cg, cc, cw = uniq["g"], uniq["c"], uniq["w"]
+    if ties == "half":
+        n_stats = 2
+        # (s, n): s is the first model's credit (tie = half a win)
+        credit = np.where(cc == _CLASS_A, 1.0, np.where(cc == _CLASS_B, 0.0, 0.5)) * cw
+        rows = np.concatenate([q, q])
+        cols = np.concatenate([cg * 2, cg * 2 + 1])
+        vals = np.concatenate([credit, cw])
+    else:
+        n_stats = 3
+        rows, cols, vals = q, cg * 3 + cc, cw
+    nz = vals != 0
+    cat_stats = sp.csr_matrix(
+        (vals[nz], (rows[nz], cols[nz])), shape=(uniq.size, n_groups * n_stats)
+    )
+
+    gi = np.arange(n_groups)
+    incidence = sp.csr_matrix(
+        (np.concatenate([np.ones(n_groups), -np.ones(n_groups)]), (np.concatenate([gi, gi]), np.concatenate([ga, gb]))),
+        shape=(n_groups, active.size),
+    )
+    lo, hi = np.minimum(ga, gb), np.maximum(ga, gb)
+    pkeys, pair_of_group = np.unique(lo * max(active.size, 1) + hi, return_inverse=True)
+    na = max(active.size, 1)
+    return Design(
+        n_models=m,
+        active=active,
+        ga=ga,
+        gb=gb,
+        ties=ties,
+        position=bool(position),
+        n_stats=n_stats,
+        cat_n=cat_n,
+        cat_stats=cat_stats,
+        cell_cat=cell_cat,
+        incidence=incidence,
+        pair_of_group=pair_of_group.reshape(-1),
+        pair_i=pkeys // na,
+        pair_j=pkeys % na,
+        battles_per_model=battles,
+        incidence_abs=abs(incidence).tocsr(),
+        pair_map=sp.csr_matrix(
+            (np.ones(n_groups), (gi, pair_of_group.reshape(-1))), shape=(n_groups, pkeys.size)
+        ),
+    )

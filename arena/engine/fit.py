@@ -1,0 +1,313 @@
+"""Point fit: the exact Bradley–Terry maximum-likelihood estimate.
+
+Model
+-----
+For a battle between ``a`` (shown first) and ``b`` with ``d = theta_a -
+theta_b (+ gamma if position)``:
+
+* ``ties="half"`` (default, LMArena-compatible): ``P(a wins) = expit(d)``;
+  a tie counts as half a win for each side.
+* ``ties="davidson"``: ``P(a) : P(b) : P(tie) = e^{d/2} : e^{-d/2} : nu``
+  with the tie parameter ``nu = e^phi`` estimated.  Given a decisive result,
+  ``P(a wins) = expit(d)``, so thetas are on the same scale.
+
+Ratings are ``BASE + SCALE * theta`` with ``SCALE = 400 / ln 10`` (Elo
+scale), thetas mean-centred over the models that have battles (mean rating
+``BASE``), or shifted so that an anchor model has a given rating.
+
+When the MLE does not exist
+---------------------------
+If the beats graph is not strongly connected (a model never lost or never
+won, a group of models that never lost to the rest, or pieces with no
+battles between them) the likelihood has no finite maximiser.  Then, and only
+then, ``prior=None`` (default) adds a weak Gaussian prior ``theta ~ N(0,
+1/DEFAULT_PRIOR)`` (prior SD 10 logits, ~1740 Elo), which makes the objective
+strictly concave: ratings are finite, the affected models are flagged and a
+warning says why.  When the MLE exists the default fit is the unregularised
+MLE.  ``prior=0`` demands the MLE and raises :class:`ValueError` when it does
+not exist; ``prior=lam > 0`` always fits the MAP estimate with precision
+``lam``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from arena.engine.counts import CountTable
+from arena.engine.design import Design, make_design
+from arena.engine.graph import existence, model_flags
+from arena.engine.newton import GTOL_REL, evaluate, gradient_scale, newton
+
+__all__ = ["Fit", "fit", "SCALE", "BASE", "DEFAULT_PRIOR"]
+
+#: Elo points per logit.
+SCALE = 400.0 / np.log(10.0)
+#: Mean rating (or rating of models with no battles).
+BASE = 1000.0
+#: Prior precision used only when the MLE does not exist (prior SD 10 logits).
+DEFAULT_PRIOR = 1e-2
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Result of :func:`fit`.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (M,)
+        Log-strengths (logits), centred or anchored like ``rating``.
+    rating : ndarray, shape (M,)
+        ``BASE + SCALE * theta``.
+    se : ndarray, shape (M,)
+        Fisher-information standard errors on the rating scale (zero for an
+        anchor model; prior SD for models with no battles).
+    cov : ndarray, shape (M, M)
+        Fisher covariance of ``rating``.
+    converged : bool
+    grad_norm : float
+        Max-abs gradient of the objective at the solution.
+    iterations : int
+    tie_param : float or None
+        Davidson ``nu`` (``None`` for half ties).
+    tie_param_se : float or None
+        Its standard error (delta method).
+    position_param, position_se : float or None
+        Position (first-shown) advantage in logits and its SE.
+    mle_exists : bool
+    prior_used : float
+        Prior precision actually used (0.0 for the MLE).
+    flags : list of tuple of str
+        Per-model flags: ``no_battles``, ``few_battles``, ``never_won``,
+        ``never_lost``, ``disconnected``, ``no_mle``.
+    warnings : list of str
+    log_likelihood : float
+    """
+
+    theta: np.ndarray
+    rating: np.ndarray
+    se: np.ndarray
+    cov: np.ndarray
+    converged: bool
+    grad_norm: float
+    iterations: int
+    tie_param: float | None
+    tie_param_se: float | None
+    position_param: float | None
+    position_se: float | None
+    mle_exists: bool
+    prior_used: float
+    flags: list[tuple[str, ...]]
+    warnings: list[str]
+    log_likelihood: float
+    anchor: tuple[int, float] | None = None
+    # solver state reused by the bootstrap and the sandwich estimator
+    design: Design = field(repr=False, default=None)
+    x: np.ndarray = field(repr=False, default=None)
+    param_cov: np.ndarray = field(repr=False, default=None)  # inverse information, gauge-projected
+    kinv: np.ndarray = field(repr=False, default=None)  # inverse of the (gauge-fixed) negative Hessian
+
+
+def initial_params(design: Design) -> np.ndarray:
+    """Start: equal strengths, no position effect, phi matching the tie share."""
+    x = np.zeros(design.n_params)
+    if design.ties == "davidson":
+        st = design.point_stats()[0]
+        tie = st[:, 2].sum() / max(st.sum(), 1e-300)
+        tie = min(max(tie, 1e-6), 1 - 1e-6)
+        # with d = 0, P(tie) = nu / (2 + nu)
+        x[-1] = np.log(2 * tie / (1 - tie))
+    return x
+
+
+def gauge_projector(design: Design) -> np.ndarray:
+    """Projector removing the common theta shift, shape (P, P)."""
+    p, ma = design.n_params, design.n_active
+    proj = np.eye(p)
+    if ma:
+        proj[:ma, :ma] -= 1.0 / ma
+    return proj
+
+
+def to_models(design: Design, x_theta: np.ndarray, anchor: tuple[int, float] | None) -> np.ndarray:
+    """Embed active thetas ``(R, Ma)`` into all models ``(R, M)``, centred or anchored.
+
+    Models without battles sit at the mean (or at the anchor's theta).
+    """
+    r = x_theta.shape[0]
+    theta = np.zeros((r, design.n_models))
+    if design.n_active:
+        centred = x_theta - x_theta.mean(axis=1, keepdims=True)
+        theta[:, design.active] = centred
+    if anchor is not None:
+        theta -= theta[:, [anchor[0]]]
+    return theta
+
+
+def rating_transform(design: Design, anchor: tuple[int, float] | None) -> np.ndarray:
+    """Linear map from parameters (P,) to model thetas (M,) as done by :func:`to_models`."""
+    m, ma, p = design.n_models, design.n_active, design.n_params
+    t = np.zeros((m, p))
+    if ma:
+        t[design.active, :ma] = np.eye(ma) - 1.0 / ma
+    if anchor is not None:
+        t -= t[anchor[0]]
+    return t
+
+
+def check_anchor(anchor, n_models: int, design: Design | None = None) -> tuple[int, float] | None:
+    if anchor is None:
+        return None
+    try:
+        idx, value = int(anchor[0]), float(anchor[1])
+    except (TypeError, ValueError, IndexError) as exc:
+        raise ValueError(f"anchor must be (model_index, rating), got {anchor!r}") from exc
+    if not 0 <= idx < n_models or not np.isfinite(value):
+        raise ValueError(f"anchor index must be in [0, {n_models}) and rating finite, got {anchor!r}")
+    if design is not None and design.battles_per_model[idx] == 0:
+        raise ValueError(f"anchor model {idx} has no battles, so it cannot fix the scale")
+    return idx, value
+
+
+def resolve_prior(prior: float | None, mle_exists: bool) -> float:
+    if prior is None:
+        return 0.0 if mle_exists else DEFAULT_PRIOR
+    prior = float(prior)
+    if not np.isfinite(prior) or prior < 0:
+        raise ValueError(f"prior must be None or a finite number >= 0, got {prior!r}")
+    if prior == 0.0 and not mle_exists:
+        raise ValueError(
+            "prior=0 asks for the pure maximum-likelihood estimate, but it does not exist for "
+            "this data (the beats graph is not strongly connected: some model never lost or "
+            "never won, or the comparison graph falls apart into pieces); use prior=None to "
+            "fall back to a weak Gaussian prior, or prior>0"
+        )
+    return prior
+
+
+def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> list[str]:
+    out = []
+    for name, text in (
+        ("no_battles", "have no battles: rating set to the mean/anchor, interval from the prior"),
+        ("never_won", "never won (nor tied)"),
+        ("never_lost", "never lost (nor tied)"),
+        ("disconnected", "are not connected by battles to the largest group of models"),
+        ("no_mle", "sit in a group whose wins/losses do not pin a finite rating"),
+        ("few_battles", "have very few battles: wide intervals"),
+    ):
+        idx = [i for i, f in enumerate(flags) if name in f]
+        if idx:
+            out.append(f"models {idx} {text}")
+    if not mle_exists:
+        if lam > 0:
+            out.append(
+                f"the maximum-likelihood estimate does not exist; ratings use a weak Gaussian "
+                f"prior with precision {lam:g} (prior SD {1 / np.sqrt(lam):.3g} logits)"
+            )
+    return out
+
+
+def fit(
+    table: CountTable,
+    *,
+    ties: str = "half",
+    both_bad: str = "tie",
+    position: bool = False,
+    prior: float | None = None,
+    anchor: tuple[int, float] | None = None,
+) -> Fit:
+    """Fit Bradley–Terry ratings by maximum likelihood (see module docstring).
+
+    Parameters
+    ----------
+    table : CountTable
+    ties : {"half", "davidson"}
+        Tie model.
+    both_bad : {"tie", "drop"}
+        ``tie_both_bad`` votes count as ties, or are dropped.
+    position : bool
+        Fit a first-shown advantage ``gamma`` (like home advantage).
+    prior : float or None
+        ``None``: MLE when it exists, else Gaussian prior ``DEFAULT_PRIOR``;
+        ``0``: MLE or :class:`ValueError`; ``> 0``: MAP with that precision.
+    anchor : (int, float) or None
+        ``(model_index, rating)``: shift so that model has this rating.
+        Default: mean rating ``BASE``.
+
+    Returns
+    -------
+    Fit
+    """
+    design = make_design(table, ties=ties, both_bad=both_bad, position=position)
+    anchor = check_anchor(anchor, table.n_models, design)
+    stats = design.point_stats()
+    ex = existence(design, stats[0])
+    flags = model_flags(design, stats[0], ex)
+    if design.ties == "davidson":
+        wt = stats[0, :, 2].sum()
+        if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
+            raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
+    lam = resolve_prior(prior, ex.exists)
+
+    gtol = GTOL_REL * gradient_scale(design, stats)
+    x0 = initial_params(design)[None, :]
+    x, conv, iters, gnorm = newton(design, stats, x0, lam=lam, gtol=gtol, max_iter=200)
+    # polish: one or two more Newton steps take the gradient to round-off level
+    xp, _, _, gp = newton(design, stats, x, lam=lam, gtol=np.zeros(1), max_iter=2)
+    if gp[0] < gnorm[0]:
+        x, gnorm = xp, gp
+    f, _, h = evaluate(design, x, stats, lam)
+    hinv = np.linalg.pinv(h[0], hermitian=True) if design.n_params else np.zeros((0, 0))
+    proj = gauge_projector(design)
+    pcov = proj @ hinv @ proj
+
+    t = rating_transform(design, anchor)
+    theta = to_models(design, x[:, : design.n_active], anchor)[0]
+    cov_theta = t @ pcov @ t.T
+    none_idx = np.flatnonzero(design.battles_per_model == 0)
+    prior_var = 1.0 / (lam if lam > 0 else DEFAULT_PRIOR)
+    cov_theta[none_idx, none_idx] = prior_var
+    cov = SCALE**2 * cov_theta
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    rating = BASE + SCALE * theta
+    if anchor is not None:
+        rating += anchor[1] - BASE
+
+    ma = design.n_active
+    k = ma
+    pos = pos_se = tie = tie_se = None
+    if design.position:
+        pos, pos_se = float(x[0, k]), float(np.sqrt(max(pcov[k, k], 0.0)))
+        k += 1
+    if design.ties == "davidson":
+        tie = float(np.exp(x[0, k]))
+        tie_se = float(tie * np.sqrt(max(pcov[k, k], 0.0)))
+
+    warnings = _warnings(flags, ex.exists, lam)
+    converged = bool(conv[0]) or bool(gnorm[0] <= gtol[0])
+    if not converged:
+        warnings.append(f"point fit did not converge (max |gradient| {gnorm[0]:.3g})")
+    return Fit(
+        theta=theta,
+        rating=rating,
+        se=se,
+        cov=cov,
+        converged=converged,
+        grad_norm=float(gnorm[0]),
+        iterations=int(iters[0]),
+        tie_param=tie,
+        tie_param_se=tie_se,
+        position_param=pos,
+        position_se=pos_se,
+        mle_exists=bool(ex.exists),
+        prior_used=float(lam),
+        flags=flags,
+        warnings=warnings,
+        log_likelihood=float(f[0]),
+        anchor=anchor,
+        design=design,
+        x=x[0],
+        param_cov=pcov,
+        kinv=hinv,
+    )

@@ -1,0 +1,102 @@
+"""Existence of the Bradley–Terry MLE and per-model diagnostics.
+
+The MLE exists (finite and unique up to the common shift) exactly when the
+*beats* graph is strongly connected: an edge ``i -> j`` whenever ``i`` earned
+credit against ``j`` (a win, or a tie, which counts in both directions).  We
+check it per weakly connected component, so the warnings can say which models
+are the problem: a component that is not strongly connected has models whose
+rating would run off to +/- infinity; several components have no common scale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from arena.engine.design import Design
+
+__all__ = ["Existence", "existence", "credit_debit", "FEW_BATTLES"]
+
+#: Models with fewer battles than this are flagged ``few_battles``.
+FEW_BATTLES = 10
+
+
+@dataclass(frozen=True)
+class Existence:
+    """Where the MLE exists, in active-model indices."""
+
+    exists: bool
+    component: np.ndarray  # (Ma,) weak component label
+    n_components: int
+    main_component: int  # label of the largest component
+    strong_ok: np.ndarray  # (n_components,) component strongly connected
+
+
+def _group_credit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Credit of the first / second member of each group, shape (R, G)."""
+    if design.ties == "half":
+        s, n = stats[..., 0], stats[..., 1]
+        second = n - s
+        # s and n are sums over the same categories; treat round-off as zero
+        second = np.where(second > 1e-9 * n, second, 0.0)
+        return s, second
+    return stats[..., 0] + stats[..., 2], stats[..., 1] + stats[..., 2]
+
+
+def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-model credit (wins + ties) and debit (losses + ties), shape (R, Ma) each."""
+    first, second = _group_credit(design, stats)
+    ma, g = design.n_active, design.n_groups
+    ia = sp.csr_matrix((np.ones(g), (np.arange(g), design.ga)), shape=(g, ma))
+    ib = sp.csr_matrix((np.ones(g), (np.arange(g), design.gb)), shape=(g, ma))
+    credit = np.asarray((ia.T @ first.T + ib.T @ second.T).T)
+    debit = np.asarray((ia.T @ second.T + ib.T @ first.T).T)
+    return credit, debit
+
+
+def existence(design: Design, stats: np.ndarray) -> Existence:
+    """Check MLE existence for one data set; ``stats`` has shape (G, n_stats)."""
+    ma = design.n_active
+    if ma == 0:
+        return Existence(False, np.zeros(0, np.intp), 0, -1, np.zeros(0, bool))
+    first, second = _group_credit(design, stats[None])
+    first, second = first[0] > 0, second[0] > 0
+    rows = np.concatenate([design.ga[first], design.gb[second]])
+    cols = np.concatenate([design.gb[first], design.ga[second]])
+    beats = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(ma, ma))
+    n_weak, weak = connected_components(beats, directed=True, connection="weak")
+    _, strong = connected_components(beats, directed=True, connection="strong")
+    # a weak component is strongly connected iff all its nodes share one strong label
+    strong_ok = np.ones(n_weak, dtype=bool)
+    for c in range(n_weak):
+        strong_ok[c] = np.unique(strong[weak == c]).size == 1
+    sizes = np.bincount(weak, minlength=n_weak)
+    exists = n_weak == 1 and bool(strong_ok[0])
+    return Existence(exists, weak, n_weak, int(np.argmax(sizes)), strong_ok)
+
+
+def model_flags(design: Design, stats: np.ndarray, ex: Existence) -> list[tuple[str, ...]]:
+    """Flags per model (all ``n_models``): data problems a reader should see."""
+    m = design.n_models
+    flags: list[list[str]] = [[] for _ in range(m)]
+    battles = design.battles_per_model
+    for k in range(m):
+        if battles[k] == 0:
+            flags[k].append("no_battles")
+        elif battles[k] < FEW_BATTLES:
+            flags[k].append("few_battles")
+    if design.n_active:
+        credit, debit = credit_debit(design, stats[None])
+        for i, k in enumerate(design.active):
+            if credit[0, i] <= 0:
+                flags[k].append("never_won")
+            if debit[0, i] <= 0:
+                flags[k].append("never_lost")
+            if ex.n_components > 1 and ex.component[i] != ex.main_component:
+                flags[k].append("disconnected")
+            if not ex.strong_ok[ex.component[i]] and credit[0, i] > 0 and debit[0, i] > 0:
+                flags[k].append("no_mle")
+    return [tuple(f) for f in flags]
