@@ -349,7 +349,7 @@ def tiers_paired(
     *,
     level: float = 0.95,
     correction: Correction = "maxt",
-    rule: Rule = "leader",
+    rule: Rule = "cut",
     pvalues: PValues = "percentile",
 ) -> TierResult:
     """Tiers from the bootstrap distribution of paired rating differences.
@@ -387,7 +387,9 @@ def tiers_paired(
 
     A pair is *separated* iff its adjusted p-value is ``<= alpha = 1 - level``.
 
-    **Rules.**  Walk down the board.
+    **Rules.**  Walk down the board.  The default is ``"cut"`` because it is
+    the only rule here whose tier boundaries are all supported by the data;
+    ``"leader"`` separates more but can split models the data cannot order.
 
     * ``rule="leader"``: the top model leads tier 1; model ``k`` starts a new
       tier (and leads it) iff it is separated from the current tier's leader.
@@ -428,7 +430,7 @@ def tiers_paired(
         Confidence level; ``alpha = 1 - level``.
     correction : {"maxt", "holm", "bh", "none"}, default "maxt"
         Multiple-comparison correction over all pairs.
-    rule : {"leader", "cut"}, default "leader"
+    rule : {"leader", "cut"}, default "cut"
         How the pair verdicts become tiers (see above).
     pvalues : {"percentile", "normal"}, default "percentile"
         Raw p-values for ``"holm"``, ``"bh"`` and ``"none"``.  Ignored by
@@ -494,12 +496,14 @@ def tiers_paired(
         critical_t = float(np.quantile(st.max_t, level))
     elif correction == "holm":
         raw = st.p_raw[iu]
-        floor = np.min(raw)
-        if floor * n_pairs > alpha:
+        # Percentile p-values cannot go below 2 / (B + 1); if even that fails
+        # Holm's first step, the result is one tier whatever the data say.
+        floor = 2.0 / (rounds + 1.0)
+        if pvalues == "percentile" and floor * n_pairs > alpha:
             warnings.warn(
-                f"holm over {n_pairs} pairs cannot separate anything: the smallest "
-                f"raw p-value is {floor:.3g} > alpha / {n_pairs}; use more rounds, "
-                "pvalues='normal' or correction='maxt'",
+                f"holm over {n_pairs} pairs with {rounds} rounds cannot separate anything: "
+                f"the smallest possible percentile p-value {floor:.3g} exceeds "
+                f"alpha / {n_pairs}; use more rounds, pvalues='normal' or correction='maxt'",
                 stacklevel=2,
             )
         adj = _holm(raw)
