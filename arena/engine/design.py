@@ -81,6 +81,11 @@ class Design:
     battles_per_model: np.ndarray  # (n_models,) unweighted battle counts used by the fit
     incidence_abs: sp.csr_matrix  # |incidence|: sums group terms onto both members
     pair_map: sp.csr_matrix  # (G, U) group -> unordered pair indicator
+    # transposes, stored once: the solvers multiply dense (R, G) blocks from the left
+    incidence_t: sp.csr_matrix
+    incidence_abs_t: sp.csr_matrix
+    pair_map_t: sp.csr_matrix
+    cat_stats_t: sp.csr_matrix
 
     @property
     def n_active(self) -> int:
@@ -105,7 +110,7 @@ class Design:
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Group statistics ``(R, G, n_stats)`` from category counts ``(R, Q)``."""
         counts = np.atleast_2d(counts)
-        flat = np.asarray((self.cat_stats.T @ counts.T).T)
+        flat = np.asarray((self.cat_stats_t @ counts.T).T)
         return flat.reshape(counts.shape[0], self.n_groups, self.n_stats)
 
     def point_stats(self) -> np.ndarray:
@@ -190,6 +195,10 @@ def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie",
     lo, hi = np.minimum(ga, gb), np.maximum(ga, gb)
     pkeys, pair_of_group = np.unique(lo * max(active.size, 1) + hi, return_inverse=True)
     na = max(active.size, 1)
+    pair_map = sp.csr_matrix(
+        (np.ones(n_groups), (gi, pair_of_group.reshape(-1))), shape=(n_groups, pkeys.size)
+    )
+    incidence_abs = abs(incidence).tocsr()
     return Design(
         n_models=m,
         active=active,
@@ -206,8 +215,10 @@ def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie",
         pair_i=pkeys // na,
         pair_j=pkeys % na,
         battles_per_model=battles,
-        incidence_abs=abs(incidence).tocsr(),
-        pair_map=sp.csr_matrix(
-            (np.ones(n_groups), (gi, pair_of_group.reshape(-1))), shape=(n_groups, pkeys.size)
-        ),
+        incidence_abs=incidence_abs,
+        pair_map=pair_map,
+        incidence_t=incidence.T.tocsr(),
+        incidence_abs_t=incidence_abs.T.tocsr(),
+        pair_map_t=pair_map.T.tocsr(),
+        cat_stats_t=cat_stats.T.tocsr(),
     )

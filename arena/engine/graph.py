@@ -49,12 +49,11 @@ def _group_credit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.nda
 def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-model credit (wins + ties) and debit (losses + ties), shape (R, Ma) each."""
     first, second = _group_credit(design, stats)
-    ma, g = design.n_active, design.n_groups
-    ia = sp.csr_matrix((np.ones(g), (np.arange(g), design.ga)), shape=(g, ma))
-    ib = sp.csr_matrix((np.ones(g), (np.arange(g), design.gb)), shape=(g, ma))
-    credit = np.asarray((ia.T @ first.T + ib.T @ second.T).T)
-    debit = np.asarray((ia.T @ second.T + ib.T @ first.T).T)
-    return credit, debit
+    # |incidence| sums onto both members, incidence adds to ga and subtracts from gb:
+    # credit = first @ Ia + second @ Ib with Ia = (|D| + D) / 2, Ib = (|D| - D) / 2
+    tot = np.asarray((design.incidence_abs_t @ (first + second).T).T)
+    net = np.asarray((design.incidence_t @ (first - second).T).T)
+    return 0.5 * (tot + net), 0.5 * (tot - net)
 
 
 def existence(design: Design, stats: np.ndarray) -> Existence:

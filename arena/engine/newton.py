@@ -28,7 +28,7 @@ from scipy.special import expit
 
 from arena.engine.design import Design
 
-__all__ = ["evaluate", "newton", "chord", "gradient_scale", "GTOL_REL"]
+__all__ = ["evaluate", "newton", "chord", "gradient_scale", "hessian_diagonal", "GTOL_REL"]
 
 #: Convergence: max |gradient| <= GTOL_REL * (largest per-model battle weight).
 #: Gradient entries are sums of that many O(1) terms, so round-off sits near
@@ -46,12 +46,21 @@ def _unpack(design: Design, x: np.ndarray):
     return theta, d, phi
 
 
-def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool):
-    """Per-group log-likelihood terms and (optionally) first/second derivatives."""
-    theta, d, phi = _unpack(design, x)
-    if design.ties == "half":
+def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool, value: bool = True):
+    """Per-group log-likelihood terms (if ``value``) and (if ``derivs``) derivatives."""
+    _, d, phi = _unpack(design, x)
+    return group_terms(design.ties, d, phi, stats, derivs=derivs, value=value)
+
+
+def group_terms(ties: str, d: np.ndarray, phi, stats: np.ndarray, *, derivs: bool, value: bool = True):
+    """Log-likelihood terms and derivatives given the linear predictor ``d``.
+
+    Returns ``(ll, (ld, hdd, lphi, hpp, hdp))``: d ll/dd, -d2 ll/dd2, d ll/dphi,
+    -d2 ll/dphi2, -d2 ll/dd dphi (the phi terms are None for half ties).
+    """
+    if ties == "half":
         s, n = stats[..., 0], stats[..., 1]
-        ll = s * d - n * np.logaddexp(0.0, d)
+        ll = s * d - n * np.logaddexp(0.0, d) if value else None
         if not derivs:
             return ll, None
         p = expit(d)
@@ -64,7 +73,7 @@ def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool):
     ea, eb, et = np.exp(h - m), np.exp(-h - m), np.exp(phi - m)
     z = ea + eb + et
     tot = wa + wb + wt
-    ll = (wa - wb) * h + wt * phi - tot * (m + np.log(z))
+    ll = (wa - wb) * h + wt * phi - tot * (m + np.log(z)) if value else None
     if not derivs:
         return ll, None
     pa, pb, pt = ea / z, eb / z, et / z
@@ -77,9 +86,9 @@ def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool):
     return ll, (ld, hdd, lphi, hpp, hdp)
 
 
-def _rmul(mat: sp.csr_matrix, dense: np.ndarray) -> np.ndarray:
-    """``dense @ mat`` for a dense (R, G) and sparse (G, K) matrix."""
-    return np.asarray((mat.T @ dense.T).T)
+def _rmul(mat_t: sp.csr_matrix, dense: np.ndarray) -> np.ndarray:
+    """``dense @ mat`` for a dense (R, G) matrix, given the sparse ``mat_t = mat.T`` (K, G)."""
+    return np.asarray((mat_t @ dense.T).T)
 
 
 def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: int = 2):
@@ -92,22 +101,26 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     lam : float
         Gaussian prior precision on theta (0: none; then the gauge term is added).
     order : int
-        0: objective only; 1: and gradient; 2: and negative Hessian.
+        0: objective only; 1: and gradient; 2: and negative Hessian;
+        -1: gradient only (objective returned as None).
 
     Returns
     -------
     f : (R,), g : (R, P) or None, H : (R, P, P) or None
     """
     ma = design.n_active
-    ll, der = _pieces(design, x, stats, derivs=order >= 1)
+    grad_only = order == -1
+    if grad_only:
+        order = 1
+    ll, der = _pieces(design, x, stats, derivs=order >= 1, value=not grad_only)
     theta = x[:, :ma]
-    f = ll.sum(axis=1) - 0.5 * lam * np.einsum("ij,ij->i", theta, theta)
+    f = None if grad_only else ll.sum(axis=1) - 0.5 * lam * np.einsum("ij,ij->i", theta, theta)
     if order == 0:
         return f, None, None
     ld, hdd, lphi, hpp, hdp = der
     r, p = x.shape
     g = np.empty((r, p))
-    g[:, :ma] = _rmul(design.incidence, ld) - lam * theta
+    g[:, :ma] = _rmul(design.incidence_t, ld) - lam * theta
     k = ma
     if design.position:
         g[:, k] = ld.sum(axis=1)
@@ -120,25 +133,25 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     hflat = h.reshape(r, p * p)
     # theta block: a weighted graph Laplacian, off-diagonals per unordered pair
     if design.position:
-        pair_w = _rmul(design.pair_map, hdd)
+        pair_w = _rmul(design.pair_map_t, hdd)
     else:
         pair_w = hdd  # groups are the unordered pairs already
     hflat[:, design.pair_i * p + design.pair_j] = -pair_w
     hflat[:, design.pair_j * p + design.pair_i] = -pair_w
     diag = np.arange(ma)
-    h[:, diag, diag] = _rmul(design.incidence_abs, hdd) + lam
+    h[:, diag, diag] = _rmul(design.incidence_abs_t, hdd) + lam
     if lam == 0.0 and ma > 0:
         scale = h[:, diag, diag].mean(axis=1) / ma
         h[:, :ma, :ma] += scale[:, None, None]
     k = ma
     if design.position:
-        col = _rmul(design.incidence, hdd)
+        col = _rmul(design.incidence_t, hdd)
         h[:, :ma, k] = col
         h[:, k, :ma] = col
         h[:, k, k] = hdd.sum(axis=1)
         k += 1
     if design.ties == "davidson":
-        col = _rmul(design.incidence, hdp)
+        col = _rmul(design.incidence_t, hdp)
         h[:, :ma, k] = col
         h[:, k, :ma] = col
         h[:, k, k] = hpp.sum(axis=1)
@@ -147,10 +160,21 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     return f, g, h
 
 
+def hessian_diagonal(design: Design, x: np.ndarray, stats: np.ndarray, lam: float) -> np.ndarray:
+    """Diagonal of the negative Hessian (no gauge term), shape (R, P)."""
+    _, (_, hdd, _, hpp, _) = _pieces(design, x, stats, derivs=True, value=False)
+    out = [_rmul(design.incidence_abs_t, hdd) + lam]
+    if design.position:
+        out.append(hdd.sum(axis=1, keepdims=True))
+    if design.ties == "davidson":
+        out.append(hpp.sum(axis=1, keepdims=True))
+    return np.concatenate(out, axis=1)
+
+
 def gradient_scale(design: Design, stats: np.ndarray) -> np.ndarray:
     """Largest per-model total battle weight of each round, at least 1; shape (R,)."""
     tot = stats[..., 1] if design.ties == "half" else stats.sum(axis=-1)
-    per_model = _rmul(design.incidence_abs, tot)
+    per_model = _rmul(design.incidence_abs_t, tot)
     if per_model.shape[1] == 0:
         return np.ones(stats.shape[0])
     return np.maximum(per_model.max(axis=1), 1.0)
@@ -230,8 +254,15 @@ def chord(
     lam: float,
     gtol: np.ndarray,
     max_iter: int = 12,
+    diag0: np.ndarray | None = None,
 ):
-    """Fixed-Hessian iterations ``x += kinv @ g(x)`` for a batch of rounds.
+    """Fixed-Hessian iterations ``x += S^-1 kinv S^-1 g(x)`` for a batch of rounds.
+
+    ``kinv`` is the inverse negative Hessian of the point fit, whose diagonal
+    is ``diag0``.  ``S = sqrt(diag_r / diag0)`` rescales it to each round's
+    own curvature at the start (a model that drew twice its battles has twice
+    the curvature); without it, a model with few battles makes the fixed
+    iteration contract slowly or diverge.
 
     Returns
     -------
@@ -241,8 +272,14 @@ def chord(
     x = np.array(x0, dtype=np.float64, copy=True)
     r = x.shape[0]
     converged = np.zeros(r, dtype=bool)
-    _, g, _ = evaluate(design, x, stats, lam, order=1)
+    _, g, _ = evaluate(design, x, stats, lam, order=-1)
     gnorm = np.abs(g).max(axis=1) if g.shape[1] else np.zeros(r)
+    if diag0 is None:
+        inv_s = np.ones_like(x)
+    else:
+        dr = hessian_diagonal(design, x, stats, lam)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_s = np.sqrt(np.where(dr > 0, diag0 / dr, 1.0))
     idx = np.arange(r)
     n_iter = 0
     for _ in range(max_iter):
@@ -252,8 +289,8 @@ def chord(
         if idx.size == 0:
             break
         n_iter += 1
-        trial = x[idx] + g @ kinv
-        _, gt, _ = evaluate(design, trial, stats[idx], lam, order=1)
+        trial = x[idx] + ((g * inv_s[idx]) @ kinv) * inv_s[idx]
+        _, gt, _ = evaluate(design, trial, stats[idx], lam, order=-1)
         gn = np.abs(gt).max(axis=1)
         better = gn < gnorm[idx]
         x[idx[better]] = trial[better]

@@ -224,6 +224,8 @@ class _PairStats:
 
     p_raw: np.ndarray
     t_obs: np.ndarray
+    centre: np.ndarray
+    sd: np.ndarray
     max_t: np.ndarray
 
 
@@ -237,6 +239,8 @@ def _pair_stats(rating_b: np.ndarray, samples_b: np.ndarray, pvalues: PValues) -
     rounds, m = samples_b.shape
     p_raw = np.full((m, m), np.nan)
     t_obs = np.full((m, m), np.nan)
+    centre_all = np.full((m, m), np.nan)
+    sd_all = np.full((m, m), np.nan)
     max_t = np.zeros(rounds)
     width = max(1, _CHUNK_ELEMENTS // rounds)
     for a in range(m - 1):
@@ -252,6 +256,8 @@ def _pair_stats(rating_b: np.ndarray, samples_b: np.ndarray, pvalues: PValues) -
             # if the point difference is positive, 0 if it is zero.
             t = np.where(pos, est / safe_sd, np.where(est > 0.0, np.inf, 0.0))
             t_obs[a, c0:c1] = t
+            centre_all[a, c0:c1] = centre
+            sd_all[a, c0:c1] = sd
             # Studentised bootstrap deviations for the max-t null distribution;
             # columns without spread contribute 0 (no NaN from 0/0).
             dev = np.abs(d - centre) / safe_sd
@@ -267,7 +273,45 @@ def _pair_stats(rating_b: np.ndarray, samples_b: np.ndarray, pvalues: PValues) -
                 # resolution floor, but leans on normality of the difference.
                 p = 2.0 * stats.norm.sf(t)
             p_raw[a, c0:c1] = np.minimum(p, 1.0)
-    return _PairStats(p_raw=p_raw, t_obs=t_obs, max_t=max_t)
+    return _PairStats(p_raw=p_raw, t_obs=t_obs, centre=centre_all, sd=sd_all, max_t=max_t)
+
+
+def _maxt_stepdown(
+    samples_b: np.ndarray, iu: tuple[np.ndarray, np.ndarray], st: _PairStats
+) -> np.ndarray:
+    """Step-down max-t adjusted p-values (Romano-Wolf) for the pairs ``iu``.
+
+    Pairs are sorted by observed t, largest first.  The pair in step ``k`` is
+    judged against the bootstrap distribution of the max studentised
+    deviation over the pairs not yet rejected (steps ``k..F``), so pairs that
+    are obviously different stop inflating the critical value of the rest.
+    Step 1 is the single-step max-t.  Adjusted p-values are made monotone
+    along the steps, as step-down requires.
+    """
+    rounds = samples_b.shape[0]
+    t = st.t_obs[iu]
+    f = t.size
+    desc = np.argsort(-t, kind="stable")
+    a_idx, b_idx = iu[0][desc], iu[1][desc]
+    centre = st.centre[iu][desc]
+    sd = st.sd[iu][desc]
+    pos = sd > 0.0
+    safe_sd = np.where(pos, sd, 1.0)
+    t_sorted = t[desc]
+    counts = np.zeros(f, dtype=np.int64)
+    # Rounds are processed in chunks so the rounds x F block stays bounded.
+    step = max(1, _CHUNK_ELEMENTS // f)
+    for r0 in range(0, rounds, step):
+        block = samples_b[r0 : r0 + step]
+        dev = np.abs(block[:, a_idx] - block[:, b_idx] - centre) / safe_sd
+        dev[:, ~pos] = 0.0
+        # suffix[:, k] = max deviation over steps k..F in this round
+        suffix = np.maximum.accumulate(dev[:, ::-1], axis=1)[:, ::-1]
+        counts += np.count_nonzero(suffix >= t_sorted, axis=0)
+    p = np.maximum.accumulate((1.0 + counts) / (rounds + 1.0))
+    out = np.empty(f)
+    out[desc] = np.minimum(p, 1.0)
+    return out
 
 
 def _holm(p: np.ndarray) -> np.ndarray:
@@ -319,7 +363,8 @@ class TierResult:
         the model starts a tier iff ``p_adjusted <= 1 - level``.
     critical_t : float
         ``correction="maxt"``: the ``level`` quantile of the bootstrap max-|t|
-        (pairs with ``t > critical_t`` are separated); NaN otherwise.
+        over all pairs, the single-step critical value (pairs with ``t``
+        above it are separated; step-down can separate more); NaN otherwise.
     n_comparisons : int
         Size of the family the correction is over, ``M (M - 1) / 2``.
     level : float
@@ -372,10 +417,15 @@ def tiers_paired(
     pairs (fixed before any walk, so the data-dependent choice of which pairs
     a walk looks at cannot break it):
 
-    * ``"maxt"``: single-step max-t.  ``T*_r = max_pairs |d*_r - mean(d*)| /
-      sd(d*)`` per round; adjusted ``p = (1 + #{r : T*_r >= t}) / (B + 1)``.
-      Equivalent to simultaneous bootstrap intervals for all differences.
-      FWER control, uses the dependence between pairs (least conservative).
+    * ``"maxt"``: step-down max-t (Romano-Wolf).  Per round the studentised
+      deviations ``|d*_r - mean(d*)| / sd(d*)``; pairs sorted by ``t``
+      descending; the pair in step ``k`` gets ``p = (1 + #{r : max over
+      steps >= k of the deviation >= t}) / (B + 1)``, made non-decreasing
+      along the steps.  Its first step is the single-step max-t, i.e.
+      simultaneous bootstrap intervals for all differences
+      (``critical_t``).  FWER control that uses the dependence between
+      pairs, and pairs already found different stop inflating the critical
+      value of the rest.
     * ``"holm"``: Holm step-down on the raw p-values.  FWER control under any
       dependence.  With percentile p-values the smallest raw p is
       ``2 / (B + 1)``, so nothing can be separated unless ``B + 1 >= 2 F /
@@ -442,9 +492,9 @@ def tiers_paired(
 
     Notes
     -----
-    Time O(rounds * M^2) (every pair once), memory O(rounds * M + M^2): the
-    differences are formed one board row at a time, never as a
-    rounds x M x M array.  Deterministic: no randomness, ties in rating keep
+    Time O(rounds * M^2) (every pair once; twice for ``"maxt"``), memory
+    O(rounds * M + M^2): the differences are formed one board row (or one
+    chunk of rounds) at a time, never as a rounds x M x M array.  Deterministic: no randomness, ties in rating keep
     index order.
     """
     alpha = _alpha(level)
@@ -485,14 +535,11 @@ def tiers_paired(
             pvalues,
         )
 
-    st = _pair_stats(r[order], s[:, order], pvalues)
+    s_board = s[:, order]
+    st = _pair_stats(r[order], s_board, pvalues)
     iu = np.triu_indices(m, k=1)
     if correction == "maxt":
-        sorted_max = np.sort(st.max_t)
-        t = st.t_obs[iu]
-        # Number of rounds whose max-|t| reaches the observed t.
-        n_ge = rounds - np.searchsorted(sorted_max, t, side="left")
-        adj = (1.0 + n_ge) / (rounds + 1.0)
+        adj = _maxt_stepdown(s_board, iu, st)
         critical_t = float(np.quantile(st.max_t, level))
     elif correction == "holm":
         raw = st.p_raw[iu]

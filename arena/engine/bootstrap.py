@@ -1,0 +1,305 @@
+"""Vectorised bootstrap of Bradley–Terry ratings.
+
+All rounds are fitted together: a chunk of rounds is one ``(rounds, params)``
+array, resampled in one draw and solved by batched fixed-Hessian iterations
+(warm-started at the point fit, see :func:`arena.engine.newton.chord`) with a
+batched damped Newton fallback for rounds that contract slowly.  Chunks bound
+the memory (about ``CHUNK_ELEMS`` doubles per working array) and run on a
+small thread pool; each chunk has its own random stream spawned from the seed,
+so results do not depend on the number of threads.
+
+Resampling
+----------
+* battles (default): one exact ``Multinomial(N, p)`` draw over categories per
+  round, equivalent in law to resampling the N battles with replacement;
+* clusters: ``K`` clusters resampled with replacement (one multinomial over
+  clusters per round), mapped to category counts through the sparse
+  clusters x categories matrix, so the cost stays in cells, not battles.
+
+Rounds without an MLE
+---------------------
+If the point fit is the MLE, a round whose resample has no MLE (a model that
+drew no battles, never lost, ...; detected by a per-round credit/debit check,
+and by a beats-graph check for rounds that fail to converge) is fitted with
+the weak prior of :mod:`arena.engine.fit` instead, so it contributes a finite
+value; these rounds are listed in ``prior_rounds``.  Rounds that still fail
+to converge are listed in ``failed_rounds`` and left out of the intervals.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.stats import norm
+
+from arena.engine.counts import CountTable
+from arena.engine.design import Design
+from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
+from arena.engine.graph import credit_debit, existence
+from arena.engine.newton import GTOL_REL, chord, gradient_scale, hessian_diagonal, newton
+from arena.engine.sampling import multinomial_rows
+
+__all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
+
+#: Target size (in float64 elements) of the per-chunk working arrays.
+CHUNK_ELEMS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Bootstrap distribution of the ratings.
+
+    Attributes
+    ----------
+    samples : ndarray, shape (rounds, M)
+        Ratings of every round (same centring/anchor as ``point``).
+    point : ndarray, shape (M,)
+        Ratings of the point fit.
+    converged : ndarray of bool, shape (rounds,)
+    failed_rounds : ndarray of int
+        Rounds that did not converge; excluded from intervals.
+    prior_rounds : ndarray of int
+        Rounds fitted with the weak prior because their resample had no MLE.
+    grad_norm : ndarray, shape (rounds,)
+    fit : Fit
+        The point fit.
+    """
+
+    samples: np.ndarray
+    point: np.ndarray
+    converged: np.ndarray
+    failed_rounds: np.ndarray
+    prior_rounds: np.ndarray
+    grad_norm: np.ndarray
+    fit: Fit
+
+    @property
+    def good(self) -> np.ndarray:
+        """Samples of the converged rounds."""
+        return self.samples[self.converged]
+
+    @property
+    def se(self) -> np.ndarray:
+        """Bootstrap standard errors (converged rounds)."""
+        good = self.good
+        return good.std(axis=0, ddof=1) if good.shape[0] > 1 else np.zeros(self.point.shape)
+
+    def interval(self, level: float = 0.95, *, simultaneous: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Confidence intervals for all ratings.
+
+        Parameters
+        ----------
+        level : float
+            Coverage, e.g. 0.95.
+        simultaneous : bool
+            ``False``: percentile intervals (each covers at ``level``).
+            ``True``: max-|t| intervals ``point +/- c * se`` where ``c`` is the
+            ``level`` quantile over rounds of ``max_i |R_i* - R_i| / se_i``, so
+            all M intervals hold together at ``level``.
+        """
+        _check_level(level)
+        good = self.good
+        if good.shape[0] == 0:
+            raise ValueError("no converged bootstrap rounds")
+        if not simultaneous:
+            alpha = 1.0 - level
+            low, high = np.quantile(good, [alpha / 2, 1 - alpha / 2], axis=0)
+            return low, high
+        se = self.se
+        c = max_t_critical(good - self.point, se, level)
+        return self.point - c * se, self.point + c * se
+
+    def diff(self, i: int, j: int) -> np.ndarray:
+        """Bootstrap distribution of ``R_i - R_j``, shape (rounds,)."""
+        return self.samples[:, i] - self.samples[:, j]
+
+
+def _check_level(level: float) -> None:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level!r}")
+
+
+def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:
+    """``level`` quantile of ``max_i |dev_ri| / se_i`` (models with ``se == 0`` ignored)."""
+    live = se > 0
+    if not live.any():
+        return float(norm.ppf(0.5 + level / 2))
+    t = np.abs(dev[:, live]) / se[live]
+    return float(np.quantile(t.max(axis=1), level))
+
+
+def _seed_sequence(rng) -> np.random.SeedSequence:
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
+    if isinstance(rng, np.random.SeedSequence):
+        return rng
+    return np.random.SeedSequence(rng)
+
+
+def _category_clusters(design: Design, clusters: sp.csr_matrix) -> sp.csr_matrix:
+    """Clusters x cells counts -> clusters x categories counts."""
+    c = design.cell_cat.size
+    if clusters.shape[1] != c:
+        raise ValueError(f"clusters must have one column per table cell ({c}), got {clusters.shape[1]}")
+    kept = design.cell_cat >= 0
+    cols = np.flatnonzero(kept)
+    to_cat = sp.csr_matrix(
+        (np.ones(cols.size), (cols, design.cell_cat[kept])), shape=(c, design.cat_n.size)
+    )
+    zq = (sp.csr_matrix(clusters) @ to_cat).tocsr()
+    # clusters that only hold dropped battles cannot contribute anything
+    return zq[np.asarray(zq.sum(axis=1)).ravel() > 0]
+
+
+class _Job:
+    """Everything a chunk needs; one instance shared read-only by the threads."""
+
+    def __init__(self, point: Fit, clusters: sp.csr_matrix | None, chord_iters: int, newton_iters: int):
+        self.point = point
+        self.design = d = point.design
+        self.chord_iters = chord_iters
+        self.newton_iters = newton_iters
+        self.zq = None if clusters is None else _category_clusters(d, clusters)
+        if self.zq is None:
+            n_total = d.cat_n.sum()
+            self.n_draw = int(round(n_total))
+            self.p = d.cat_n / n_total if n_total > 0 else d.cat_n
+        else:
+            self.n_draw = self.zq.shape[0]
+            self.p = np.full(self.n_draw, 1.0 / max(self.n_draw, 1))
+        self.none_idx = np.flatnonzero(d.battles_per_model == 0)
+        self.lam0 = point.prior_used
+        self.diag0 = hessian_diagonal(d, point.x[None], d.point_stats(), self.lam0)[0]
+
+    def width(self) -> int:
+        d = self.design
+        clusters = 0 if self.zq is None else self.n_draw
+        return max(d.cat_n.size, d.n_groups * d.n_stats, clusters, d.n_params**2 // 4, 1)
+
+    def run(self, rounds: int, seed: np.random.SeedSequence):
+        d, point = self.design, self.point
+        rng = np.random.Generator(np.random.PCG64(seed))
+        draws = multinomial_rows(rng, self.n_draw, self.p, rounds)
+        counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
+        stats = d.stats_from_counts(counts)
+        gtol = GTOL_REL * gradient_scale(d, stats)
+        x = np.tile(point.x, (rounds, 1))
+        converged = np.zeros(rounds, dtype=bool)
+        gnorm = np.full(rounds, np.inf)
+        use_prior = np.zeros(rounds, dtype=bool)
+        if self.lam0 == 0.0 and d.n_active:
+            use_prior = ~_mle_possible(d, stats)
+        std = np.flatnonzero(~use_prior)
+        if std.size:
+            lam = self.lam0
+            xs, cs, _, gs = chord(
+                d, stats[std], x[std], point.kinv, lam=lam, gtol=gtol[std], max_iter=self.chord_iters, diag0=self.diag0
+            )
+            slow = np.flatnonzero(~cs)
+            if slow.size:
+                xn, cn, _, gn = newton(d, stats[std[slow]], xs[slow], lam=lam, gtol=gtol[std[slow]], max_iter=self.newton_iters)
+                xs[slow], cs[slow], gs[slow] = xn, cn, gn
+            x[std], converged[std], gnorm[std] = xs, cs, gs
+            if self.lam0 == 0.0:
+                for r in std[~cs]:
+                    if not existence(d, stats[r]).exists:
+                        use_prior[r] = True
+        pri = np.flatnonzero(use_prior)
+        if pri.size:
+            xp, cp, _, gp = newton(d, stats[pri], np.tile(point.x, (pri.size, 1)), lam=DEFAULT_PRIOR, gtol=gtol[pri], max_iter=self.newton_iters)
+            x[pri], converged[pri], gnorm[pri] = xp, cp, gp
+        theta = to_models(d, x[:, : d.n_active], point.anchor)
+        if self.none_idx.size:
+            # no data at all: the prior is all we know about these models
+            theta[:, self.none_idx] += rng.normal(0.0, 1.0 / np.sqrt(max(self.lam0, DEFAULT_PRIOR)), size=(rounds, self.none_idx.size))
+        ratings = BASE + SCALE * theta
+        if point.anchor is not None:
+            ratings += point.anchor[1] - BASE
+        return ratings, converged, use_prior, gnorm
+
+
+def _mle_possible(d: Design, stats: np.ndarray) -> np.ndarray:
+    """Cheap necessary condition for the MLE per round: every model won and lost (ties count)."""
+    credit, debit = credit_debit(d, stats)
+    ok = (credit > 0).all(axis=1) & (debit > 0).all(axis=1)
+    if d.ties == "davidson":
+        wt = stats[..., 2].sum(axis=1)
+        ok &= (wt > 0) & (wt < stats.sum(axis=(1, 2)))
+    return ok
+
+
+def bootstrap(
+    table: CountTable,
+    *,
+    rounds: int = 1000,
+    rng: np.random.Generator | int | None = 0,
+    clusters: sp.csr_matrix | None = None,
+    ties: str = "half",
+    both_bad: str = "tie",
+    position: bool = False,
+    prior: float | None = None,
+    anchor: tuple[int, float] | None = None,
+    point: Fit | None = None,
+    workers: int | None = None,
+    chord_iters: int = 12,
+    newton_iters: int = 60,
+) -> Bootstrap:
+    """Bootstrap the Bradley–Terry fit; all rounds solved as batched arrays.
+
+    Parameters
+    ----------
+    table : CountTable
+    rounds : int
+        Number of bootstrap rounds.
+    rng : numpy.random.Generator, int, SeedSequence or None
+        Randomness; the same seed gives identical samples.
+    clusters : scipy.sparse matrix, shape (K, C), optional
+        Clusters x cells battle counts (see :func:`arena.engine.counts.cluster_matrix`);
+        resample whole clusters instead of battles.
+    ties, both_bad, position, prior, anchor
+        As in :func:`arena.engine.fit.fit`.
+    point : Fit, optional
+        A point fit of the same table and options, to skip refitting it.
+    workers : int, optional
+        Threads (default: up to 2).  Results do not depend on it.
+    chord_iters, newton_iters : int
+        Iteration caps of the two solver stages.
+
+    Returns
+    -------
+    Bootstrap
+    """
+    if int(rounds) != rounds or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    rounds = int(rounds)
+    if point is None:
+        point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
+    job = _Job(point, clusters, chord_iters, newton_iters)
+    size = int(max(1, min(rounds, CHUNK_ELEMS // job.width())))
+    starts = list(range(0, rounds, size))
+    seeds = _seed_sequence(rng).spawn(len(starts))
+    sizes = [min(size, rounds - s) for s in starts]
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(job.run, sizes, seeds))
+    else:
+        parts = [job.run(n, s) for n, s in zip(sizes, seeds, strict=True)]
+    samples = np.concatenate([p[0] for p in parts])
+    converged = np.concatenate([p[1] for p in parts])
+    prior_rounds = np.flatnonzero(np.concatenate([p[2] for p in parts]))
+    gnorm = np.concatenate([p[3] for p in parts])
+    return Bootstrap(
+        samples=samples,
+        point=point.rating,
+        converged=converged,
+        failed_rounds=np.flatnonzero(~converged),
+        prior_rounds=prior_rounds,
+        grad_norm=gnorm,
+        fit=point,
+    )
