@@ -179,6 +179,20 @@ def run_design(design: Design, boards: int, rounds: int, seed: int) -> None:
         )
 
 
+def time_large_board(rounds: int, seed: int) -> None:
+    """Wall time of each rule on a 250-model board (the issue's scale)."""
+    rng = np.random.default_rng(seed)
+    m = 250
+    theta = np.sort(rng.normal(0.0, 100.0, m))[::-1]
+    design = Design("large", theta, rng.uniform(5.0, 10.0, m), 10.0)
+    rating, samples = simulate(design, rounds, rng)
+    print(f"\n## timing, M={m}, {rounds} rounds")
+    for name in ("paired-leader-maxt", "paired-cut-maxt", "overlap-leader"):
+        start = time.perf_counter()
+        tiers = METHODS[name](rating, samples)
+        print(f"{name:22s} {time.perf_counter() - start:6.3f} s  tiers={tiers.max()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--boards", type=int, default=2000)
@@ -189,6 +203,7 @@ def main() -> None:
     print(f"level={LEVEL}, power counts pairs >= {GAP_SE} SE of the difference apart")
     for k, design in enumerate(designs()):
         run_design(design, args.boards, args.rounds, args.seed + k)
+    time_large_board(args.rounds, args.seed)
     print(f"\n{time.perf_counter() - start:.1f} s")
 
 

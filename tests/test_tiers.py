@@ -8,6 +8,7 @@ logic, not the Bradley-Terry fit.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import warnings
 
@@ -246,6 +247,42 @@ def test_holm_and_bh_adjustments_match_references() -> None:
     np.testing.assert_allclose(T._bh(p), stats.false_discovery_control(p, method="bh"))
 
 
+def maxt_reference(rating: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Brute-force single-step and step-down max-t adjusted p-values, pairs in
+    board-position triu order, from the full rounds x pairs matrix."""
+    order = np.argsort(-rating, kind="stable")
+    s, r = samples[:, order], rating[order]
+    rounds, m = s.shape
+    pairs = list(itertools.combinations(range(m), 2))
+    d = np.stack([s[:, a] - s[:, b] for a, b in pairs], axis=1)
+    t = np.array([r[a] - r[b] for a, b in pairs]) / d.std(axis=0, ddof=1)
+    dev = np.abs(d - d.mean(axis=0)) / d.std(axis=0, ddof=1)
+    single = (1 + (dev.max(axis=1)[:, None] >= t).sum(axis=0)) / (rounds + 1)
+    idx = np.argsort(-t, kind="stable")
+    steps = [
+        (1 + (dev[:, idx[k:]].max(axis=1) >= t[idx[k]]).sum()) / (rounds + 1)
+        for k in range(len(pairs))
+    ]
+    down = np.empty(len(pairs))
+    down[idx] = np.maximum.accumulate(steps)
+    return single, down
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_maxt_stepdown_matches_brute_force(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rating, samples = random_board(seed, m=7, rounds=150)
+    single, down = maxt_reference(rating, samples)
+    order = np.argsort(-rating, kind="stable")
+    iu = np.triu_indices(rating.size, k=1)
+    st = T._pair_stats(rating[order], samples[:, order], "percentile")
+    np.testing.assert_allclose(T._maxt_stepdown(samples[:, order], iu, st), down)
+    # step-down never rejects less than single-step and starts from it
+    assert np.all(down <= single + 1e-12)
+    assert down.min() == pytest.approx(single.min())  # the first step is single-step
+    monkeypatch.setattr(T, "_CHUNK_ELEMENTS", 21 * 5)  # 5 rounds per chunk
+    np.testing.assert_allclose(T._maxt_stepdown(samples[:, order], iu, st), down)
+
+
 def test_chunked_statistics_match_unchunked(monkeypatch: pytest.MonkeyPatch) -> None:
     rating, samples = random_board(9, m=9, rounds=64)
     whole = tiers_paired(rating, samples, correction="maxt")
@@ -305,24 +342,29 @@ def test_rank_interval_simple() -> None:
 
 SIM_MODELS = 8
 SIM_ROUNDS = 300
-SIM_BOARDS = 800
+SIM_BOARDS = 500
 SIM_COMMON_SE = 10.0  # shared shift of all ratings; cancels in differences
-# Monte Carlo slack on a rate of 0.05 over 800 boards (SE ~0.008), plus room for
+# Monte Carlo slack on a rate of 0.05 over 500 boards (SE ~0.01), plus room for
 # the bootstrap approximation with 300 rounds.
 FWER_TOL = 0.03
 # Observed (not guaranteed) per-pair inversion rate of the leader rules on the
-# 10-apart continuum is ~0.004-0.009; regression bound.
+# 10-apart continuum is ~0.002-0.006; regression bound.
 LEADER_INVERSION_PER_PAIR_MAX = 0.02
 # Pairs at least 7 SE of the difference apart must be found almost always.
 POWER_MIN_WIDE = 0.97
 # Paired verdicts use the correlation that marginal overlap ignores.
 PAIRED_POWER_GAIN_MIN = 0.05
 
-FWER_METHODS = {
-    "leader-maxt": dict(rule="leader", correction="maxt"),
-    "leader-holm": dict(rule="leader", correction="holm", pvalues="normal"),
-    "cut-maxt": dict(rule="cut", correction="maxt"),
-    "cut-holm": dict(rule="cut", correction="holm", pvalues="normal"),
+# True ratings of the simulated designs (and the seed of each).
+DESIGNS = {
+    # all equal: any tier boundary is a false separation
+    "null": (np.zeros(SIM_MODELS), 11),
+    # four pairs of equal models, pairs 40 Elo (~3-5 SE of a difference) apart
+    "pairs40": (-40.0 * (np.arange(SIM_MODELS) // 2), 12),
+    # no ties; neighbours 10 Elo (~1 SE) apart, so adjacent pairs are not separable
+    "continuum": (-10.0 * np.arange(SIM_MODELS), 13),
+    # pairs 80 Elo (>= 7 SE) apart: power check
+    "pairs80": (-80.0 * (np.arange(SIM_MODELS) // 2), 14),
 }
 
 
@@ -339,12 +381,12 @@ def simulate(theta: np.ndarray, boards: int, seed: int) -> list[tuple[np.ndarray
     m = theta.size
     se = np.random.default_rng(2024).uniform(5.0, 10.0, m)
     rng = np.random.default_rng(seed)
+
+    def noise(n: int) -> np.ndarray:
+        return se * rng.standard_normal((n, m)) + SIM_COMMON_SE * rng.standard_normal((n, 1))
+
     out = []
     for _ in range(boards):
-
-        def noise(n: int) -> np.ndarray:
-            return se * rng.standard_normal((n, m)) + SIM_COMMON_SE * rng.standard_normal((n, 1))
-
         estimate = theta + noise(1)[0]
         out.append((estimate, estimate + noise(SIM_ROUNDS)))
     return out
@@ -355,26 +397,54 @@ def overlap_tiers(rating: np.ndarray, samples: np.ndarray) -> np.ndarray:
     return tiers_leader_overlap(rating, low, high)
 
 
-def rates(theta: np.ndarray, boards: list, method) -> dict[str, float]:
-    """Board-level and pair-level error rates and power of a tiering method."""
+def paired(**opts):
+    return lambda rating, samples: tiers_paired(rating, samples, level=LEVEL, **opts).tiers
+
+
+METHODS = {
+    "overlap": overlap_tiers,
+    "leader-maxt": paired(rule="leader", correction="maxt"),
+    "leader-holm": paired(rule="leader", correction="holm", pvalues="normal"),
+    "cut-maxt": paired(rule="cut", correction="maxt"),
+    "cut-holm": paired(rule="cut", correction="holm", pvalues="normal"),
+}
+FWER_METHODS = ["leader-maxt", "leader-holm", "cut-maxt", "cut-holm"]
+
+
+@functools.cache
+def boards_of(design: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    theta, seed = DESIGNS[design]
+    n = 150 if design == "pairs80" else SIM_BOARDS
+    return simulate(theta, n, seed)
+
+
+@functools.cache
+def rates(design: str, method: str) -> dict[str, float]:
+    """Board-level and pair-level error rates and power of a method on a design.
+
+    ``eq_split_any``: boards where some truly equal pair is in different tiers;
+    ``inversion_any``: boards where some truly better model is in a lower tier;
+    ``error_any``: either; ``*_pair``: the same per pair; ``power``: truly
+    different pairs put in different tiers, the better one higher.
+    """
+    theta, _ = DESIGNS[design]
     iu = np.triu_indices(theta.size, k=1)
     diff = (theta[:, None] - theta[None, :])[iu]
     eq = diff == 0.0
     sign = np.sign(diff)
-    wide = np.abs(diff) >= 60.0
-    eq_any = inv_any = err_any = 0
-    eq_pairs = inv_pairs = sep = 0
+    boards = boards_of(design)
+    eq_any = inv_any = err_any = eq_pairs = inv_pairs = sep = 0
     for rating, samples in boards:
-        tiers = method(rating, samples)
+        tiers = METHODS[method](rating, samples)
         gap = (tiers[:, None] - tiers[None, :])[iu]
         split = eq & (gap != 0)
-        inverted = ~eq & (sign * gap > 0)  # truly better, higher tier number
+        inverted = ~eq & (sign * gap > 0)  # truly better, larger tier number
         eq_any += split.any()
         inv_any += inverted.any()
         err_any += split.any() or inverted.any()
         eq_pairs += split.sum()
         inv_pairs += inverted.sum()
-        sep += (wide & (sign * gap < 0)).sum()
+        sep += (~eq & (sign * gap < 0)).sum()
     n = len(boards)
     return {
         "eq_split_any": eq_any / n,
@@ -382,122 +452,65 @@ def rates(theta: np.ndarray, boards: list, method) -> dict[str, float]:
         "error_any": err_any / n,
         "eq_split_pair": eq_pairs / max(1, n * eq.sum()),
         "inversion_pair": inv_pairs / max(1, n * (~eq).sum()),
-        "power_wide": sep / max(1, n * wide.sum()),
+        "power": sep / max(1, n * (~eq).sum()),
     }
 
 
-def paired(**opts):
-    return lambda rating, samples: tiers_paired(rating, samples, level=LEVEL, **opts).tiers
-
-
-@pytest.fixture(scope="module")
-def null_boards():
-    theta = np.zeros(SIM_MODELS)
-    return theta, simulate(theta, SIM_BOARDS, seed=11)
-
-
-@pytest.fixture(scope="module")
-def pair_boards():
-    # Four pairs of equal models, pairs 40 Elo (~3-5 SE of a difference) apart.
-    theta = -40.0 * (np.arange(SIM_MODELS) // 2)
-    return theta, simulate(theta, SIM_BOARDS, seed=12)
-
-
-@pytest.fixture(scope="module")
-def continuum_boards():
-    # No ties; neighbours 10 Elo apart (~1 SE), so adjacent pairs are not separable.
-    theta = -10.0 * np.arange(SIM_MODELS)
-    return theta, simulate(theta, SIM_BOARDS, seed=13)
-
-
-@pytest.mark.parametrize("name", FWER_METHODS)
-def test_global_null_split_rate_at_most_alpha(name: str, null_boards) -> None:
+@pytest.mark.parametrize("method", FWER_METHODS)
+def test_global_null_split_rate_at_most_alpha(method: str) -> None:
     """All models equal: any tier boundary is a false separation, so every
     FWER-controlled paired method splits some equal pair in <= alpha of boards."""
-    theta, boards = null_boards
-    r = rates(theta, boards, paired(**FWER_METHODS[name]))
+    r = rates("null", method)
     assert r["eq_split_any"] <= ALPHA + FWER_TOL, r
 
 
-def test_overlap_rule_global_null_is_conservative(null_boards) -> None:
+def test_overlap_rule_global_null_is_conservative() -> None:
     """Observed: two 95% marginal intervals rarely miss each other for equal
     models (disjointness needs |diff| > 1.96 (se_i + se_j)), so under the
     global null the overlap rule almost never splits."""
-    theta, boards = null_boards
-    assert rates(theta, boards, overlap_tiers)["eq_split_any"] <= ALPHA
+    assert rates("null", "overlap")["eq_split_any"] <= ALPHA
 
 
-@pytest.mark.parametrize("name", ["cut-maxt", "cut-holm"])
-@pytest.mark.parametrize("design", ["pair_boards", "continuum_boards"])
-def test_cut_rule_familywise_guarantee(name: str, design: str, request) -> None:
+@pytest.mark.parametrize("method", ["cut-maxt", "cut-holm"])
+@pytest.mark.parametrize("design", ["pairs40", "continuum"])
+def test_cut_rule_familywise_guarantee(method: str, design: str) -> None:
     """Cut rule + FWER correction: P(some truly equal pair split OR some truly
     better model in a lower tier) <= alpha, whatever the true ratings."""
-    theta, boards = request.getfixturevalue(design)
-    r = rates(theta, boards, paired(**FWER_METHODS[name]))
+    r = rates(design, method)
     assert r["error_any"] <= ALPHA + FWER_TOL, r
 
 
-@pytest.mark.parametrize(
-    "method",
-    [paired(rule="leader", correction="maxt"), overlap_tiers],
-    ids=["paired-leader-maxt", "overlap-leader"],
-)
-def test_leader_rules_can_split_equal_models(method, pair_boards) -> None:
+@pytest.mark.parametrize("method", ["leader-maxt", "overlap"])
+def test_leader_rules_can_split_equal_models(method: str) -> None:
     """Documents the limit of leader anchoring: with equal pairs at a
     borderline distance, one member can join the tier above while its twin
     starts the next tier.  The split rate is NOT bounded by alpha (observed
-    ~0.5 of boards here), even with max-t control of every pair verdict."""
-    theta, boards = pair_boards
-    assert rates(theta, boards, method)["eq_split_any"] > 3 * ALPHA
+    ~0.3-0.5 of boards here), even with max-t control of every pair verdict."""
+    assert rates("pairs40", method)["eq_split_any"] > 3 * ALPHA
 
 
-@pytest.mark.parametrize(
-    "method",
-    [
-        paired(rule="leader", correction="maxt"),
-        paired(rule="leader", correction="holm", pvalues="normal"),
-        overlap_tiers,
-    ],
-    ids=["paired-leader-maxt", "paired-leader-holm", "overlap-leader"],
-)
-def test_leader_rules_inversions_rare_but_not_zero(method, continuum_boards) -> None:
+@pytest.mark.parametrize("method", ["leader-maxt", "leader-holm", "overlap"])
+def test_leader_rules_inversions_rare_but_not_zero(method: str) -> None:
     """Observed, not guaranteed: on a continuum a truly better model sits in a
     lower tier for < 2% of ordered pairs (it happens on a good share of boards)."""
-    theta, boards = continuum_boards
-    r = rates(theta, boards, method)
+    r = rates("continuum", method)
     assert r["inversion_pair"] <= LEADER_INVERSION_PER_PAIR_MAX, r
 
 
-def test_power_wide_gaps() -> None:
-    """Pairs 80 Elo apart (>= 7 SE of the difference): every method separates
-    them almost always."""
-    theta = -80.0 * (np.arange(SIM_MODELS) // 2)
-    boards = simulate(theta, 150, seed=14)
-    methods = {name: paired(**opts) for name, opts in FWER_METHODS.items()}
-    methods["overlap"] = overlap_tiers
-    for name, method in methods.items():
-        r = rates(theta, boards, method)
-        assert r["power_wide"] >= POWER_MIN_WIDE, (name, r)
+@pytest.mark.parametrize("method", list(METHODS))
+def test_power_wide_gaps(method: str) -> None:
+    """Pairs 80 Elo apart (>= 7 SE of the difference): every method puts them
+    in the right order in different tiers almost always."""
+    r = rates("pairs80", method)
+    assert r["power"] >= POWER_MIN_WIDE, r
 
 
-def test_paired_verdict_more_powerful_than_overlap(pair_boards) -> None:
+def test_paired_verdict_more_powerful_than_overlap() -> None:
     """With correlated estimates the paired difference is sharper than two
     marginal intervals: the paired leader rule separates the 40-apart pairs
     more often than interval overlap, even after max-t correction."""
-    theta, boards = pair_boards
-    iu = np.triu_indices(theta.size, k=1)
-    d = (theta[:, None] - theta[None, :])[iu]
-    ordered = d != 0.0
-
-    def power(method) -> float:
-        hits = 0
-        for rating, samples in boards:
-            t = method(rating, samples)
-            hits += (((t[:, None] - t[None, :])[iu] < 0) & ordered).sum()
-        return hits / (len(boards) * ordered.sum())
-
-    p_paired = power(paired(rule="leader", correction="maxt"))
-    p_overlap = power(overlap_tiers)
+    p_paired = rates("pairs40", "leader-maxt")["power"]
+    p_overlap = rates("pairs40", "overlap")["power"]
     assert p_paired >= p_overlap + PAIRED_POWER_GAIN_MIN, (p_paired, p_overlap)
 
 
@@ -507,10 +520,3 @@ def test_simulation_is_seeded() -> None:
     for (ra, sa), (rb, sb) in zip(a, b, strict=True):
         np.testing.assert_array_equal(ra, rb)
         np.testing.assert_array_equal(sa, sb)
-
-
-def test_pairs_iterate_all() -> None:
-    # guard for the helper used above: triu covers each unordered pair once
-    m = 5
-    iu = np.triu_indices(m, k=1)
-    assert set(zip(*iu, strict=True)) == set(itertools.combinations(range(m), 2))
