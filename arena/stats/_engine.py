@@ -17,6 +17,8 @@ import numpy as np
 
 #: Target number of histogram bins per block (rows * n); keeps bincount in cache.
 _BLOCK_CELLS = 1 << 17
+#: Target number of cells of the stacked histogram buffer multiplied at once (~16 MB).
+_PRODUCT_CELLS = 1 << 22
 #: float32 holds integers exactly up to 2**24; beyond that use float64 sums.
 _FLOAT32_EXACT = 1 << 24
 
@@ -44,6 +46,13 @@ def resample_sums(columns: np.ndarray, rng: np.random.Generator, n_boot: int) ->
     -------
     ndarray, shape (n_boot, k)
         ``out[b, j] = columns[idx[b], j].sum()``.
+
+    Notes
+    -----
+    Indices are drawn and histogrammed in small row blocks (the histogram stays
+    in cache); the histograms are stacked into a buffer of a few megabytes and
+    multiplied with ``columns`` in one BLAS call per buffer, because skinny
+    matrix products are slow.
     """
     columns = np.asarray(columns, dtype=np.float64)
     n, k = columns.shape
@@ -53,11 +62,21 @@ def resample_sums(columns: np.ndarray, rng: np.random.Generator, n_boot: int) ->
     cols = columns.astype(dtype)
     idx_dtype = np.int32 if n < 2**31 else np.int64
     out = np.empty((n_boot, k), dtype=np.float64)
-    start = 0
-    for rows in draw_block_sizes(n_boot, n):
-        idx = rng.integers(0, n, size=(rows, n), dtype=idx_dtype)
-        idx += (np.arange(rows, dtype=idx_dtype) * n)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n)
-        out[start : start + rows] = counts.astype(dtype) @ cols
-        start += rows
+    blocks = draw_block_sizes(n_boot, n)
+    rows = blocks[0]
+    per_product = max(1, _PRODUCT_CELLS // (rows * n)) * rows
+    buf = np.empty((min(per_product, n_boot), n), dtype=dtype)
+    offsets = (np.arange(rows, dtype=idx_dtype) * n)[:, None]
+    filled = 0
+    done = 0
+    for r in blocks:
+        idx = rng.integers(0, n, size=(r, n), dtype=idx_dtype)
+        idx += offsets[:r]
+        counts = np.bincount(idx.ravel(), minlength=r * n)
+        buf[filled : filled + r] = counts.reshape(r, n)
+        filled += r
+        if filled + rows > buf.shape[0] or done + filled == n_boot:
+            out[done : done + filled] = buf[:filled] @ cols
+            done += filled
+            filled = 0
     return out
