@@ -1,0 +1,134 @@
+"""Count tables, rate(), analytic intervals and online Elo."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from arena.engine.counts import cluster_matrix, clustered_table, count_table, from_cells
+from arena.engine.elo import online_elo
+from arena.engine.fit import fit
+from arena.engine.rate import rate
+from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
+
+from .conftest import simulate
+
+
+def test_count_table_aggregates_cells():
+    a = [0, 0, 1, 0, 2]
+    b = [1, 1, 0, 1, 0]
+    o = [A_WINS, A_WINS, TIE, B_WINS, TIE_BOTH_BAD]
+    t = count_table(a, b, o, n_models=3)
+    assert t.n_cells == 4 and t.n.sum() == 5
+    cell = (t.a == 0) & (t.b == 1) & (t.outcome == A_WINS)
+    assert t.n[cell] == 2 and t.weight[cell] == 1.0
+
+
+def test_weights_split_cells_and_validation():
+    t = count_table([0, 0], [1, 1], [A_WINS, A_WINS], n_models=2, weight=[1.0, 2.0])
+    assert t.n_cells == 2
+    with pytest.raises(ValueError):
+        count_table([0], [2], [A_WINS], n_models=2)
+    with pytest.raises(ValueError):
+        count_table([0], [1], [7], n_models=2)
+    with pytest.raises(ValueError):
+        count_table([0], [1], [0], n_models=2, weight=[0.0])
+
+
+def test_from_cells_merges_duplicates():
+    t = from_cells([0, 0, 1], [1, 1, 0], [0, 0, 1], [2, 3, 0], n_models=2)
+    assert t.n_cells == 1 and t.n[0] == 5
+
+
+def test_cluster_matrix_counts():
+    table, z = clustered_table([0, 0, 1, 0], [1, 1, 0, 1], [0, 0, 2, 0], ["j1", "j2", "j1", "j1"], n_models=2)
+    assert z.shape == (2, table.n_cells)
+    np.testing.assert_array_equal(np.asarray(z.sum(axis=0)).ravel(), table.n)
+    z2 = cluster_matrix(["x", "y"], [0, 0], n_cells=table.n_cells)
+    assert z2.shape == (2, table.n_cells)
+
+
+def _table(seed=0, m=6, n=3000):
+    rng = np.random.default_rng(seed)
+    a, b, o = simulate(rng, rng.normal(0, 1, m), n)
+    return count_table(a, b, o, n_models=m)
+
+
+@pytest.mark.parametrize("ci", ["bootstrap", "sandwich", "fisher"])
+def test_rate_methods(ci):
+    t = _table()
+    r = rate(t, ci=ci, rounds=300)
+    assert r.samples.shape == (300, 6)
+    assert np.all(r.ci_low < r.rating) and np.all(r.rating < r.ci_high)
+    json.dumps(r.diagnostics)
+    assert r.diagnostics["method"] == ci
+    assert (r.cov is None) == (ci == "bootstrap")
+    r2 = rate(t, ci=ci, rounds=300)
+    np.testing.assert_array_equal(r.samples, r2.samples)
+
+
+def test_analytic_simultaneous_wider():
+    t = _table(1)
+    plain = rate(t, ci="sandwich", rounds=2000)
+    maxt = rate(t, ci="sandwich", rounds=2000, simultaneous=True)
+    chi = rate(t, ci="sandwich", rounds=10, simultaneous="chi2")
+    w = plain.ci_high - plain.ci_low
+    assert np.all(maxt.ci_high - maxt.ci_low > w)
+    assert np.all(chi.ci_high - chi.ci_low >= maxt.ci_high - maxt.ci_low)
+    with pytest.raises(ValueError):
+        rate(t, simultaneous="chi2")
+    with pytest.raises(ValueError):
+        rate(t, ci="nope")
+
+
+def test_sandwich_equals_fisher_without_ties_when_model_holds():
+    """No ties and a correct model: the sandwich meat equals the information."""
+    rng = np.random.default_rng(3)
+    a, b, o = simulate(rng, rng.normal(0, 1, 5), 40_000, tie_rate=0.0)
+    t = count_table(a, b, o, n_models=5)
+    f = rate(t, ci="fisher", rounds=10)
+    s = rate(t, ci="sandwich", rounds=10)
+    np.testing.assert_allclose(s.se, f.se, rtol=0.05)
+
+
+def test_sandwich_cluster_robust_inflates():
+    rng = np.random.default_rng(4)
+    a, b, o = simulate(rng, rng.normal(0, 0.5, 5), 400, tie_rate=0.0)
+    rep = 9
+    tab, z = clustered_table(np.repeat(a, rep), np.repeat(b, rep), np.repeat(o, rep), np.repeat(np.arange(a.size), rep), n_models=5)
+    s = rate(tab, ci="sandwich", rounds=10)
+    c = rate(tab, ci="sandwich", rounds=10, clusters=z)
+    assert np.median(c.se / s.se) == pytest.approx(3.0, rel=0.1)
+
+
+def test_rate_flags_and_warnings_pass_through():
+    t = from_cells([0, 1, 1, 2], [1, 2, 0, 1], [A_WINS] * 4, [3, 2, 1, 1], n_models=4)
+    r = rate(t, rounds=100)
+    assert "no_battles" in r.flags[3]
+    assert np.all(np.isfinite(r.ci_low)) and np.all(np.isfinite(r.ci_high)) and np.all(np.isfinite(r.samples))
+    assert r.warnings
+
+
+def test_online_elo():
+    r = online_elo([0], [1], [A_WINS], n_models=2, k=32.0)
+    np.testing.assert_allclose(r, [1016.0, 984.0])
+    r = online_elo([0, 0], [1, 1], [TIE, TIE_BOTH_BAD], n_models=2)
+    np.testing.assert_allclose(r, [1000.0, 1000.0])
+    # order matters, and `order` sorts by key
+    a, b, o = [0, 0], [1, 1], [A_WINS, B_WINS]
+    r1 = online_elo(a, b, o, n_models=2, k=32)
+    r2 = online_elo(a, b, o, n_models=2, k=32, order=[2, 1])
+    assert r1[0] != r2[0]
+    np.testing.assert_allclose(r2, online_elo(a[::-1], b[::-1], o[::-1], n_models=2, k=32))
+    assert online_elo([1], [1], [A_WINS], n_models=2).tolist() == [1000.0, 1000.0]
+
+
+def test_online_elo_tracks_bt_order():
+    rng = np.random.default_rng(5)
+    theta = np.linspace(-1, 1, 5)
+    a, b, o = simulate(rng, theta, 20_000)
+    e = online_elo(a, b, o, n_models=5, k=4)
+    assert np.all(np.diff(e) > 0)
+    assert np.all(np.diff(fit(count_table(a, b, o, n_models=5)).rating) > 0)
