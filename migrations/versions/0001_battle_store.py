@@ -91,7 +91,6 @@ def upgrade() -> None:
         sa.UniqueConstraint("external_id", name=op.f("uq_battles_external_id")),
     )
     with op.batch_alter_table("battles", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_battles_batch_id"), ["batch_id"], unique=False)
         batch_op.create_index(
             "ix_battles_pair_outcome",
             ["model_a_id", "model_b_id", "outcome", "weight"],
@@ -116,6 +115,7 @@ def upgrade() -> None:
             name=op.f("fk_battle_categories_category_id_categories"),
         ),
         sa.PrimaryKeyConstraint("category_id", "battle_id", name=op.f("pk_battle_categories")),
+        sqlite_with_rowid=False,
     )
 
 

@@ -1,0 +1,99 @@
+"""``arena ingest``: load battle files into the store."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from arena.cli.output import quiet_option
+from arena.cli.progress import progress_bar
+
+
+def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
+    from arena.ingest.records import FIELDS
+
+    mapping = {}
+    for item in values:
+        fld, sep, column = item.partition("=")
+        if not sep or fld not in FIELDS:
+            raise click.BadParameter(
+                f"{item!r}: expected FIELD=COLUMN with FIELD one of {', '.join(FIELDS)}",
+                param_hint="--map",
+            )
+        mapping[fld] = column
+    return mapping
+
+
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "input_format", type=click.Choice(["auto", "csv", "jsonl", "json"]),
+              default="auto", show_default=True, help="Input format (guessed from name or content).")
+@click.option("--source", help="Source label stored on every battle (e.g. human, gpt-4-judge).")
+@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
+              help="Read FIELD from COLUMN (repeatable); FIELD= ignores a field, e.g. --map id=.")
+@click.option("--skip-invalid", is_flag=True,
+              help="Store the valid rows and write rejected rows to --rejects.")
+@click.option("--rejects", type=click.Path(dir_okay=False, writable=True),
+              help="CSV file for rejected rows (required with --skip-invalid).")
+@quiet_option
+@click.pass_obj
+def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects, quiet):
+    """Validate battle files and store their battles (one transaction per file).
+
+    PATH may be CSV, JSON lines or a JSON array, gzip-compressed or not; `-`
+    reads stdin. LMArena battle records (model_a, model_b, winner), arena-hard
+    verdicts (model_a, model_b, verdict) and LLMFAO comparisons (left, right,
+    winner) are recognised. A malformed row rejects its whole file unless
+    --skip-invalid is given; a model playing itself is stored but excluded from
+    ratings. Re-ingesting a file inserts nothing.
+
+    \b
+    Example:
+        arena ingest battles.csv.gz
+        arena ingest judgments.jsonl --source gpt-4-judge
+        cat votes.csv | arena ingest - --skip-invalid --rejects rejected.csv
+    """
+    from arena.ingest import IngestError, RejectSink, ingest_file
+
+    if skip_invalid and not rejects:
+        raise click.UsageError("--skip-invalid needs --rejects FILE (nothing is dropped silently)")
+    if rejects and not skip_invalid:
+        raise click.UsageError("--rejects is only used with --skip-invalid")
+    mapping = _parse_map(maps)
+    engine = app.engine()
+    reports = []
+    sink_file = open(rejects, "w", encoding="utf-8", newline="") if rejects else None
+    try:
+        sink = RejectSink(sink_file) if sink_file else None
+        for path in paths:
+            total = os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
+            with progress_bar(total, f"ingest {os.path.basename(path)}", quiet=quiet) as update:
+                try:
+                    report = ingest_file(engine, path, fmt=input_format, source=source,
+                                         mapping=mapping, rejects=sink, progress=update)
+                except IngestError as exc:
+                    done = ", ".join(r.file for r in reports)
+                    kept = f" (already stored: {done})" if done else ""
+                    raise click.ClickException(f"{exc}; nothing from this file was stored{kept}") from None
+            reports.append(report)
+            click.echo(_summary(report))
+    finally:
+        if sink_file:
+            sink_file.close()
+
+
+def _summary(r) -> str:
+    if r.already_ingested_as is not None:
+        return f"{r.file}: already ingested as batch {r.already_ingested_as} (same sha256); nothing inserted"
+    parts = [f"{r.rows_read} rows read", f"{r.inserted} inserted"]
+    if r.excluded:
+        parts.append(f"{r.excluded} of them excluded from ratings (model plays itself)")
+    parts.append(f"{r.duplicates} duplicates skipped")
+    parts.append(f"{r.rejected} rejected")
+    if r.new_models:
+        parts.append(f"{r.new_models} new models")
+    return f"{r.file} ({r.format}): " + ", ".join(parts)
+
+
+COMMANDS = [ingest_command]

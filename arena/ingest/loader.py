@@ -1,0 +1,208 @@
+"""Ingest one input file into the battle store as one transaction."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from sqlalchemy import Engine, insert, select, update
+
+from arena.db.models import IngestBatch, utcnow
+from arena.ingest.records import (
+    ParsedBattle,
+    RowError,
+    Schema,
+    csv_parser,
+    parse_json_object,
+    resolve_schema,
+)
+from arena.ingest.sources import (
+    BadJson,
+    InputError,
+    InputFile,
+    detect_format,
+    iter_json_array,
+    iter_jsonl,
+    open_binary,
+    open_input,
+    read_csv,
+)
+from arena.ingest.writer import BattleWriter
+
+CHUNK_ROWS = 20_000
+Progress = Callable[[int], None]  # called with the number of input bytes consumed so far
+
+
+class IngestError(Exception):
+    """The file was rejected as a whole; nothing of it was written."""
+
+
+@dataclass
+class IngestReport:
+    file: str
+    format: str
+    sha256: str
+    batch_id: int | None = None
+    rows_read: int = 0
+    inserted: int = 0
+    duplicates: int = 0
+    excluded: int = 0
+    rejected: int = 0
+    new_models: int = 0
+    already_ingested_as: int | None = None
+    shape: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class RejectSink:
+    """Where ``--skip-invalid`` puts rejected records: a CSV with the reason."""
+
+    stream: IO[str]
+    _writer: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._writer = csv.writer(self.stream, lineterminator="\n")
+        self._writer.writerow(["file", "location", "field", "error", "record"])
+
+    def add(self, file: str, location: str, error: RowError | str, record: Any) -> None:
+        fld = error.field if isinstance(error, RowError) else ""
+        self._writer.writerow([file, location, fld, str(error), json.dumps(record, ensure_ascii=False)])
+
+
+def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+             ) -> Iterator[tuple[str, Any, Callable[[], ParsedBattle] | RowError]]:
+    """Yield (location, raw record, parser-or-error) lazily."""
+    if fmt == "csv":
+        header, rows = read_csv(source, binary)
+        try:
+            schema = resolve_schema(header, mapping)
+        except RowError as exc:
+            raise InputError(f"{source.display}: line 1: {exc}") from None
+        parse = csv_parser(schema, header)
+        for line_no, row in rows:
+            yield f"line {line_no}", row, lambda row=row: parse(row)
+        return
+    items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
+    schemas: dict[frozenset[str], Schema | RowError] = {}
+    for location, obj in items:
+        if isinstance(obj, BadJson):
+            yield location, None, RowError("json", f"invalid JSON: {obj.message}")
+            continue
+        if not isinstance(obj, dict):
+            yield location, obj, RowError("json", "not a JSON object")
+            continue
+        keys = frozenset(obj)
+        schema = schemas.get(keys)
+        if schema is None:
+            try:
+                schema = resolve_schema(list(obj), mapping)
+            except RowError as exc:
+                schema = exc
+            schemas[keys] = schema
+        if isinstance(schema, RowError):
+            yield location, obj, schema
+        else:
+            yield location, obj, lambda obj=obj, schema=schema: parse_json_object(schema, obj)
+
+
+def ingest_file(
+    engine: Engine,
+    path: str,
+    *,
+    fmt: str = "auto",
+    source: str | None = None,
+    mapping: Mapping[str, str] | None = None,
+    rejects: RejectSink | None = None,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Validate and store every battle of one file in one transaction.
+
+    Without ``rejects`` the first malformed record rejects the whole file
+    (:class:`IngestError`, nothing written). With it, malformed records go to the
+    sink with their reason and the rest is stored. Re-ingesting a file already
+    ingested (same sha256) inserts nothing; battles whose external id is already
+    stored count as duplicates.
+    """
+    try:
+        src = open_input(path)
+        fmt = detect_format(src, fmt)
+    except InputError as exc:
+        raise IngestError(str(exc)) from None
+    report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
+    with engine.connect() as conn:
+        prior = conn.execute(
+            select(IngestBatch.id).where(
+                IngestBatch.sha256 == src.sha256, IngestBatch.finished_at.is_not(None)
+            ).order_by(IngestBatch.id).limit(1)
+        ).scalar()
+    if prior is not None:
+        report.already_ingested_as = prior
+        return report
+
+    try:
+        with engine.begin() as conn, open_binary(src) as binary:
+            batch_id = conn.execute(
+                insert(IngestBatch).values(
+                    file_name=src.display[-1024:], sha256=src.sha256, format=fmt, source=source,
+                ).returning(IngestBatch.id)
+            ).scalar_one()
+            report.batch_id = batch_id
+            writer = BattleWriter(conn, batch_id=batch_id, source=source)
+            raw = getattr(binary, "fileobj", binary)  # gzip: report compressed bytes
+            chunk: list[ParsedBattle] = []
+            where: list[tuple[str, Any]] = []
+
+            def reject(location: str, error: RowError | str, record: Any) -> None:
+                if rejects is None:
+                    raise IngestError(f"{src.display}: {location}: {error}")
+                rejects.add(src.display, location, error, record)
+                report.rejected += 1
+
+            def flush() -> None:
+                result = writer.write(chunk)
+                for pos, message in result.repeated:
+                    reject(where[pos][0], RowError("id", message.split(": ", 1)[1]), where[pos][1])
+                report.inserted += result.inserted
+                report.duplicates += result.duplicates
+                report.excluded += result.excluded
+                chunk.clear()
+                where.clear()
+                if progress is not None:
+                    progress(raw.tell())
+
+            for location, record, parse in _records(src, fmt, binary, mapping or {}):
+                report.rows_read += 1
+                if isinstance(parse, RowError):
+                    reject(location, parse, record)
+                    continue
+                try:
+                    battle = parse()
+                except RowError as exc:
+                    reject(location, exc, record)
+                    continue
+                chunk.append(battle)
+                where.append((location, record))
+                if len(chunk) >= CHUNK_ROWS:
+                    flush()
+            if chunk:
+                flush()
+            report.new_models = writer.new_models
+            conn.execute(
+                update(IngestBatch).where(IngestBatch.id == batch_id).values(
+                    rows_read=report.rows_read, inserted=report.inserted,
+                    duplicates=report.duplicates, excluded=report.excluded,
+                    rejected=report.rejected, finished_at=utcnow(),
+                )
+            )
+    except InputError as exc:
+        raise IngestError(str(exc)) from None
+    finally:
+        if path == "-":
+            src.path.unlink(missing_ok=True)
+    return report

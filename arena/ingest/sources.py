@@ -1,0 +1,179 @@
+"""Reading input files: stdin spooling, gzip, hashing, format detection, records.
+
+Every record comes with a human location (``line 12`` or ``record 7``) so that an
+error can name the file, line and field.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import gzip
+import hashlib
+import io
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+FORMATS = ("auto", "csv", "jsonl", "json")
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+csv.field_size_limit(1 << 24)
+
+
+class InputError(Exception):
+    """A problem with one input file, already phrased for the user."""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A readable copy of one input: a real path (stdin is spooled to a temp file)."""
+
+    display: str  # what messages call it: the path as given, or "<stdin>"
+    path: Path
+    sha256: str
+    size: int
+    compressed: bool
+
+
+def spool_stdin() -> Path:
+    """Copy stdin to a temporary file so it can be hashed and read twice."""
+    tmp = tempfile.NamedTemporaryFile(prefix="arena-stdin-", delete=False)
+    with tmp:
+        shutil.copyfileobj(sys.stdin.buffer, tmp, _CHUNK)
+    return Path(tmp.name)
+
+
+def open_input(path_arg: str) -> InputFile:
+    if path_arg == "-":
+        path, display = spool_stdin(), "<stdin>"
+    else:
+        path, display = Path(path_arg), path_arg
+        if not path.is_file():
+            raise InputError(f"{display}: no such file")
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+        fh.seek(0)
+        while block := fh.read(_CHUNK):
+            digest.update(block)
+            size += len(block)
+    return InputFile(display, path, digest.hexdigest(), size, head == _GZIP_MAGIC)
+
+
+def open_binary(source: InputFile) -> IO[bytes]:
+    raw = open(source.path, "rb")
+    if source.compressed:
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    return raw
+
+
+def detect_format(source: InputFile, requested: str) -> str:
+    """``csv``, ``jsonl`` or ``json``: from the option, else the name, else the content."""
+    if requested != "auto":
+        return requested
+    name = source.display.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    for suffix, fmt in ((".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json")):
+        if name.endswith(suffix):
+            return fmt
+    with open_binary(source) as fh:
+        try:
+            head = fh.read(4096).decode("utf-8-sig", errors="replace").lstrip()
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{source.display}: cannot read: {exc}") from exc
+    if head.startswith("["):
+        return "json"
+    if head.startswith("{"):
+        return "jsonl"
+    return "csv"
+
+
+class _Utf8Lines:
+    """Decode UTF-8 strictly, line by line, remembering the line number for errors."""
+
+    def __init__(self, binary: IO[bytes], display: str) -> None:
+        self._binary = binary
+        self._display = display
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")("strict")
+        self.line_no = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for raw in self._binary:
+            self.line_no += 1
+            try:
+                yield self._decoder.decode(raw)
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"{self._display}: line {self.line_no}: not valid UTF-8 "
+                    f"(byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                ) from None
+
+
+def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The header and an iterator of (line number, row values)."""
+    lines = _Utf8Lines(binary, source.display)
+    reader = csv.reader(lines)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError(f"{source.display}: empty file (no CSV header)") from None
+    except csv.Error as exc:
+        raise InputError(f"{source.display}: line 1: malformed CSV: {exc}") from None
+
+    def rows() -> Iterator[tuple[int, list[str]]]:
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise InputError(
+                    f"{source.display}: line {reader.line_num}: malformed CSV: {exc}"
+                ) from None
+            if row:
+                yield reader.line_num, row
+
+    return [h.strip() for h in header], rows()
+
+
+def iter_jsonl(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
+    """Yield (``line N``, parsed object); bad JSON is reported as a row error via a marker."""
+    lines = _Utf8Lines(binary, source.display)
+    for text in lines:
+        if not text.strip():
+            continue
+        try:
+            yield f"line {lines.line_no}", json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield f"line {lines.line_no}", BadJson(exc.msg)
+
+
+def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
+    """A JSON array of objects. Parsed whole: JSON arrays are for small files."""
+    data = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
+    try:
+        doc = json.load(data)
+    except UnicodeDecodeError:
+        raise InputError(f"{source.display}: not valid UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source.display}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
+    finally:
+        data.detach()  # leave the binary stream open for its owner
+    if not isinstance(doc, list):
+        raise InputError(f"{source.display}: a JSON file must hold an array of battle objects")
+    for i, item in enumerate(doc, start=1):
+        yield f"record {i}", item
+
+
+@dataclass(frozen=True)
+class BadJson:
+    message: str
