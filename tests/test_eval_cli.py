@@ -214,6 +214,13 @@ def test_malformed_samples_are_one_line_errors(tmp_path, lines, args, needle):
     assert needle in result.output
 
 
+def test_fixture_with_a_bad_score():
+    path = DATA / "eval_bad_score.csv"
+    result = run(["eval", str(path)], ok=False)
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {path}:3: field 'score': score must be 0 or 1, got '0.5'"
+
+
 def test_filter_selects_records(tmp_path):
     path = tmp_path / "gsm.jsonl"
     path.write_text(

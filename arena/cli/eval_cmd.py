@@ -45,11 +45,19 @@ def _benchmark_name(data, benchmark: str | None) -> str:
     )
 
 
-def _write_battles(path: str, data, models, items, bench: str, skip_concordant: bool) -> int:
-    """Write one battle per (pair, shared item); return the number written."""
-    names = sorted(models)
-    written = 0
+def _write_battles(path, models, items, correct, present, bench, skip_concordant) -> int:
+    """Write one battle per (pair, shared item); return the number written.
+
+    Pairs are taken in alphabetical order of model names so that ids do not
+    depend on accuracies or on the order of the input files.
+    """
+    import numpy as np
+
+    order = sorted(range(len(models)), key=lambda j: models[j])
+    item_arr = np.array(items, dtype=object)
+    check_ids = any(":" in str(x) for x in (*models, *items))
     seen_ids: set[str] = set()
+    written = 0
     try:
         fh = open(path, "w", encoding="utf-8", newline="")
     except OSError as exc:
@@ -57,29 +65,29 @@ def _write_battles(path: str, data, models, items, bench: str, skip_concordant: 
     with fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow(["id", "model_a", "model_b", "winner", "question_id"])
-        for i, a in enumerate(names):
-            sa = data.scores[a]
-            for b in names[i + 1 :]:
-                sb = data.scores[b]
-                for item in items:
-                    if item not in sa or item not in sb:
-                        continue
-                    ra, rb = sa[item], sb[item]
-                    if ra == rb:
-                        if skip_concordant:
-                            continue
-                        winner = "tie"
-                    else:
-                        winner = "model_a" if ra > rb else "model_b"
-                    battle_id = f"eval:{bench}:{item}:{a}:{b}"
-                    if battle_id in seen_ids:
+        for x, i in enumerate(order):
+            a = models[i]
+            for j in order[x + 1 :]:
+                b = models[j]
+                keep = present[:, i] & present[:, j]
+                if skip_concordant:
+                    keep &= correct[:, i] != correct[:, j]
+                ci, cj = correct[keep, i], correct[keep, j]
+                winner = np.where(ci > cj, "model_a", np.where(ci < cj, "model_b", "tie"))
+                ids = [f"eval:{bench}:{item}:{a}:{b}" for item in item_arr[keep]]
+                if check_ids:
+                    clash = seen_ids.intersection(ids)
+                    if clash or len(set(ids)) != len(ids):
                         raise click.ClickException(
-                            f"--to-battles: battle id {battle_id!r} is ambiguous "
-                            "(a model or item name contains ':'); rename with PATH=NAME"
+                            f"--to-battles: battle ids are ambiguous (e.g. {next(iter(clash), ids[0])!r}: "
+                            "a model or item name contains ':'); rename models with PATH=NAME"
                         )
-                    seen_ids.add(battle_id)
-                    writer.writerow([battle_id, a, b, winner, f"{bench}:{item}"])
-                    written += 1
+                    seen_ids.update(ids)
+                writer.writerows(
+                    zip(ids, (a,) * len(ids), (b,) * len(ids), winner.tolist(),
+                        [f"{bench}:{item}" for item in item_arr[keep]], strict=True)
+                )
+                written += len(ids)
     return written
 
 
@@ -133,6 +141,10 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
     skipped with --skip-concordant). Pairs are in alphabetical order and ids
     are eval:<benchmark>:<item>:<model_a>:<model_b>, so re-running gives the
     same ids.
+
+    With --seed N and no missing items, each interval equals
+    arena.stats.bootstrap_ci / paired_bootstrap run with
+    numpy.random.default_rng(N).
 
     Example:
 
@@ -230,7 +242,8 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
 
     if battles_path:
         bench = _benchmark_name(data, benchmark)
-        written = _write_battles(battles_path, data, models, items, bench, skip_concordant)
+        written = _write_battles(battles_path, models, items, correct, present, bench,
+                                 skip_concordant)
         if not quiet:
             click.echo(f"wrote {written} battles to {battles_path}", err=True)
 
