@@ -176,6 +176,32 @@ def test_bootstrap_models_with_missing_items_uses_shared_items():
     assert res.diff_low[1, 0] == pytest.approx(-res.diff_high[0, 1])
 
 
+def test_bootstrap_models_model_with_few_items():
+    # A model scored on 2 of 50 items: some resamples draw neither; they are ignored.
+    x = np.tile([1, 0], (50, 1))
+    present = np.ones_like(x, dtype=bool)
+    present[2:, 1] = False
+    res = bootstrap_models(x, np.random.default_rng(0), present=present, n_boot=400)
+    assert np.isfinite([res.low, res.high]).all()
+    assert res.shared[0, 1] == 2
+
+
+@pytest.mark.parametrize(
+    "correct, present",
+    [
+        (np.zeros(5), None),  # not 2-D
+        (np.zeros((0, 2)), None),  # empty
+        (np.full((3, 2), 2), None),  # not 0/1
+        (np.zeros((3, 2)), np.ones((3, 3), dtype=bool)),  # shapes differ
+        (np.zeros((2, 2)), np.array([[True, False], [True, False]])),  # a model with no items
+        (np.zeros((2, 2)), np.array([[True, False], [False, True]])),  # a pair with no shared item
+    ],
+)
+def test_bootstrap_models_validates(correct, present):
+    with pytest.raises(ValueError):
+        bootstrap_models(correct, np.random.default_rng(0), present=present)
+
+
 # --- closed-form intervals vs scipy -------------------------------------------------------
 
 

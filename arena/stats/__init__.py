@@ -21,14 +21,13 @@ from arena.stats.binomial import (
     wilson_interval,
 )
 from arena.stats.bootstrap import (
-    ModelsBootstrap,
     bca_interval,
     bootstrap_ci,
-    bootstrap_models,
     cluster_bootstrap_ci,
     paired_bootstrap,
     significant,
 )
+from arena.stats.models import ModelsBootstrap, bootstrap_models
 from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats.permutation import PermutationResult, paired_permutation_test
 from arena.stats.power import (

@@ -102,6 +102,17 @@ def quantile_levels(level: float) -> tuple[float, float]:
     return (1.0 - level) / 2.0, (1.0 + level) / 2.0
 
 
+def percentile_bounds(samples: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile-interval bounds along axis 0; NaN resamples (possible only for
+    ratio estimates when a resample drew none of the items) are ignored."""
+    lo_q, hi_q = quantile_levels(level)
+    if np.isnan(samples).any():
+        lo, hi = np.nanquantile(samples, [lo_q, hi_q], axis=0)
+    else:
+        lo, hi = np.quantile(samples, [lo_q, hi_q], axis=0)
+    return lo, hi
+
+
 @dataclass(frozen=True)
 class Interval:
     """A point estimate with a two-sided confidence interval.
