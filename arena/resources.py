@@ -34,3 +34,10 @@ def templates_dir() -> Path:
 
 def demo_data() -> Path:
     return _PACKAGE / "data" / "lmarena-140k-battles.csv.gz"
+
+
+#: Shown wherever the bundled demo data is used (CC-BY-4.0 requires attribution).
+DEMO_ATTRIBUTION = (
+    "Demo data: LMArena, arena-human-preference-140k (135,634 human votes), "
+    "licensed CC-BY-4.0."
+)

@@ -1,0 +1,236 @@
+"""Reading snapshots: the only source for leaderboard, compare, diff and publish.
+
+A snapshot is immutable once written (see :mod:`arena.rebuild`). This module
+turns its rows into typed objects and into the JSON/CSV documents that both
+``arena leaderboard`` and the published site's downloads use.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, select
+
+from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+
+OVERALL = "overall"
+
+#: Row fields of the leaderboard JSON/CSV documents, in column order.
+ROW_FIELDS = ("model", "rating", "ci_low", "ci_high", "rank", "rank_ub", "tier",
+              "battles", "wins", "losses", "ties", "flags")
+
+
+def board_key(*, category: str | None = None, source: str | None = None) -> str:
+    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``."""
+    parts = []
+    if category:
+        parts.append(f"category:{category}")
+    if source:
+        parts.append(f"source:{source}")
+    return "|".join(parts) or OVERALL
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    id: int
+    created_at: datetime
+    board: str
+    category: str | None
+    source: str | None
+    run_id: str
+    options: dict[str, Any]
+    seed: int
+    code_version: str
+    watermark: int
+    n_battles: float
+    n_excluded: int
+    n_models: int
+    diagnostics: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["created_at"] = self.created_at.isoformat()
+        return d
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    model: str
+    model_id: int
+    position: int
+    rating: float
+    ci_low: float
+    ci_high: float
+    rank: int | None
+    rank_ub: int | None
+    tier: int | None
+    battles: float
+    wins: float
+    losses: float
+    ties: float
+    flags: tuple[str, ...]
+    ranked: bool
+    hidden: bool
+    display_name: str | None
+    organisation: str | None
+    licence: str | None
+    link: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {f: getattr(self, f) for f in ROW_FIELDS}
+        d["flags"] = list(self.flags)
+        for f in ("battles", "wins", "losses", "ties"):
+            v = d[f]
+            d[f] = int(v) if float(v).is_integer() else v
+        return d
+
+
+@dataclass(frozen=True)
+class Board:
+    snapshot: SnapshotInfo
+    rows: tuple[BoardRow, ...]  # ranked rows by rating (desc), then unranked by rating
+
+    def visible_rows(self) -> tuple[BoardRow, ...]:
+        return tuple(r for r in self.rows if not r.hidden)
+
+    def document(self, *, include_hidden: bool = False) -> dict[str, Any]:
+        """The leaderboard JSON document: ``{"snapshot": {...}, "rows": [...]}``."""
+        s = self.snapshot
+        rows = self.rows if include_hidden else self.visible_rows()
+        return {
+            "snapshot": {
+                "id": s.id,
+                "created_at": s.created_at.isoformat(),
+                "board": s.board,
+                "category": s.category,
+                "source": s.source,
+                "options": s.options,
+                "watermark": s.watermark,
+                "counts": {"battles": s.n_battles, "excluded": s.n_excluded, "models": s.n_models},
+                "code_version": s.code_version,
+                "hidden_models": sum(1 for r in self.rows if r.hidden),
+            },
+            "rows": [r.as_dict() for r in rows],
+        }
+
+
+def _info(s: Snapshot) -> SnapshotInfo:
+    return SnapshotInfo(
+        id=s.id, created_at=s.created_at, board=s.board, category=s.category, source=s.source,
+        run_id=s.run_id, options=json.loads(s.options_json), seed=s.seed,
+        code_version=s.code_version, watermark=s.watermark, n_battles=s.n_battles,
+        n_excluded=s.n_excluded, n_models=s.n_models,
+        diagnostics=json.loads(s.diagnostics_json),
+    )
+
+
+def list_snapshots(conn: Connection, *, board: str | None = None) -> list[SnapshotInfo]:
+    query = select(Snapshot).order_by(Snapshot.id)
+    if board is not None:
+        query = query.where(Snapshot.board == board)
+    from sqlalchemy.orm import Session
+
+    with Session(bind=conn) as session:
+        return [_info(s) for s in session.scalars(query)]
+
+
+def latest_snapshot_id(conn: Connection, board: str = OVERALL) -> int | None:
+    return conn.execute(
+        select(Snapshot.id).where(Snapshot.board == board).order_by(Snapshot.id.desc()).limit(1)
+    ).scalar()
+
+
+def previous_snapshot_id(conn: Connection, snapshot: SnapshotInfo) -> int | None:
+    """The snapshot of the same board written just before this one."""
+    return conn.execute(
+        select(Snapshot.id)
+        .where(Snapshot.board == snapshot.board, Snapshot.id < snapshot.id)
+        .order_by(Snapshot.id.desc()).limit(1)
+    ).scalar()
+
+
+def snapshot_info(conn: Connection, snapshot_id: int) -> SnapshotInfo | None:
+    from sqlalchemy.orm import Session
+
+    with Session(bind=conn) as session:
+        s = session.get(Snapshot, snapshot_id)
+        return _info(s) if s is not None else None
+
+
+def load_board(conn: Connection, snapshot_id: int) -> Board | None:
+    info = snapshot_info(conn, snapshot_id)
+    if info is None:
+        return None
+    rows = conn.execute(
+        select(SnapshotRow, Model.name, Model.hidden, Model.display_name, Model.organisation,
+               Model.licence, Model.link)
+        .join(Model, Model.id == SnapshotRow.model_id)
+        .where(SnapshotRow.snapshot_id == snapshot_id)
+    ).all()
+    out = []
+    for r in rows:
+        sr = r[0]
+        out.append(BoardRow(
+            model=r.name, model_id=sr.model_id, position=sr.position, rating=sr.rating,
+            ci_low=sr.ci_low, ci_high=sr.ci_high, rank=sr.rank, rank_ub=sr.rank_ub,
+            tier=sr.tier, battles=sr.battles, wins=sr.wins, losses=sr.losses, ties=sr.ties,
+            flags=tuple(f for f in sr.flags.split(",") if f), ranked=sr.ranked,
+            hidden=bool(r.hidden), display_name=r.display_name, organisation=r.organisation,
+            licence=r.licence, link=r.link,
+        ))
+    out.sort(key=lambda b: (not b.ranked, -b.rating, b.model))
+    return Board(info, tuple(out))
+
+
+def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:
+    """Bootstrap ratings, shape (rounds, models), columns in ``BoardRow.position`` order."""
+    row = conn.execute(
+        select(SnapshotSamples.rounds, SnapshotSamples.n_models, SnapshotSamples.data)
+        .where(SnapshotSamples.snapshot_id == snapshot_id)
+    ).first()
+    if row is None:
+        return None
+    return np.frombuffer(row.data, dtype="<f4").reshape(row.rounds, row.n_models)
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    model_a: str
+    model_b: str
+    a_wins: float
+    b_wins: float
+    ties: float
+
+
+def load_pairs(conn: Connection, snapshot_id: int) -> list[PairRecord]:
+    """Direct head-to-head records (each unordered pair once)."""
+    from sqlalchemy.orm import aliased
+
+    ma, mb = aliased(Model), aliased(Model)
+    rows = conn.execute(
+        select(ma.name, mb.name, SnapshotPair.a_wins, SnapshotPair.b_wins, SnapshotPair.ties)
+        .join(ma, ma.id == SnapshotPair.model_a_id)
+        .join(mb, mb.id == SnapshotPair.model_b_id)
+        .where(SnapshotPair.snapshot_id == snapshot_id)
+    ).all()
+    return [PairRecord(*r) for r in rows]
+
+
+def rating_history(conn: Connection, board: str) -> dict[str, list[tuple[int, datetime, float, float, float]]]:
+    """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of ``board``."""
+    rows = conn.execute(
+        select(Model.name, Snapshot.id, Snapshot.created_at, SnapshotRow.rating,
+               SnapshotRow.ci_low, SnapshotRow.ci_high)
+        .join(SnapshotRow, SnapshotRow.snapshot_id == Snapshot.id)
+        .join(Model, Model.id == SnapshotRow.model_id)
+        .where(Snapshot.board == board)
+        .order_by(Snapshot.id)
+    ).all()
+    history: dict[str, list] = {}
+    for name, sid, created, rating, lo, hi in rows:
+        history.setdefault(name, []).append((sid, created, rating, lo, hi))
+    return history
