@@ -135,6 +135,8 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
     interval; for every pair the paired difference (A - B) with its bootstrap
     interval, McNemar's p-value (exact below 25 discordant items), the
     p-value adjusted over all pairs and the verdict at alpha = 1 - level.
+    With --format csv the models table comes first, then a blank line, then
+    the pairs table; --format json holds both plus the seed and missing items.
 
     --to-battles FILE writes columns id,model_a,model_b,winner,question_id:
     A right and B wrong is a win for A, both right or both wrong a tie (or
@@ -166,6 +168,7 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
     from arena.stats.itemfile import item_sort_key
 
     data = _load(results, metric, filter_name)
+    bench = _benchmark_name(data, benchmark) if battles_path else None
     models = data.models
     items = sorted({i for s in data.scores.values() for i in s}, key=item_sort_key)
     if seed is None:
@@ -241,7 +244,6 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
             row["verdict"] = "not significant"
 
     if battles_path:
-        bench = _benchmark_name(data, benchmark)
         written = _write_battles(battles_path, models, items, correct, present, bench,
                                  skip_concordant)
         if not quiet:
