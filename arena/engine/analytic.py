@@ -32,9 +32,9 @@ def _category_scores(design: Design, x: np.ndarray) -> sp.csr_matrix:
     q, ma = d.cat_n.size, d.n_active
     coo = d.cat_stats.tocoo()
     g_of_cat = np.zeros(q, dtype=np.intp)
-    g_of_cat[coo.row] = coo.col // d.n_stats
-    stats = np.zeros((q, d.n_stats))
-    np.add.at(stats, (coo.row, coo.col % d.n_stats), coo.data)
+    g_of_cat[coo.row] = coo.col % d.n_groups
+    stats = np.zeros((d.n_stats, q))
+    np.add.at(stats, (coo.col // d.n_groups, coo.row), coo.data)
     ga, gb = d.ga[g_of_cat], d.gb[g_of_cat]
     lin = x[ga] - x[gb]
     if d.position:

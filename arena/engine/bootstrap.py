@@ -227,7 +227,7 @@ def _mle_possible(d: Design, stats: np.ndarray) -> np.ndarray:
     credit, debit = credit_debit(d, stats)
     ok = (credit > 0).all(axis=1) & (debit > 0).all(axis=1)
     if d.ties == "davidson":
-        wt = stats[..., 2].sum(axis=1)
+        wt = stats[:, 2].sum(axis=1)
         ok &= (wt > 0) & (wt < stats.sum(axis=(1, 2)))
     return ok
 

@@ -51,8 +51,10 @@ class Design:
         Statistics per group (2 for half ties, 3 for Davidson).
     cat_n : ndarray, shape (Q,)
         Battles per category.
-    cat_stats : csr_matrix, shape (Q, G * n_stats)
-        Statistics contributed by one battle of each category.
+    cat_stats : csr_matrix, shape (Q, n_stats * G)
+        Statistics contributed by one battle of each category (column
+        ``j * G + g`` is statistic ``j`` of group ``g``: statistic-major, so
+        each statistic is a contiguous ``(R, G)`` block).
     cell_cat : ndarray of intp, shape (C,)
         Category of each table cell, -1 for dropped cells (self-play, or
         ``tie_both_bad`` with ``both_bad="drop"``).
@@ -108,13 +110,13 @@ class Design:
         return float(self.cat_n.sum())
 
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
-        """Group statistics ``(R, G, n_stats)`` from category counts ``(R, Q)``."""
+        """Group statistics ``(R, n_stats, G)`` from category counts ``(R, Q)``."""
         counts = np.atleast_2d(counts)
         flat = np.asarray((self.cat_stats_t @ counts.T).T)
-        return flat.reshape(counts.shape[0], self.n_groups, self.n_stats)
+        return flat.reshape(counts.shape[0], self.n_stats, self.n_groups)
 
     def point_stats(self) -> np.ndarray:
-        """Group statistics of the observed data, shape ``(1, G, n_stats)``."""
+        """Group statistics of the observed data, shape ``(1, n_stats, G)``."""
         return self.stats_from_counts(self.cat_n[None, :])
 
 
@@ -177,11 +179,11 @@ def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie",
         # (s, n): s is the first model's credit (tie = half a win)
         credit = np.where(cc == _CLASS_A, 1.0, np.where(cc == _CLASS_B, 0.0, 0.5)) * cw
         rows = np.concatenate([q, q])
-        cols = np.concatenate([cg * 2, cg * 2 + 1])
+        cols = np.concatenate([cg, n_groups + cg])
         vals = np.concatenate([credit, cw])
     else:
         n_stats = 3
-        rows, cols, vals = q, cg * 3 + cc, cw
+        rows, cols, vals = q, cc * n_groups + cg, cw
     nz = vals != 0
     cat_stats = sp.csr_matrix(
         (vals[nz], (rows[nz], cols[nz])), shape=(uniq.size, n_groups * n_stats)

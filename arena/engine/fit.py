@@ -114,7 +114,7 @@ def initial_params(design: Design) -> np.ndarray:
     x = np.zeros(design.n_params)
     if design.ties == "davidson":
         st = design.point_stats()[0]
-        tie = st[:, 2].sum() / max(st.sum(), 1e-300)
+        tie = st[2].sum() / max(st.sum(), 1e-300)
         tie = min(max(tie, 1e-6), 1 - 1e-6)
         # with d = 0, P(tie) = nu / (2 + nu)
         x[-1] = np.log(2 * tie / (1 - tie))
@@ -245,7 +245,7 @@ def fit(
     ex = existence(design, stats[0])
     flags = model_flags(design, stats[0], ex)
     if design.ties == "davidson":
-        wt = stats[0, :, 2].sum()
+        wt = stats[0, 2].sum()
         if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
             raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
     lam = resolve_prior(prior, ex.exists)

@@ -38,12 +38,12 @@ class Existence:
 def _group_credit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Credit of the first / second member of each group, shape (R, G)."""
     if design.ties == "half":
-        s, n = stats[..., 0], stats[..., 1]
+        s, n = stats[..., 0, :], stats[..., 1, :]
         second = n - s
         # s and n are sums over the same categories; treat round-off as zero
         second = np.where(second > 1e-9 * n, second, 0.0)
         return s, second
-    return stats[..., 0] + stats[..., 2], stats[..., 1] + stats[..., 2]
+    return stats[..., 0, :] + stats[..., 2, :], stats[..., 1, :] + stats[..., 2, :]
 
 
 def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,7 +57,7 @@ def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def existence(design: Design, stats: np.ndarray) -> Existence:
-    """Check MLE existence for one data set; ``stats`` has shape (G, n_stats)."""
+    """Check MLE existence for one data set; ``stats`` has shape (n_stats, G)."""
     ma = design.n_active
     if ma == 0:
         return Existence(False, np.zeros(0, np.intp), 0, -1, np.zeros(0, bool))

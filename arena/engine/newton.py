@@ -46,28 +46,32 @@ def _unpack(design: Design, x: np.ndarray):
     return theta, d, phi
 
 
-def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool, value: bool = True):
+def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool, value: bool = True, curvature: bool = True):
     """Per-group log-likelihood terms (if ``value``) and (if ``derivs``) derivatives."""
     _, d, phi = _unpack(design, x)
-    return group_terms(design.ties, d, phi, stats, derivs=derivs, value=value)
+    return group_terms(design.ties, d, phi, stats, derivs=derivs, value=value, curvature=curvature)
 
 
-def group_terms(ties: str, d: np.ndarray, phi, stats: np.ndarray, *, derivs: bool, value: bool = True):
+def group_terms(
+    ties: str, d: np.ndarray, phi, stats: np.ndarray, *, derivs: bool, value: bool = True, curvature: bool = True
+):
     """Log-likelihood terms and derivatives given the linear predictor ``d``.
 
-    Returns ``(ll, (ld, hdd, lphi, hpp, hdp))``: d ll/dd, -d2 ll/dd2, d ll/dphi,
-    -d2 ll/dphi2, -d2 ll/dd dphi (the phi terms are None for half ties).
+    ``stats`` has the statistics on axis -2.  Returns ``(ll, (ld, hdd, lphi,
+    hpp, hdp))``: d ll/dd, -d2 ll/dd2, d ll/dphi, -d2 ll/dphi2, -d2 ll/dd dphi
+    (phi terms None for half ties; second derivatives None unless ``curvature``).
     """
     if ties == "half":
-        s, n = stats[..., 0], stats[..., 1]
+        s, n = stats[..., 0, :], stats[..., 1, :]
         ll = s * d - n * np.logaddexp(0.0, d) if value else None
         if not derivs:
             return ll, None
         p = expit(d)
         ld = s - n * p
-        hdd = n * p * (1.0 - p)
+        # the gradient-only path (chord iterations) skips the curvature terms
+        hdd = n * p * (1.0 - p) if curvature else None
         return ll, (ld, hdd, None, None, None)
-    wa, wb, wt = stats[..., 0], stats[..., 1], stats[..., 2]
+    wa, wb, wt = stats[..., 0, :], stats[..., 1, :], stats[..., 2, :]
     h = 0.5 * d
     m = np.maximum(np.abs(h), phi)
     ea, eb, et = np.exp(h - m), np.exp(-h - m), np.exp(phi - m)
@@ -97,7 +101,7 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     Parameters
     ----------
     x : ndarray, shape (R, P)
-    stats : ndarray, shape (R, G, n_stats)
+    stats : ndarray, shape (R, n_stats, G)
     lam : float
         Gaussian prior precision on theta (0: none; then the gauge term is added).
     order : int
@@ -112,7 +116,7 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     grad_only = order == -1
     if grad_only:
         order = 1
-    ll, der = _pieces(design, x, stats, derivs=order >= 1, value=not grad_only)
+    ll, der = _pieces(design, x, stats, derivs=order >= 1, value=not grad_only, curvature=order >= 2)
     theta = x[:, :ma]
     f = None if grad_only else ll.sum(axis=1) - 0.5 * lam * np.einsum("ij,ij->i", theta, theta)
     if order == 0:
@@ -173,7 +177,7 @@ def hessian_diagonal(design: Design, x: np.ndarray, stats: np.ndarray, lam: floa
 
 def gradient_scale(design: Design, stats: np.ndarray) -> np.ndarray:
     """Largest per-model total battle weight of each round, at least 1; shape (R,)."""
-    tot = stats[..., 1] if design.ties == "half" else stats.sum(axis=-1)
+    tot = stats[:, 1] if design.ties == "half" else stats.sum(axis=1)
     per_model = _rmul(design.incidence_abs_t, tot)
     if per_model.shape[1] == 0:
         return np.ones(stats.shape[0])
