@@ -299,15 +299,33 @@ def _maxt_stepdown(
     safe_sd = np.where(pos, sd, 1.0)
     t_sorted = t[desc]
     counts = np.zeros(f, dtype=np.int64)
-    # Rounds are processed in chunks so the rounds x F block stays bounded.
-    step = max(1, _CHUNK_ELEMENTS // f)
-    for r0 in range(0, rounds, step):
-        block = samples_b[r0 : r0 + step]
-        dev = np.abs(block[:, a_idx] - block[:, b_idx] - centre) / safe_sd
-        dev[:, ~pos] = 0.0
-        # suffix[:, k] = max deviation over steps k..F in this round
-        suffix = np.maximum.accumulate(dev[:, ::-1], axis=1)[:, ::-1]
-        counts += np.count_nonzero(suffix >= t_sorted, axis=0)
+    # Screening: a step whose t exceeds every round's max over *all* pairs
+    # has count 0 whatever the steps after it hold, and it only enters the
+    # maxima of earlier steps, which are skipped too.  These steps form a
+    # prefix of the sorted order (typically most pairs of a long board), so
+    # only the rest needs the rounds x pairs pass.
+    k0 = int(np.count_nonzero(t_sorted > st.max_t.max()))
+    rest = slice(k0, f)
+    a_idx, b_idx = a_idx[rest], b_idx[rest]
+    centre, safe_sd, pos, t_rest = centre[rest], safe_sd[rest], pos[rest], t_sorted[rest]
+    n_rest = f - k0
+    if n_rest:
+        # Pairs x rounds layout: gathering whole rows of the transposed samples
+        # and accumulating along axis 0 both run over contiguous memory.
+        by_model = np.ascontiguousarray(samples_b.T)
+        centre, safe_sd, t_rest = centre[:, None], safe_sd[:, None], t_rest[:, None]
+        # Rounds are processed in chunks so the pairs x rounds block stays bounded.
+        step = max(1, _CHUNK_ELEMENTS // n_rest)
+        for r0 in range(0, rounds, step):
+            block = by_model[:, r0 : r0 + step]
+            dev = block[a_idx] - block[b_idx]
+            dev -= centre
+            np.abs(dev, out=dev)
+            dev /= safe_sd
+            dev[~pos] = 0.0
+            # suffix[k] = max deviation over steps k..F, per round
+            suffix = np.maximum.accumulate(dev[::-1], axis=0)[::-1]
+            counts[k0:] += np.count_nonzero(suffix >= t_rest, axis=1)
     p = np.maximum.accumulate((1.0 + counts) / (rounds + 1.0))
     out = np.empty(f)
     out[desc] = np.minimum(p, 1.0)
