@@ -165,12 +165,15 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
     info = snapshot_info(conn, snapshot_id)
     if info is None:
         return None
-    rows = conn.execute(
-        select(SnapshotRow, Model.name, Model.hidden, Model.display_name, Model.organisation,
-               Model.licence, Model.link)
-        .join(Model, Model.id == SnapshotRow.model_id)
-        .where(SnapshotRow.snapshot_id == snapshot_id)
-    ).all()
+    from sqlalchemy.orm import Session
+
+    with Session(bind=conn) as session:
+        rows = session.execute(
+            select(SnapshotRow, Model.name, Model.hidden, Model.display_name, Model.organisation,
+                   Model.licence, Model.link)
+            .join(Model, Model.id == SnapshotRow.model_id)
+            .where(SnapshotRow.snapshot_id == snapshot_id)
+        ).all()
     out = []
     for r in rows:
         sr = r[0]

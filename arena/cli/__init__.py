@@ -76,6 +76,7 @@ def _register() -> None:
         "arena.cli.eval_cmd",
         "arena.cli.rebuild_cmd",
         "arena.cli.publish_cmd",
+        "arena.cli.demo_cmd",
     ]
     import importlib
 

@@ -44,7 +44,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.4g}"
+        return f"{value:.1f}" if abs(value) >= 1 else f"{value:.4g}"
     if isinstance(value, (list, tuple)):
         return ",".join(str(v) for v in value)
     return str(value)

@@ -1,0 +1,53 @@
+"""``arena demo``: the whole path on bundled data, on the embedded default database."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.output import quiet_option
+
+
+@click.command("demo")
+@click.argument("out_dir", default="site", type=click.Path(file_okay=False))
+@click.option("--rounds", type=int, default=1000, show_default=True, help="Bootstrap rounds.")
+@quiet_option
+@click.pass_obj
+def demo_command(app, out_dir, rounds, quiet):
+    """Ingest the bundled LMArena votes, rebuild every board and publish the site.
+
+    Uses the database given by --db (default sqlite:///arena.db in the working
+    directory). Running it again ingests nothing new and adds a snapshot.
+    Data: LMArena arena-human-preference-140k, CC-BY-4.0.
+
+    \b
+    Example:
+        arena demo site/ && python -m http.server -d site
+    """
+    from arena import resources
+    from arena.ingest import IngestError, ingest_file
+    from arena.publish.site import publish_site
+    from arena.rebuild import RebuildError, RebuildOptions, rebuild
+
+    engine = app.engine()
+    data = resources.demo_data()
+    try:
+        report = ingest_file(engine, str(data), source="lmarena-140k")
+    except IngestError as exc:
+        raise click.ClickException(str(exc)) from None
+    if report.already_ingested_as is not None:
+        click.echo(f"demo data already ingested (batch {report.already_ingested_as})")
+    else:
+        click.echo(f"ingested {report.inserted} battles ({report.excluded} excluded: "
+                   f"a model playing itself) from {data.name}")
+    try:
+        result = rebuild(engine, RebuildOptions(rounds=rounds), all_categories=True)
+    except RebuildError as exc:
+        raise click.ClickException(f"{exc}; no snapshot was written") from None
+    click.echo(f"rebuilt {len(result.snapshot_ids)} boards in {result.seconds:.1f}s "
+               f"(snapshots {result.snapshot_ids[0]}-{result.snapshot_ids[-1]})")
+    publish = publish_site(engine, out_dir, attribution=resources.DEMO_ATTRIBUTION)
+    click.echo(f"published {out_dir}/index.html")
+    del publish
+
+
+COMMANDS = [demo_command]
