@@ -34,3 +34,7 @@ def models_group(ctx: click.Context, fmt: str) -> None:
 
 
 COMMANDS = [models_group]
+
+from arena.cli.annotate_cmd import annotate_command  # noqa: E402
+
+models_group.add_command(annotate_command)

@@ -1,0 +1,60 @@
+"""``arena publish``: render snapshots as a static site (see :mod:`arena.publish`)."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.output import quiet_option
+
+
+@click.command("publish")
+@click.argument("out_dir", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
+@click.option("--snapshot", "snapshot_id", type=int, default=None,
+              help="Snapshot to render on the main page (default: latest overall).")
+@click.option("--top", type=click.IntRange(min=2), default=20, show_default=True,
+              help="Models in the win-probability and head-to-head matrices.")
+@click.option("--attribution", default=None, metavar="TEXT",
+              help="Data-source attribution shown in every page footer.")
+@quiet_option
+@click.pass_obj
+def publish_command(app, out_dir: str, snapshot_id: int | None, top: int,
+                    attribution: str | None, quiet: bool) -> None:
+    """Write the leaderboard as a static site into OUT_DIR.
+
+    The main page shows the latest overall snapshot (or --snapshot ID); every
+    other board (categories) gets its own page with the latest snapshot, and
+    every shown model a page with its record and rating history. Downloads
+    leaderboard.json and leaderboard.csv sit next to index.html in the schema
+    of `arena leaderboard`. The site is built beside OUT_DIR and swapped in at
+    the end, so a failed publish leaves the previous site untouched. Hidden
+    models (`arena models annotate NAME --hide`) are left off the pages but
+    their battles still count.
+
+    \b
+    Example:
+        arena publish site/
+        arena publish site/ --snapshot 12 --top 15
+        arena publish site/ --attribution "LMArena, CC-BY-4.0"
+    """
+    from arena.publish.site import PublishError, publish_site
+
+    engine = app.engine()
+    try:
+        report = publish_site(engine, out_dir, snapshot_id=snapshot_id, top=top,
+                              attribution=attribution)
+    except PublishError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out_dir}: {exc.strerror or exc}") from exc
+    if not quiet:
+        others = len(report.boards) - 1
+        click.echo(
+            f"published snapshot {report.snapshot_id} ({report.board}, "
+            f"{report.visible_models} models shown, {report.hidden_models} hidden), "
+            f"{others} other board page{'s' if others != 1 else ''}, "
+            f"{report.model_pages} model pages -> {report.out_dir}/index.html",
+            err=True,
+        )
+
+
+COMMANDS = [publish_command]

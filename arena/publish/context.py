@@ -1,0 +1,502 @@
+"""Typed, fully formatted context for each page, built from the snapshot read API.
+
+Templates only lay out what is here: every number is already a string with a
+fixed format (so output is deterministic and identical wherever it appears),
+every chart is already SVG markup, every link is already relative to the page.
+Nothing in this module writes files; :mod:`arena.publish.site` does that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cached_property
+from urllib.parse import urlsplit
+
+import numpy as np
+from markupsafe import Markup
+
+from arena.publish import svg
+from arena.snapshots import Board, BoardRow, PairRecord, SnapshotInfo
+
+OVERALL = "overall"
+_ELO = 400.0
+
+
+# ---------------------------------------------------------------- names and formats
+
+
+def slug(text: str, *, prefix: str = "") -> str:
+    """A file-name-safe stem for untrusted ``text``: ASCII slug plus 8 hex of its sha256.
+
+    The hash keeps names unique (``a/b`` and ``a-b`` slug alike) and the slug
+    alphabet ``[a-z0-9-]`` cannot express ``..``, ``/`` or a leading dot, so a
+    file named after a model always stays inside the output directory.
+    """
+    ascii_ = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    stem = re.sub(r"[^a-z0-9]+", "-", ascii_.lower()).strip("-")[:40].strip("-") or "x"
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return f"{prefix}{stem}-{digest}"
+
+
+def board_label(board: str) -> str:
+    if board == OVERALL:
+        return "Overall"
+    parts = []
+    for part in board.split("|"):
+        kind, _, name = part.partition(":")
+        parts.append(f"{kind.capitalize()}: {name}" if name else part)
+    return " · ".join(parts)
+
+
+def fmt_rating(x: float) -> str:
+    return f"{x + 0.0:.1f}"
+
+
+def fmt_count(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
+def fmt_date(dt: datetime) -> str:
+    """Snapshot time in UTC; SQLite hands back naive datetimes that were written as UTC."""
+    if dt.tzinfo is not None:
+        dt = dt.astimezone(UTC)
+    return dt.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def safe_link(url: str | None) -> str | None:
+    """Only http(s) links become hrefs; ``javascript:`` and friends stay plain text."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def predicted(r_i: float, r_j: float) -> float:
+    """Bradley-Terry probability that i beats j on the Elo scale (ties ignored)."""
+    return 1.0 / (1.0 + 10.0 ** (-(r_i - r_j) / _ELO))
+
+
+# ---------------------------------------------------------------- page pieces
+
+
+@dataclass(frozen=True)
+class Link:
+    label: str
+    href: str
+    current: bool = False
+
+
+@dataclass(frozen=True)
+class RowView:
+    model: str
+    label: str
+    href: str | None
+    organisation: str | None
+    licence: str | None
+    link: str | None
+    rank: str
+    change: str  # "▲2", "▼1", "=", "new" or "" (no previous snapshot)
+    change_text: str  # the same in words, for screen readers
+    tier: str
+    rating: str
+    plus: str
+    minus: str
+    low: str
+    high: str
+    battles: str
+    wins: str
+    losses: str
+    ties: str
+    flags: tuple[str, ...]
+    bar: Markup
+
+
+@dataclass(frozen=True)
+class TierGroup:
+    title: str
+    band: str  # CSS class: band0 / band1 alternate, bandu for unranked
+    rows: tuple[RowView, ...]
+
+
+@dataclass(frozen=True)
+class Chart:
+    heading: str
+    svg: Markup
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class LeaderboardPage:
+    """index.html and each per-board page."""
+
+    title: str
+    board: str
+    board_label: str
+    snapshot_id: int
+    created: str
+    nav: tuple[Link, ...]
+    caption: tuple[str, ...]
+    groups: tuple[TierGroup, ...]
+    n_visible: int
+    hidden_count: int
+    axis_ticks: tuple[str, str]
+    charts: tuple[Chart, ...]
+    downloads: tuple[Link, ...]
+    attribution: str | None
+    root: str = ""
+
+
+@dataclass(frozen=True)
+class OpponentView:
+    label: str
+    href: str | None
+    battles: str
+    wins: str
+    losses: str
+    ties: str
+    observed: str  # score rate (wins + half ties) in percent
+    expected: str  # Bradley-Terry prediction in percent
+
+
+@dataclass(frozen=True)
+class BoardSummary:
+    board_label: str
+    href: str
+    rank: str
+    tier: str
+    rating: str
+    interval: str
+    battles: str
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    snapshot_id: int
+    date: str
+    rating: str
+    interval: str
+
+
+@dataclass(frozen=True)
+class ModelPage:
+    title: str
+    model: str
+    label: str
+    organisation: str | None
+    licence: str | None
+    link: str | None
+    flags: tuple[str, ...]
+    boards: tuple[BoardSummary, ...]
+    record_board: str
+    opponents: tuple[OpponentView, ...]
+    hidden_battles: str | None  # battles against hidden opponents, if any
+    history_chart: Markup | None
+    history: tuple[HistoryRow, ...]
+    nav: tuple[Link, ...]
+    attribution: str | None
+    root: str = "../"
+
+
+@dataclass
+class SiteModel:
+    """What the site writer knows about one board while building pages."""
+
+    board: Board
+    file: str  # page file name relative to OUT_DIR
+    downloads: tuple[str, str]  # json, csv file names
+    previous: Board | None = None
+    pairs: list[PairRecord] = field(default_factory=list)
+    history: Mapping[str, list[tuple[int, datetime, float, float, float]]] = field(
+        default_factory=dict)
+
+    # Indexes built once: a 300-model board has ~45k pairs, and each model page
+    # would otherwise scan all of them.
+    @cached_property
+    def rows_by_name(self) -> dict[str, BoardRow]:
+        return {r.model: r for r in self.board.rows}
+
+    @cached_property
+    def pairs_by_model(self) -> dict[str, list[PairRecord]]:
+        out: dict[str, list[PairRecord]] = {}
+        for p in self.pairs:
+            out.setdefault(p.model_a, []).append(p)
+            out.setdefault(p.model_b, []).append(p)
+        return out
+
+
+# ---------------------------------------------------------------- builders
+
+
+def model_href(name: str, root: str = "") -> str:
+    return f"{root}models/{slug(name)}.html"
+
+
+def _rank_change(row: BoardRow, previous: Board | None) -> tuple[str, str]:
+    if previous is None or row.rank_ub is None:
+        return "", ""
+    before = next((r.rank_ub for r in previous.rows if r.model == row.model), None)
+    if before is None:
+        return "new", "new since the previous snapshot"
+    delta = before - row.rank_ub
+    if delta > 0:
+        return f"\u25b2{delta}", f"up {delta} since the previous snapshot"
+    if delta < 0:
+        return f"\u25bc{-delta}", f"down {-delta} since the previous snapshot"
+    return "=", "unchanged since the previous snapshot"
+
+
+def display(row: BoardRow) -> str:
+    return row.display_name or row.model
+
+
+def describe_method(info: SnapshotInfo) -> list[str]:
+    """The plain-words caption: what the page claims and what it does not."""
+    o = info.options or {}
+    level = o.get("level")
+    level_txt = f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "confidence"
+    ci = str(o.get("ci") or "bootstrap")
+    rounds = o.get("rounds")
+    how = {
+        "bootstrap": "a bootstrap over battles"
+        + (f" with {int(rounds)} rounds" if isinstance(rounds, (int, float)) else ""),
+        "sandwich": "sandwich (robust) standard errors",
+        "fisher": "Fisher-information standard errors",
+    }.get(ci, ci)
+    if o.get("cluster"):
+        how += f", resampling whole clusters of battles by {o['cluster']}"
+    joint = ("simultaneous: all intervals hold together at this level" if o.get("simultaneous")
+             else "per model: each interval on its own holds at this level")
+    models = info.n_models
+    lines = [
+        f"Ratings are Bradley\u2013Terry estimates on the Elo scale from "
+        f"{fmt_count(info.n_battles)} battles between {models} models "
+        f"(snapshot {info.id}, computed {fmt_date(info.created_at)}).",
+        f"Intervals are {level_txt} confidence intervals from {how}; they are {joint}.",
+        "Rank (UB) is the best rank the data allow: one plus the number of models whose "
+        "interval lies entirely above this model's.",
+        "A tier is a group of models that the data cannot tell apart at this level"
+        + (f" (tier method: {o['tiers']})" if o.get("tiers") else "")
+        + ". Models in one tier are not ranked against each other: the order inside a tier "
+        "follows the point ratings, but the differences are within the noise and could "
+        "reverse with more battles.",
+    ]
+    if o.get("ties"):
+        lines.append(f"Ties are handled as: {o['ties']}.")
+    if o.get("min_battles"):
+        lines.append(f"Models with fewer than {o['min_battles']} battles are listed but not "
+                     "ranked.")
+    return lines
+
+
+def attribution_for(info: SnapshotInfo, override: str | None) -> str | None:
+    if override:
+        return override
+    for source in (info.options or {}, info.diagnostics or {}):
+        text = source.get("attribution") if isinstance(source, Mapping) else None
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    return None
+
+
+def _row_view(row: BoardRow, axis: svg.Axis, previous: Board | None, root: str,
+              linked: bool) -> RowView:
+    change, change_text = _rank_change(row, previous)
+    plus, minus = row.ci_high - row.rating, row.rating - row.ci_low
+    label = display(row)
+    return RowView(
+        model=row.model, label=label, href=model_href(row.model, root) if linked else None,
+        organisation=row.organisation, licence=row.licence, link=safe_link(row.link),
+        rank=str(row.rank_ub) if row.rank_ub is not None else "\u2013",
+        change=change, change_text=change_text,
+        tier=str(row.tier) if row.tier is not None else "\u2013",
+        rating=fmt_rating(row.rating), plus=fmt_rating(plus), minus=fmt_rating(minus),
+        low=fmt_rating(row.ci_low), high=fmt_rating(row.ci_high),
+        battles=fmt_count(row.battles), wins=fmt_count(row.wins),
+        losses=fmt_count(row.losses), ties=fmt_count(row.ties), flags=row.flags,
+        bar=svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis,
+                             label=f"interval {fmt_rating(row.ci_low)} to "
+                                   f"{fmt_rating(row.ci_high)}"),
+    )
+
+
+def _groups(rows: Sequence[BoardRow], views: Sequence[RowView]) -> tuple[TierGroup, ...]:
+    groups: list[TierGroup] = []
+    current: list[RowView] = []
+    key: object = object()
+    for row, view in zip(rows, views, strict=True):
+        k = row.tier if row.ranked else None
+        if current and k != key:
+            groups.append(_group(key, current, len(groups)))
+            current = []
+        key = k
+        current.append(view)
+    if current:
+        groups.append(_group(key, current, len(groups)))
+    return tuple(groups)
+
+
+def _group(tier: object, rows: list[RowView], index: int) -> TierGroup:
+    n = len(rows)
+    plural = "model" if n == 1 else "models"
+    if tier is None:
+        return TierGroup(f"Not ranked ({n} {plural}: too little data)", "bandu", tuple(rows))
+    return TierGroup(f"Tier {tier} ({n} {plural})", f"band{index % 2}", tuple(rows))
+
+
+def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
+    top_rows = [r for r in board.visible_rows() if r.ranked][:top]
+    names = [r.model for r in top_rows]
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    pred: list[list[float | None]] = [
+        [None if i == j else predicted(top_rows[i].rating, top_rows[j].rating) for j in range(n)]
+        for i in range(n)
+    ]
+    score = np.zeros((n, n))
+    count = np.zeros((n, n))
+    for p in pairs:
+        i, j = index.get(p.model_a), index.get(p.model_b)
+        if i is None or j is None:
+            continue
+        tot = p.a_wins + p.b_wins + p.ties
+        count[i, j] = count[j, i] = tot
+        score[i, j] = p.a_wins + p.ties / 2
+        score[j, i] = p.b_wins + p.ties / 2
+    observed = [[None if i == j or count[i, j] == 0 else float(score[i, j] / count[i, j])
+                 for j in range(n)] for i in range(n)]
+    counts = [[None if i == j or count[i, j] == 0 else float(count[i, j]) for j in range(n)]
+              for i in range(n)]
+    return [display(r) for r in top_rows], pred, observed, counts
+
+
+def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
+                     attribution: str | None, linked: set[str]) -> LeaderboardPage:
+    board = site.board
+    info = board.snapshot
+    rows = board.visible_rows()
+    axis = svg.Axis.around([r.ci_low for r in rows], [r.ci_high for r in rows])
+    views = [_row_view(r, axis, site.previous, "", r.model in linked) for r in rows]
+    label = board_label(info.board)
+    items = [svg.IntervalItem(display(r), r.rating, r.ci_low, r.ci_high,
+                              -1 if not r.ranked else 0, r.tier) for r in rows]
+    # Alternate band shading per tier so neighbouring tiers are visibly separate.
+    banded, parity, last = [], 1, object()
+    for it in items:
+        if it.band != -1 and it.tier != last:
+            parity ^= 1
+            last = it.tier
+        banded.append(svg.IntervalItem(it.label, it.rating, it.low, it.high,
+                                       -1 if it.band == -1 else parity, it.tier))
+    level = (info.options or {}).get("level")
+    lvl = f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "confidence"
+    charts = [Chart(
+        "Ratings and intervals, all models",
+        svg.interval_chart(
+            banded, axis, title=f"{label}: ratings with {lvl} intervals",
+            desc=f"{len(rows)} models from top to bottom in board order; each line is a "
+                 f"model's interval, the dot its rating; shaded bands are tiers."),
+    )]
+    names, pred, observed, counts = _top_matrices(board, site.pairs, top)
+    if len(names) >= 2:
+        n = len(names)
+        charts.append(Chart(
+            f"Predicted win probability, top {n}",
+            svg.heatmap(names, pred, kind="prob", ident="hp",
+                        title=f"Predicted probability (percent) that the row model beats the "
+                              f"column model, top {n}",
+                        desc="From the Bradley-Terry ratings, ignoring ties. Red: row model "
+                             "favoured; blue: column model favoured."),
+            "Percent chance that the row model beats the column model, from the ratings.",
+        ))
+        charts.append(Chart(
+            f"Observed win rate, top {n}",
+            svg.heatmap(names, observed, kind="prob", ident="ho",
+                        title=f"Observed score rate (percent) of the row model against the "
+                              f"column model, top {n}",
+                        desc="Wins plus half of the ties over battles, in direct battles "
+                             "only; blank where the two never met."),
+            "Row model's wins plus half its ties, per direct battle; blank: never met.",
+        ))
+        charts.append(Chart(
+            f"Battles between the top {n}",
+            svg.heatmap(names, counts, kind="count", ident="hn",
+                        title=f"Number of direct battles between each pair, top {n}",
+                        desc="Darker cells mean more battles; blank where the two never met."),
+            "Direct battles per pair: how much data each observed rate rests on.",
+        ))
+    ticks = (fmt_rating(axis.lo), fmt_rating(axis.hi))
+    return LeaderboardPage(
+        title=f"{label} leaderboard", board=info.board, board_label=label,
+        snapshot_id=info.id, created=fmt_date(info.created_at), nav=nav,
+        caption=tuple(describe_method(info)), groups=_groups(rows, views),
+        n_visible=len(rows), hidden_count=sum(1 for r in board.rows if r.hidden),
+        axis_ticks=ticks, charts=tuple(charts),
+        downloads=(Link("leaderboard JSON", site.downloads[0]),
+                   Link("leaderboard CSV", site.downloads[1])),
+        attribution=attribution,
+    )
+
+
+def model_page(name: str, sites: Sequence[SiteModel], *, nav: tuple[Link, ...],
+               attribution: str | None, linked: set[str]) -> ModelPage:
+    """``sites`` in navigation order; the first board that lists the model gives the
+    record against each opponent and the history."""
+    present = [(s, s.rows_by_name[name]) for s in sites if name in s.rows_by_name]
+    primary, row = present[0]
+    summaries = tuple(
+        BoardSummary(
+            board_label=board_label(s.board.snapshot.board), href=f"../{s.file}",
+            rank=str(r.rank_ub) if r.rank_ub is not None else "\u2013",
+            tier=str(r.tier) if r.tier is not None else "not ranked",
+            rating=fmt_rating(r.rating),
+            interval=f"{fmt_rating(r.ci_low)} to {fmt_rating(r.ci_high)}",
+            battles=fmt_count(r.battles),
+        ) for s, r in present)
+    by_name = primary.rows_by_name
+    opponents, hidden_battles = [], 0.0
+    for p in primary.pairs_by_model.get(name, ()):
+        mine_a = p.model_a == name
+        other = p.model_b if mine_a else p.model_a
+        w, lo = (p.a_wins, p.b_wins) if mine_a else (p.b_wins, p.a_wins)
+        n = w + lo + p.ties
+        orow = by_name.get(other)
+        if orow is None or orow.hidden:
+            hidden_battles += n
+            continue
+        opponents.append((-orow.rating, other, OpponentView(
+            label=display(orow), href=model_href(other, "../") if other in linked else None,
+            battles=fmt_count(n), wins=fmt_count(w), losses=fmt_count(lo),
+            ties=fmt_count(p.ties),
+            observed=f"{(w + p.ties / 2) / n * 100:.0f}%" if n else "\u2013",
+            expected=f"{predicted(row.rating, orow.rating) * 100:.0f}%",
+        )))
+    opponents.sort(key=lambda t: (t[0], t[1]))
+    hist = primary.history.get(name, [])
+    history = tuple(HistoryRow(sid, fmt_date(at), fmt_rating(r),
+                               f"{fmt_rating(lo)} to {fmt_rating(hi)}")
+                    for sid, at, r, lo, hi in hist)
+    label = display(row)
+    chart = None
+    if hist:
+        chart = svg.history_chart(
+            [svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi) for _, at, r, lo, hi in hist],
+            title=f"Rating history of {label} ({board_label(primary.board.snapshot.board)})",
+            desc=f"Rating and interval at each of {len(hist)} snapshots, oldest first; "
+                 "the same numbers are in the table below.")
+    return ModelPage(
+        title=f"{label} \u2013 model", model=name, label=label,
+        organisation=row.organisation, licence=row.licence, link=safe_link(row.link),
+        flags=row.flags, boards=summaries,
+        record_board=board_label(primary.board.snapshot.board),
+        opponents=tuple(o for _, _, o in opponents),
+        hidden_battles=fmt_count(hidden_battles) if hidden_battles else None,
+        history_chart=chart, history=history, nav=nav, attribution=attribution,
+    )

@@ -1,0 +1,231 @@
+"""Write the static site: read snapshots, build page contexts, render, swap in atomically.
+
+Layout of OUT_DIR::
+
+    index.html                 the main board (latest overall, or --snapshot ID)
+    leaderboard.json|csv       its downloads, same schema as ``arena leaderboard``
+    board-<slug>-<hash>.html   one page per other board (categories), with downloads
+    models/<slug>-<hash>.html  one page per visible model
+    style.css
+    .arena-site                marker: this directory may be replaced by a publish
+
+The site is written into a fresh temporary directory beside OUT_DIR and only
+then renamed into place, so readers and crashes never see a half-written site.
+Output depends only on the database contents (no "now", sorted iteration,
+fixed number formats): publishing the same snapshot twice gives identical bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, select
+
+from arena.cli.output import render_csv, to_json
+from arena.db.models import Snapshot
+from arena.publish import context as ctx
+from arena.publish.render import render
+from arena.resources import templates_dir
+from arena.snapshots import (
+    OVERALL,
+    ROW_FIELDS,
+    Board,
+    latest_snapshot_id,
+    load_board,
+    load_pairs,
+    previous_snapshot_id,
+    rating_history,
+)
+
+MARKER = ".arena-site"
+_MARKER_TEXT = b"arena static leaderboard site; `arena publish` may replace this directory\n"
+
+
+class PublishError(Exception):
+    """A reason not to publish, worded for the command line."""
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    out_dir: Path
+    snapshot_id: int
+    board: str
+    boards: tuple[str, ...]  # every board rendered, main first
+    model_pages: int
+    visible_models: int
+    hidden_models: int
+    index_bytes: int
+    total_bytes: int
+    files: tuple[str, ...]
+
+
+# ---------------------------------------------------------------- reading
+
+
+def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.SiteModel]:
+    if snapshot_id is None:
+        snapshot_id = latest_snapshot_id(conn, OVERALL)
+        if snapshot_id is None:
+            if conn.execute(select(Snapshot.id).limit(1)).first() is None:
+                raise PublishError("no snapshot yet: run `arena rebuild` first")
+            raise PublishError("no overall snapshot yet: run `arena rebuild`, or pick one "
+                               "with --snapshot ID (see `arena snapshots`)")
+    main = load_board(conn, snapshot_id)
+    if main is None:
+        raise PublishError(f"snapshot {snapshot_id} does not exist")
+    boards = sorted(b for (b,) in conn.execute(select(Snapshot.board).distinct()))
+    # Main board first, then overall (if the main one is a category), then the rest by key.
+    others = sorted((b for b in boards if b != main.snapshot.board),
+                    key=lambda b: (b != OVERALL, b))
+    loaded: list[Board] = [main]
+    for b in others:
+        sid = latest_snapshot_id(conn, b)
+        board = load_board(conn, sid) if sid is not None else None
+        if board is not None:
+            loaded.append(board)
+    sites = []
+    for i, board in enumerate(loaded):
+        info = board.snapshot
+        if i == 0:
+            file, downloads = "index.html", ("leaderboard.json", "leaderboard.csv")
+        else:
+            stem = ctx.slug(info.board, prefix="board-")
+            file, downloads = f"{stem}.html", (f"{stem}.json", f"{stem}.csv")
+        prev_id = previous_snapshot_id(conn, info)
+        # History up to this snapshot only: republishing an old snapshot must
+        # not change when later snapshots are added.
+        history = {
+            name: [h for h in points if h[0] <= info.id]
+            for name, points in rating_history(conn, info.board).items()
+        }
+        sites.append(ctx.SiteModel(
+            board=board, file=file, downloads=downloads,
+            previous=load_board(conn, prev_id) if prev_id is not None else None,
+            pairs=sorted(load_pairs(conn, info.id), key=lambda p: (p.model_a, p.model_b)),
+            history=history,
+        ))
+    return sites
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _files(sites: list[ctx.SiteModel], *, top: int, attribution: str | None,
+           ) -> Iterator[tuple[str, bytes]]:
+    """Every file of the site as (relative path, bytes), in a fixed order."""
+    main_info = sites[0].board.snapshot
+    attribution_text = ctx.attribution_for(main_info, attribution)
+    linked = sorted({r.model for s in sites for r in s.board.visible_rows()})
+    linked_set = set(linked)
+
+    def nav(current: str | None, root: str) -> tuple[ctx.Link, ...]:
+        return tuple(ctx.Link(ctx.board_label(s.board.snapshot.board), root + s.file,
+                              s.file == current) for s in sites)
+
+    yield MARKER, _MARKER_TEXT
+    yield "style.css", (templates_dir() / "style.css").read_bytes()
+    for site in sites:
+        board = site.board
+        page = ctx.leaderboard_page(site, nav=nav(site.file, ""), top=top,
+                                    attribution=attribution_text, linked=linked_set)
+        yield site.file, render("leaderboard.html", page=page).encode("utf-8")
+        yield site.downloads[0], (to_json(board.document()) + "\n").encode("utf-8")
+        rows = [r.as_dict() for r in board.visible_rows()]
+        yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
+    model_nav = nav(None, "../")
+    for name in linked:
+        page = ctx.model_page(name, sites, nav=model_nav, attribution=attribution_text,
+                              linked=linked_set)
+        yield ctx.model_href(name), render("model.html", page=page).encode("utf-8")
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _check_target(out: Path) -> None:
+    if out.exists() or out.is_symlink():
+        if not out.is_dir() or out.is_symlink():
+            raise PublishError(f"{out} exists and is not a directory")
+        if any(out.iterdir()) and not (out / MARKER).is_file():
+            raise PublishError(
+                f"{out} is not empty and was not written by `arena publish`; "
+                "refusing to replace it (choose a new or empty directory)")
+    if out.parent == out:
+        raise PublishError(f"cannot publish into {out}")
+
+
+def _write_atomic(out: Path, files: Iterator[tuple[str, bytes]]) -> tuple[list[str], dict]:
+    parent = out.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
+    written: list[str] = []
+    sizes: dict[str, int] = {}
+    try:
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a site is meant to be served
+        root = tmp.resolve()
+        for rel, data in files:
+            path = (tmp / rel).resolve()
+            # Names come from slugs already; this is the belt to their braces.
+            if root not in path.parents:
+                raise PublishError(f"refusing to write outside the site: {rel!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            written.append(rel)
+            sizes[rel] = len(data)
+        _swap(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return written, sizes
+
+
+def _swap(new: Path, out: Path) -> None:
+    """Rename the old site aside, the new one in, then delete the old one."""
+    if not out.exists():
+        os.rename(new, out)
+        return
+    old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:12]}"
+    os.rename(out, old)
+    try:
+        os.rename(new, out)
+    except BaseException:
+        os.rename(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def publish_site(conn_or_engine: Connection | Engine, out_dir: str | os.PathLike, *,
+                 snapshot_id: int | None = None, top: int = 20,
+                 attribution: str | None = None) -> PublishReport:
+    """Render a snapshot (default: the latest overall one) and the latest snapshot of
+    every other board into ``out_dir``, replacing a previous site atomically.
+
+    Raises :class:`PublishError` for user errors (no snapshot, bad target).
+    """
+    if top < 2:
+        raise PublishError("--top must be at least 2")
+    out = Path(os.path.abspath(out_dir))
+    _check_target(out)
+    if isinstance(conn_or_engine, Engine):
+        with conn_or_engine.connect() as conn:
+            sites = _load_site_models(conn, snapshot_id)
+    else:
+        sites = _load_site_models(conn_or_engine, snapshot_id)
+    written, sizes = _write_atomic(out, _files(sites, top=top, attribution=attribution))
+    main = sites[0].board
+    visible = {r.model for s in sites for r in s.board.visible_rows()}
+    return PublishReport(
+        out_dir=out, snapshot_id=main.snapshot.id, board=main.snapshot.board,
+        boards=tuple(s.board.snapshot.board for s in sites),
+        model_pages=len(visible), visible_models=len(main.visible_rows()),
+        hidden_models=sum(1 for r in main.rows if r.hidden),
+        index_bytes=sizes.get("index.html", 0), total_bytes=sum(sizes.values()),
+        files=tuple(written),
+    )
+
