@@ -28,8 +28,9 @@ to converge are listed in ``failed_rounds`` and left out of the intervals.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,13 +41,22 @@ from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
 from arena.engine.graph import credit_debit, existence
-from arena.engine.newton import GTOL_REL, chord, gradient_scale, hessian_diagonal, newton
+from arena.engine.newton import GTOL_REL_BOOT, chord, gradient_scale, hessian_diagonal, newton
 from arena.engine.sampling import multinomial_rows
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
 
 #: Target size (in float64 elements) of the per-chunk working arrays.
-CHUNK_ELEMS = 1_000_000
+CHUNK_ELEMS = 2_000_000
+#: Above this much work (rounds x categories) chunks run in forked worker
+#: processes: NumPy's Poisson sampler holds the GIL, so threads cannot share it.
+PROCESS_MIN_WORK = 2_000_000
+
+_JOB: _Job | None = None  # set in the parent just before forking workers
+
+
+def _run_forked(args):
+    return _JOB.run(*args)
 
 
 @dataclass(frozen=True)
@@ -186,7 +196,7 @@ class _Job:
         draws = multinomial_rows(rng, self.n_draw, self.p, rounds)
         counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
-        gtol = GTOL_REL * gradient_scale(d, stats)
+        gtol = GTOL_REL_BOOT * gradient_scale(d, stats)
         x = np.tile(point.x, (rounds, 1))
         converged = np.zeros(rounds, dtype=bool)
         gnorm = np.full(rounds, np.inf)
@@ -265,7 +275,9 @@ def bootstrap(
     point : Fit, optional
         A point fit of the same table and options, to skip refitting it.
     workers : int, optional
-        Threads (default: up to 2).  Results do not depend on it.
+        Parallel workers (default: up to 2 = the cores of the target machines).
+        Large problems use forked processes, small ones threads; chunks carry
+        their own random streams, so results do not depend on ``workers``.
     chord_iters, newton_iters : int
         Iteration caps of the two solver stages.
 
@@ -285,7 +297,17 @@ def bootstrap(
     sizes = [min(size, rounds - s) for s in starts]
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
-    if workers > 1 and len(starts) > 1:
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    if workers > 1 and len(starts) > 1 and forkable and rounds * job.width() >= PROCESS_MIN_WORK:
+        global _JOB
+        _JOB = job
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                parts = list(pool.map(_run_forked, zip(sizes, seeds, strict=True)))
+        finally:
+            _JOB = None
+    elif workers > 1 and len(starts) > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(job.run, sizes, seeds))
     else:
