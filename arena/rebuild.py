@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, func, insert, select
+from sqlalchemy import Connection, Engine, String, and_, cast, func, insert, literal, select
 
 from arena import __version__
 from arena.db.models import (
@@ -134,7 +134,7 @@ def _cluster_column(opts: RebuildOptions):
         return None
     column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[opts.cluster]
     # A battle without the key is its own cluster, never pooled with other such battles.
-    return func.coalesce(column, func.concat("battle:", Battle.id))
+    return func.coalesce(column, literal("battle:", String) + cast(Battle.id, String))
 
 
 def _aggregate(conn: Connection, opts: RebuildOptions, watermark: int, *, by_category: bool

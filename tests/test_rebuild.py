@@ -1,0 +1,238 @@
+"""Rebuild, snapshots and the reading commands, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from arena.db.models import Snapshot
+from arena.rebuild import RebuildOptions, rebuild
+from arena.snapshots import latest_snapshot_id, load_board, load_samples
+
+ROUNDS = "200"  # enough for stable tests, fast on CI
+RATING_TOL = 1e-6  # Elo points: same cells must give the same point fit
+
+
+def synth_battles(path, *, n=3000, models=8, seed=1, categories=("math", "code"), extra_id=0):
+    """Battles from known strengths (Elo spacing 30), with ties and two categories."""
+    rng = np.random.default_rng(seed)
+    strength = np.linspace(0, 30 * (models - 1), models)[::-1] * np.log(10) / 400
+    rows = []
+    for k in range(n):
+        a, b = rng.choice(models, size=2, replace=False)
+        p = 1 / (1 + np.exp(strength[b] - strength[a]))
+        u = rng.random()
+        winner = "tie" if u < 0.1 else ("model_a" if u < 0.1 + 0.9 * p else "model_b")
+        tags = {c: str(bool(rng.random() < 0.5)) for c in categories}
+        rows.append({"id": f"b{k + extra_id}", "model_a": f"model-{a}", "model_b": f"model-{b}",
+                     "winner": winner, "judge": f"j{rng.integers(40)}", **tags})
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return rows
+
+
+@pytest.fixture
+def loaded(run_cli, tmp_path):
+    path = tmp_path / "battles.csv"
+    rows = synth_battles(path)
+    run_cli("ingest", str(path), "-q")
+    return rows
+
+
+def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
+    out = run_cli("rebuild", "--rounds", ROUNDS).output
+    assert "snapshot 1: overall" in out
+    doc = json.loads(run_cli("leaderboard", "--format", "json").output)
+    snap, rows = doc["snapshot"], doc["rows"]
+    assert set(snap) >= {"id", "created_at", "options", "watermark", "counts"}
+    assert snap["watermark"] == 3000 and snap["counts"]["battles"] == 3000
+    assert snap["options"]["rounds"] == 200 and snap["options"]["seed"] == 20240501
+    assert [r["model"] for r in rows] == [f"model-{i}" for i in range(8)]  # true order recovered
+    assert all(set(r) == {"model", "rating", "ci_low", "ci_high", "rank", "rank_ub", "tier",
+                          "battles", "wins", "losses", "ties", "flags"} for r in rows)
+    ratings = [r["rating"] for r in rows]
+    assert ratings == sorted(ratings, reverse=True)
+    assert abs(np.mean(ratings) - 1000) < 1e-6
+    for r in rows:
+        assert r["ci_low"] < r["rating"] < r["ci_high"]
+        assert r["battles"] == r["wins"] + r["losses"] + r["ties"]
+    assert sum(r["battles"] for r in rows) == 2 * 3000
+    # Ranks: rank_ub from intervals, tiers a partition of the board starting at 1.
+    tiers = [r["tier"] for r in rows]
+    assert tiers[0] == 1 and all(0 <= b - a <= 1 for a, b in zip(tiers, tiers[1:], strict=False))
+    brute = [1 + sum(o["ci_low"] > r["ci_high"] for o in rows) for r in rows]
+    assert [r["rank_ub"] for r in rows] == brute
+    table = run_cli("leaderboard").output
+    assert "rank_ub" in table and "model-0" in table
+    csv_out = run_cli("leaderboard", "--format", "csv").output.splitlines()
+    assert csv_out[0] == "model,rating,ci_low,ci_high,rank,rank_ub,tier,battles,wins,losses,ties,flags"
+
+
+def test_same_data_same_seed_same_numbers(run_cli, engine, loaded):
+    run_cli("rebuild", "--rounds", ROUNDS)
+    run_cli("rebuild", "--rounds", ROUNDS)
+    with engine.connect() as conn:
+        a, b = load_board(conn, 1), load_board(conn, 2)
+        sa, sb = load_samples(conn, 1), load_samples(conn, 2)
+    strip = lambda board: [(r.model, r.rating, r.ci_low, r.ci_high, r.tier) for r in board.rows]  # noqa: E731
+    assert strip(a) == strip(b)
+    assert sa.tobytes() == sb.tobytes()
+    run_cli("rebuild", "--rounds", ROUNDS, "--seed", "5")
+    with engine.connect() as conn:
+        c = load_board(conn, 3)
+    assert [r.rating for r in c.rows] == [r.rating for r in a.rows]  # point fit has no randomness
+    assert [r.ci_low for r in c.rows] != [r.ci_low for r in a.rows]
+
+
+def test_battles_ingested_during_rebuild_are_not_in_it(run_cli, engine, loaded, tmp_path, monkeypatch):
+    import arena.rebuild as rb
+    from arena.ingest import ingest_file
+
+    late = tmp_path / "late.csv"
+    synth_battles(late, n=500, seed=9, extra_id=10_000)
+    real = rb._aggregate
+
+    def aggregate_after_a_concurrent_ingest(conn, opts, watermark, *, by_category):
+        if not getattr(aggregate_after_a_concurrent_ingest, "done", False):
+            aggregate_after_a_concurrent_ingest.done = True
+            ingest_file(engine, str(late))  # another connection commits mid-rebuild
+        return real(conn, opts, watermark, by_category=by_category)
+
+    monkeypatch.setattr(rb, "_aggregate", aggregate_after_a_concurrent_ingest)
+    result = rebuild(engine, RebuildOptions(rounds=50))
+    with engine.connect() as conn:
+        board = load_board(conn, result.snapshot_ids[0])
+    assert board.snapshot.watermark == 3000
+    assert board.snapshot.n_battles == 3000  # the 500 late battles are not in it
+
+
+def test_failed_rebuild_leaves_previous_snapshot(run_cli, engine, loaded, monkeypatch):
+    import arena.rebuild as rb
+
+    run_cli("rebuild", "--rounds", ROUNDS)
+    real = rb._write_snapshot
+    calls = {"n": 0}
+
+    def crash_on_second_board(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rb, "_write_snapshot", crash_on_second_board)
+    with pytest.raises(RuntimeError):
+        rebuild(engine, RebuildOptions(rounds=50), all_categories=True)
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Snapshot)).scalar_one() == 1
+        assert latest_snapshot_id(conn) == 1
+    monkeypatch.undo()
+    # A user error: pure MLE requested where it cannot exist -> clean message, nothing written.
+    result = run_cli("rebuild", "--rounds", ROUNDS, "--anchor", "no-such-model=1200", ok=False)
+    assert result.exit_code == 1 and "no snapshot was written" in result.output
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Snapshot)).scalar_one() == 1
+
+
+def test_prior_zero_without_mle_is_a_clear_error(run_cli, engine, tmp_path):
+    path = tmp_path / "undefeated.csv"
+    path.write_text("model_a,model_b,winner\nchamp,x,model_a\nchamp,y,model_a\nx,y,tie\n")
+    run_cli("ingest", str(path))
+    result = run_cli("rebuild", "--prior", "0", "--rounds", "20", ok=False)
+    assert result.exit_code == 1 and "no snapshot was written" in result.output
+    out = run_cli("rebuild", "--rounds", "20", "--min-battles", "0").output
+    assert "snapshot 1" in out
+    doc = json.loads(run_cli("leaderboard", "--format", "json").output)
+    champ = next(r for r in doc["rows"] if r["model"] == "champ")
+    assert "never_lost" in champ["flags"]
+    assert all(np.isfinite([r["rating"], r["ci_low"], r["ci_high"]]).all() for r in doc["rows"])
+
+
+def test_per_category_snapshot_matches_filtered_copy(run_cli, engine, loaded, tmp_path, db_url):
+    run_cli("rebuild", "--rounds", ROUNDS, "--all-categories")
+    with engine.connect() as conn:
+        boards = dict(conn.execute(select(Snapshot.board, Snapshot.id)).all())
+        math_board = load_board(conn, boards["category:math"])
+    assert set(boards) == {"overall", "category:math", "category:code"}
+    # Same battles, filtered before ingest, into a fresh SQLite database.
+    filtered = tmp_path / "math_only.csv"
+    with open(filtered, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=["id", "model_a", "model_b", "winner"])
+        w.writeheader()
+        for r in loaded:
+            if r["math"] == "True":
+                w.writerow({k: r[k] for k in ("id", "model_a", "model_b", "winner")})
+    from arena.db.session import open_engine
+
+    other = open_engine(f"sqlite:///{tmp_path / 'copy.db'}")
+    from arena.ingest import ingest_file
+
+    ingest_file(other, str(filtered))
+    result = rebuild(other, RebuildOptions(rounds=200))
+    with other.connect() as conn:
+        copy_board = load_board(conn, result.snapshot_ids[0])
+    got = {r.model: r for r in math_board.rows}
+    for r in copy_board.rows:
+        assert abs(got[r.model].rating - r.rating) < RATING_TOL
+        assert got[r.model].battles == r.battles and got[r.model].wins == r.wins
+    assert math_board.snapshot.n_battles == copy_board.snapshot.n_battles
+    leaderboard = json.loads(run_cli("leaderboard", "--category", "math", "--format", "json").output)
+    assert leaderboard["snapshot"]["id"] == boards["category:math"]
+
+
+def test_min_battles_anchor_and_options(run_cli, engine, loaded, tmp_path):
+    extra = tmp_path / "newcomer.csv"
+    extra.write_text("model_a,model_b,winner\nnewbie,model-0,model_b\nnewbie,model-1,tie\n")
+    run_cli("ingest", str(extra))
+    run_cli("rebuild", "--rounds", ROUNDS, "--anchor", "model-7=800", "--ci", "sandwich",
+            "--tiers", "overlap")
+    doc = json.loads(run_cli("leaderboard", "--format", "json").output)
+    rows = {r["model"]: r for r in doc["rows"]}
+    assert abs(rows["model-7"]["rating"] - 800) < 1e-9
+    newbie = rows["newbie"]
+    assert newbie["rank"] is None and newbie["tier"] is None and "few_battles" in newbie["flags"]
+    assert doc["rows"][-1]["model"] == "newbie"  # unranked models listed after the board
+    assert doc["snapshot"]["options"]["ci"] == "sandwich"
+    assert doc["snapshot"]["options"]["anchor"] == {"model": "model-7", "rating": 800.0}
+
+
+def test_cluster_bootstrap_by_judge_keeps_point_fit(run_cli, engine, loaded):
+    run_cli("rebuild", "--rounds", ROUNDS)
+    run_cli("rebuild", "--rounds", ROUNDS, "--cluster", "judge")
+    with engine.connect() as conn:
+        battle, judge = load_board(conn, 1), load_board(conn, 2)
+    assert judge.snapshot.diagnostics["clusters"] == 40
+    assert [r.rating for r in battle.rows] == [r.rating for r in judge.rows]
+
+
+def test_snapshots_diff_and_compare(run_cli, engine, loaded, tmp_path):
+    run_cli("rebuild", "--rounds", ROUNDS)
+    extra = tmp_path / "more.csv"
+    synth_battles(extra, n=400, seed=3, extra_id=5000, models=9)
+    run_cli("ingest", str(extra))
+    run_cli("rebuild", "--rounds", ROUNDS, "--min-battles", "0")
+    snaps = json.loads(run_cli("snapshots", "--format", "json").output)
+    assert [s["id"] for s in snaps] == [1, 2] and snaps[1]["watermark"] == 3400
+    diff = json.loads(run_cli("diff", "1", "2", "--format", "json").output)
+    assert {d["model"]: d["status"] for d in diff}["model-8"] == "new"
+    cmp = json.loads(run_cli("compare", "model-0", "model-7", "--format", "json").output)
+    assert cmp["difference"] > 0 and cmp["ci_low"] > 0 and cmp["significant"]
+    assert cmp["p_a_better"] > 0.99 and 0.5 < cmp["win_probability_a"] < 1
+    record = cmp["record"]
+    assert record["a_wins"] + record["b_wins"] + record["ties"] > 0
+    text = run_cli("compare", "model-0", "model-7").output
+    assert "verdict: model-0 is better" in text
+    missing = run_cli("compare", "model-0", "nobody", ok=False)
+    assert missing.exit_code == 1 and "not in snapshot" in missing.output
+
+
+def test_rebuild_with_no_battles_is_a_clean_error(run_cli):
+    result = run_cli("rebuild", ok=False)
+    assert result.exit_code == 1 and "ingest battles first" in result.output
+    result = run_cli("leaderboard", ok=False)
+    assert result.exit_code == 1 and "run `arena rebuild`" in result.output
