@@ -1,4 +1,23 @@
 """Rating engine: pure numpy/scipy functions over integer model indices.
 
 Nothing in this package may import sqlalchemy, click or jinja2.
+
+Modules (one job each):
+
+* :mod:`~arena.engine.counts` -- battles -> :class:`CountTable` of (pair,
+  outcome, weight) cells; sparse clusters x cells matrices.
+* :mod:`~arena.engine.design` -- cells -> sufficient statistics of one model
+  variant (half ties / Davidson, optional position term).
+* :mod:`~arena.engine.newton` -- batched log-likelihood derivatives, damped
+  Newton and fixed-Hessian (chord) solvers over ``(rounds, params)`` arrays.
+* :mod:`~arena.engine.graph` -- MLE existence (strong connectivity of the
+  beats graph) and per-model flags.
+* :mod:`~arena.engine.fit` -- the exact Bradley–Terry MLE: :func:`fit`.
+* :mod:`~arena.engine.sampling` -- exact, fast multinomial resampling.
+* :mod:`~arena.engine.bootstrap` -- vectorised (cluster) bootstrap: :func:`bootstrap`.
+* :mod:`~arena.engine.analytic` -- Fisher and sandwich covariances.
+* :mod:`~arena.engine.rate` -- one call to ratings with intervals: :func:`rate`.
+* :mod:`~arena.engine.elo` -- online Elo, a secondary order-dependent rating.
+
+See ``docs/engine.md`` for the model, the prior and the interval methods.
 """
