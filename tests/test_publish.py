@@ -1,0 +1,416 @@
+"""arena publish: page structure and numbers against the snapshot, escaping of hostile
+names, safe file names, atomic replace and determinism, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from arena.cli.output import render_csv, to_json
+from arena.db.models import Model
+from arena.publish import PublishError, publish_site
+from arena.publish.context import slug
+from arena.snapshots import ROW_FIELDS, load_board, load_pairs
+from tests.publish_fixtures import EVIL_NAMES, build_site_db
+
+# ---------------------------------------------------------------- a tiny DOM
+
+VOID = {"meta", "link", "br", "img", "input", "hr", "col", "source", "wbr"}
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict[str, str | None], parent: Node | None):
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node | str] = []
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def iter(self, tag: str | None = None):
+        for c in self.children:
+            if isinstance(c, Node):
+                if tag is None or c.tag == tag:
+                    yield c
+                yield from c.iter(tag)
+
+    def find(self, tag: str, cls: str | None = None) -> Node | None:
+        return next(self.find_all(tag, cls), None)
+
+    def find_all(self, tag: str, cls: str | None = None):
+        for n in self.iter(tag):
+            if cls is None or cls in (n.attrs.get("class") or "").split():
+                yield n
+
+    def classes(self) -> list[str]:
+        return (self.attrs.get("class") or "").split()
+
+
+class _Builder(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", {}, None)
+        self.cur = self.root
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs), self.cur)
+        self.cur.children.append(node)
+        if tag not in VOID:
+            self.cur = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.cur.children.append(Node(tag, dict(attrs), self.cur))
+
+    def handle_endtag(self, tag):
+        n = self.cur
+        while n is not None and n.tag != tag:
+            n = n.parent
+        assert n is not None, f"stray </{tag}>"
+        self.cur = n.parent
+
+    def handle_data(self, data):
+        self.cur.children.append(data)
+
+
+def parse(path: Path) -> Node:
+    b = _Builder()
+    b.feed(path.read_text(encoding="utf-8"))
+    b.close()
+    assert b.cur is b.root, f"unclosed <{b.cur.tag}> in {path.name}"
+    return b.root
+
+
+def files(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def site(engine, tmp_path):
+    ids = build_site_db(engine)
+    out = tmp_path / "site"
+    report = publish_site(engine, out)
+    with engine.connect() as conn:
+        board = load_board(conn, ids["overall"][-1])
+        previous = load_board(conn, ids["overall"][-2])
+        pairs = load_pairs(conn, board.snapshot.id)
+    return {"engine": engine, "ids": ids, "out": out, "report": report, "board": board,
+            "previous": previous, "pairs": pairs}
+
+
+def f1(x: float) -> str:
+    return f"{x + 0.0:.1f}"
+
+
+def count(x: float) -> str:
+    return f"{x:.0f}"
+
+
+# ---------------------------------------------------------------- structure and numbers
+
+
+def test_index_table_matches_snapshot(site):
+    board, out = site["board"], site["out"]
+    doc = parse(out / "index.html")
+    table = doc.find("table", "board")
+    assert table is not None and table.find("caption") is not None
+    heads = [th for th in table.find("thead").iter("th")]
+    assert heads and all(th.attrs.get("scope") == "col" for th in heads)
+
+    visible = board.visible_rows()
+    body_rows = [tr for tb in table.find_all("tbody") for tr in tb.find_all("tr")
+                 if "tier-head" not in tr.classes()]
+    assert len(body_rows) == len(visible) == 13
+    prev_rank = {r.model: r.rank_ub for r in site["previous"].rows}
+    for row, tr in zip(visible, body_rows, strict=True):
+        th = tr.find("th")
+        assert th.attrs.get("scope") == "row"
+        assert th.text() == row.model  # no display names set: the raw name, as text
+        cells = [td.text().strip() for td in tr.find_all("td")]
+        rank, change, tier, rating, ci, _bar, battles, wlt = cells[:8]
+        assert rating == f1(row.rating)
+        assert ci == f"+{f1(row.ci_high - row.rating)} / -{f1(row.rating - row.ci_low)}"
+        assert battles == count(row.battles)
+        assert wlt == f"{count(row.wins)} / {count(row.losses)} / {count(row.ties)}"
+        if row.ranked:
+            assert rank == str(row.rank_ub) and tier == str(row.tier)
+            before = prev_rank.get(row.model)
+            if before is None:
+                assert change.startswith("new")
+            elif before > row.rank_ub:
+                assert change.startswith(f"\u25b2{before - row.rank_ub}")
+            elif before < row.rank_ub:
+                assert change.startswith(f"\u25bc{row.rank_ub - before}")
+            else:
+                assert change.startswith("=")
+        else:
+            assert rank == "\u2013" and tier == "\u2013"
+            assert "few_battles" in cells[-1] and "low_data" in cells[-1]
+        # One interval bar per row, with a text alternative carrying the numbers.
+        bar = tr.find("svg")
+        assert bar is not None and bar.attrs["role"] == "img"
+        assert bar.attrs["aria-label"] == f"interval {f1(row.ci_low)} to {f1(row.ci_high)}"
+    hidden = [r.model for r in board.rows if r.hidden]
+    assert hidden == ["model-012"]
+    assert "model-012" not in (out / "index.html").read_text(encoding="utf-8")
+    # The model new in this snapshot shows as new.
+    assert any(tr.find("th").text() == "model-011" and "new" in tr.text() for tr in body_rows)
+
+
+def test_tier_bands_and_caption(site):
+    board, out = site["board"], site["out"]
+    doc = parse(out / "index.html")
+    bodies = list(doc.find("table", "board").find_all("tbody"))
+    ranked = [r for r in board.visible_rows() if r.ranked]
+    tiers = sorted({r.tier for r in ranked})
+    assert len(bodies) == len(tiers) + 1  # one band per tier plus "not ranked"
+    for k, (tbody, tier) in enumerate(zip(bodies, tiers, strict=False)):
+        n = sum(1 for r in ranked if r.tier == tier)
+        head = tbody.find("tr", "tier-head").find("th")
+        assert head.attrs.get("scope") == "rowgroup"
+        assert head.text() == f"Tier {tier} ({n} model{'s' if n != 1 else ''})"
+        assert tbody.classes() == [f"band{k % 2}"]
+    assert bodies[-1].classes() == ["bandu"]
+
+    claims = doc.find("section", "claims").text()
+    info = board.snapshot
+    assert f"{info.n_battles:.0f} battles between {info.n_models} models" in claims
+    assert "95% confidence intervals from a bootstrap over battles with 64 rounds" in claims
+    assert "computed 2026-01-19 12:00 UTC" in claims  # the snapshot's date, not now
+    assert "not ranked against each other" in claims
+    assert "1 hidden model is not shown" in claims
+    assert "fewer than 50 battles" in claims
+    # Charts: all-model interval chart plus the three top-N matrices, each with title/desc.
+    charts = list(doc.find_all("svg", "chart"))
+    assert len(charts) == 4
+    for svg in charts:
+        assert svg.find("title").text() and svg.find("desc").text()
+    assert "CC-BY-4.0" in doc.find("footer").text()
+
+
+def test_links_resolve_and_no_remote_resources(site):
+    out = site["out"]
+    pages = sorted(out.rglob("*.html"))
+    assert (out / "index.html") in pages and len(list((out / "models").iterdir())) == 13
+    for page in pages:
+        doc = parse(page)
+        assert doc.find("script") is None
+        for node in doc.iter():
+            for attr in ("href", "src"):
+                url = node.attrs.get(attr)
+                if url is None or url.startswith("#"):
+                    continue
+                assert not re.match(r"^[a-z]+:|^//", url), f"{page.name}: remote {url}"
+                target = (page.parent / url).resolve()
+                assert target.is_file(), f"{page.name}: broken link {url}"
+                assert out.resolve() in target.parents
+    # Navigation: index links to the category page and marks itself current.
+    nav = parse(out / "index.html").find("nav")
+    links = {a.text(): a.attrs for a in nav.iter("a")}
+    assert links["Overall"].get("aria-current") == "page"
+    cat = out / links["Category: math"]["href"]
+    assert parse(cat).find("h1").text() == "Category: math leaderboard"
+
+
+def test_model_page_record_and_history(site):
+    board, out, pairs = site["board"], site["out"], site["pairs"]
+    row = next(r for r in board.rows if r.model == "model-000")
+    doc = parse(out / "models" / f"{slug('model-000')}.html")
+    record = doc.find("table", "record")
+    rows = list(record.find("tbody").find_all("tr"))
+    mine = [p for p in pairs if "model-000" in (p.model_a, p.model_b)]
+    visible_opp = [p for p in mine if "model-012" not in (p.model_a, p.model_b)]
+    assert len(rows) == len(visible_opp)
+    total = sum(int(tr.find_all("td").__next__().text()) for tr in rows)
+    hidden_n = sum(p.a_wins + p.b_wins + p.ties for p in mine if p not in visible_opp)
+    assert total + hidden_n == row.battles
+    assert f"Plus {hidden_n:.0f} battles against hidden models" in doc.text()
+    history = [t for t in doc.find_all("table") if "Rating at each snapshot" in t.find("caption").text()]
+    assert len(list(history[0].find("tbody").find_all("tr"))) == 3
+    # A model that appeared only in the latest snapshot has one history point.
+    new = parse(out / "models" / f"{slug('model-011')}.html")
+    assert "Rating history" in new.text()
+    assert doc.find("svg", "history").find("title").text().startswith("Rating history of model-000")
+
+
+# ---------------------------------------------------------------- untrusted names
+
+
+def test_hostile_names_render_as_text_everywhere(site):
+    out, board = site["out"], site["board"]
+    html = (out / "index.html").read_text(encoding="utf-8")
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    doc = parse(out / "index.html")
+    names = [th.text() for th in doc.find("table", "board").find_all("th") if th.attrs.get("scope") == "row"]
+    for evil in EVIL_NAMES:
+        assert evil in names
+    for node in doc.iter():
+        assert not any(a.startswith("on") for a in node.attrs), (node.tag, node.attrs)
+    # Every inline SVG is well-formed XML whose labels keep the names as text.
+    labels = set()
+    for m in re.finditer(r"<svg\b.*?</svg>", html, flags=re.S):
+        el = ET.fromstring(m.group(0))
+        labels.update("".join(t.itertext()) for t in el.iter("{*}text") if True)
+        labels.update("".join(t.itertext()) for t in el.iter("text"))
+    assert "<script>alert(1)</script>" in labels
+    assert "../../etc/passwd" in labels
+    # Model pages show the name in the heading, as text.
+    page = out / "models" / f"{slug('<script>alert(1)</script>')}.html"
+    assert parse(page).find("h1").text() == "<script>alert(1)</script>"
+
+    # JSON: exactly the `arena leaderboard --format json` document.
+    raw = (out / "leaderboard.json").read_text(encoding="utf-8")
+    assert raw == to_json(board.document()) + "\n"
+    doc_json = json.loads(raw)
+    assert {r["model"] for r in doc_json["rows"]} >= set(EVIL_NAMES)
+    assert doc_json["snapshot"]["hidden_models"] == 1
+
+    # CSV: same as `--format csv`; formula-looking cells neutralised.
+    raw_csv = (out / "leaderboard.csv").read_text(encoding="utf-8")
+    assert raw_csv == render_csv([r.as_dict() for r in board.visible_rows()], ROW_FIELDS)
+    rows = list(csv.DictReader(io.StringIO(raw_csv)))
+    assert tuple(rows[0]) == ROW_FIELDS
+    models = {r["model"] for r in rows}
+    assert "'=HYPERLINK(\"http://x\")" in models and "'-2+3" in models and "'@sum(a1)" in models
+    assert "<script>alert(1)</script>" in models
+    assert not any(m.startswith(("=", "+", "-", "@")) for m in models)
+    unranked = next(r for r in rows if r["model"] == "model-013")
+    assert unranked["flags"] == "few_battles,low_data" and unranked["rank"] == ""
+
+
+def test_file_names_stay_inside_out_dir(site, tmp_path):
+    out = site["out"]
+    for rel in files(out):
+        assert re.fullmatch(r"(models/)?[a-z0-9.-]+", rel), rel
+        assert out.resolve() in (out / rel).resolve().parents
+    for p in (out / "models").iterdir():
+        assert re.fullmatch(r"[a-z0-9-]+-[0-9a-f]{8}\.html", p.name), p.name
+    # Nothing was written beside the site (no "etc/passwd", no leftovers).
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("arena.db")] == ["site"]
+    assert slug("../../etc/passwd") == "etc-passwd-" + slug("../../etc/passwd")[-8:]
+    assert slug("a/b") != slug("a-b")
+    assert slug("\u202e") .startswith("x-")
+
+
+# ---------------------------------------------------------------- atomic, deterministic
+
+
+def test_publish_twice_is_byte_identical(site, tmp_path):
+    again = tmp_path / "again"
+    publish_site(site["engine"], again)
+    assert files(again) == files(site["out"])
+    publish_site(site["engine"], site["out"])  # replace in place: same bytes, no debris
+    assert files(again) == files(site["out"])
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_crash_mid_write_keeps_old_site(site, tmp_path, monkeypatch):
+    out = site["out"]
+    before = files(out)
+    import arena.publish.site as site_mod
+
+    real = site_mod.render
+
+    def flaky(template, **ctx):
+        if template == "model.html":  # index.html is already in the temp dir by now
+            raise RuntimeError("disk on fire")
+        return real(template, **ctx)
+
+    with site["engine"].begin() as conn:  # a change the failed publish would have shown
+        conn.execute(update(Model).where(Model.name == "model-000").values(organisation="NewOrg"))
+    monkeypatch.setattr(site_mod, "render", flaky)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        publish_site(site["engine"], out)
+    assert files(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    monkeypatch.setattr(site_mod, "render", real)
+    publish_site(site["engine"], out)
+    assert "NewOrg" in (out / "index.html").read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_older_snapshot_and_hidden_and_links(site, run_cli, tmp_path):
+    ids = site["ids"]
+    out = tmp_path / "old"
+    run_cli("publish", str(out), "--snapshot", str(ids["overall"][0]), "-q")
+    doc = parse(out / "index.html")
+    assert f"Snapshot {ids['overall'][0]} " in doc.find("p", "lede").text()
+    assert doc.find("td") is not None and "new" not in doc.find("table", "board").text()
+    page = parse(out / "models" / f"{slug('model-000')}.html")
+    hist = [t for t in page.find_all("table") if "Rating at each snapshot" in t.find("caption").text()]
+    assert len(list(hist[0].find("tbody").find_all("tr"))) == 1  # later snapshots not shown
+
+    run_cli("models", "annotate", "model-000", "--display-name", "Model Zero",
+            "--organisation", "Acme <Labs>", "--licence", "=cmd|' /C calc'!A0",
+            "--link", "https://example.org/zero")
+    run_cli("models", "annotate", "model-008", "--link", "javascript:alert(1)", "--hide")
+    res = run_cli("publish", str(out), "--attribution", "Data <b>CC-BY</b> 4.0")
+    assert "published snapshot" in res.output
+    html = (out / "index.html").read_text(encoding="utf-8")
+    doc = parse(out / "index.html")
+    assert "javascript:" not in html and "model-008" not in html
+    assert "2 hidden models are not shown" in doc.find("section", "claims").text()
+    zero = next(th for th in doc.find_all("th", "model") if th.text() == "Model Zero")
+    tr = zero.parent
+    assert "Acme <Labs>" in tr.text()
+    ext = next(a for a in tr.iter("a") if "ext" in a.classes())
+    assert ext.attrs["href"] == "https://example.org/zero" and "noopener" in ext.attrs["rel"]
+    assert "Data <b>CC-BY</b> 4.0" in doc.find("footer").text()
+    # The CSV still carries the raw model name and the display name stays out of it.
+    assert "Model Zero" not in (out / "leaderboard.csv").read_text(encoding="utf-8")
+
+
+def test_cli_errors(run_cli, engine, tmp_path):
+    res = run_cli("publish", str(tmp_path / "x"), ok=False)
+    assert res.exit_code == 1 and "no snapshot yet" in res.output
+    assert not (tmp_path / "x").exists()
+    build_site_db(engine, n_models=6, history=1, category=False, hidden=())
+    res = run_cli("publish", str(tmp_path / "x"), "--snapshot", "999", ok=False)
+    assert res.exit_code == 1 and "snapshot 999 does not exist" in res.output
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("keep me")
+    res = run_cli("publish", str(a_file), ok=False)
+    assert res.exit_code == 1 and "is not a directory" in res.output
+    foreign = tmp_path / "home"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("precious")
+    res = run_cli("publish", str(foreign), ok=False)
+    assert res.exit_code == 1 and "refusing to replace it" in res.output
+    assert (foreign / "thesis.tex").read_text() == "precious"
+    res = run_cli("publish", str(tmp_path / "x"), "--top", "1", ok=False)
+    assert res.exit_code == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run_cli("publish", str(empty), "-q")
+    assert (empty / "index.html").is_file()
+
+
+def test_publish_error_on_category_only(engine, tmp_path):
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from tests.publish_fixtures import add_snapshot
+
+    with engine.begin() as conn:
+        add_snapshot(conn, names=["a", "b", "c"], strength=np.array([1100.0, 1000, 900]),
+                     when=datetime(2026, 2, 1, tzinfo=UTC), board="category:code",
+                     category="code", rng=np.random.default_rng(1), unranked=0)
+    with pytest.raises(PublishError, match="no overall snapshot"):
+        publish_site(engine, tmp_path / "s")
+    with engine.connect() as conn:
+        rep = publish_site(conn, tmp_path / "s", snapshot_id=1)
+    assert rep.board == "category:code" and rep.boards == ("category:code",)
+    doc = parse(tmp_path / "s" / "index.html")
+    assert doc.find("nav") is None  # a single board needs no navigation
+    assert "hidden" not in doc.find("section", "claims").text()
