@@ -180,7 +180,7 @@ def run_design(design: Design, boards: int, rounds: int, seed: int) -> None:
 
 
 def time_large_board(rounds: int, seed: int) -> None:
-    """Wall time of each rule on a 250-model board (the issue's scale)."""
+    """Wall time (best of 3) of each rule on a 250-model board (the issue's scale)."""
     rng = np.random.default_rng(seed)
     m = 250
     theta = np.sort(rng.normal(0.0, 100.0, m))[::-1]
@@ -188,9 +188,12 @@ def time_large_board(rounds: int, seed: int) -> None:
     rating, samples = simulate(design, rounds, rng)
     print(f"\n## timing, M={m}, {rounds} rounds")
     for name in ("paired-leader-maxt", "paired-cut-maxt", "overlap-leader"):
-        start = time.perf_counter()
-        tiers = METHODS[name](rating, samples)
-        print(f"{name:22s} {time.perf_counter() - start:6.3f} s  tiers={tiers.max()}")
+        best = np.inf
+        for _ in range(3):  # best of 3: the first call pays for page faults
+            start = time.perf_counter()
+            tiers = METHODS[name](rating, samples)
+            best = min(best, time.perf_counter() - start)
+        print(f"{name:22s} {best:6.3f} s  tiers={tiers.max()}")
 
 
 def main() -> None:
