@@ -284,8 +284,9 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
             flip = p.model_a != model_a
             wins_a, wins_b = (p.b_wins, p.a_wins) if flip else (p.a_wins, p.b_wins)
             ties = p.ties
-    verdict = (f"{model_a} is better" if c.significant and c.diff > 0 else
-               f"{model_b} is better" if c.significant else
+    # The direction comes from the paired interval itself, not the point difference.
+    verdict = (f"{model_a} is better" if c.low > 0 else
+               f"{model_b} is better" if c.high < 0 else
                "not distinguishable at this level")
     doc = dict(
         snapshot=board.snapshot.id, model_a=model_a, model_b=model_b,
