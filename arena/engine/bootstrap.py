@@ -42,7 +42,7 @@ from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
 from arena.engine.graph import credit_debit, existence
 from arena.engine.newton import GTOL_REL_BOOT, chord, gradient_scale, hessian_diagonal, newton
-from arena.engine.sampling import multinomial_rows
+from arena.engine.sampling import PoissonTable, multinomial_rows, poisson_mean
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
 
@@ -51,6 +51,8 @@ CHUNK_ELEMS = 2_000_000
 #: Above this much work (rounds x categories) chunks run in forked worker
 #: processes: NumPy's Poisson sampler holds the GIL, so threads cannot share it.
 PROCESS_MIN_WORK = 2_000_000
+#: Build tabulated Poisson samplers when at least this many rounds share them.
+TABLE_MIN_ROUNDS = 64
 
 _JOB: _Job | None = None  # set in the parent just before forking workers
 
@@ -168,7 +170,7 @@ def _category_clusters(design: Design, clusters: sp.csr_matrix) -> sp.csr_matrix
 class _Job:
     """Everything a chunk needs; one instance shared read-only by the threads."""
 
-    def __init__(self, point: Fit, clusters: sp.csr_matrix | None, chord_iters: int, newton_iters: int):
+    def __init__(self, point: Fit, clusters: sp.csr_matrix | None, chord_iters: int, newton_iters: int, rounds: int):
         self.point = point
         self.design = d = point.design
         self.chord_iters = chord_iters
@@ -181,6 +183,11 @@ class _Job:
         else:
             self.n_draw = self.zq.shape[0]
             self.p = np.full(self.n_draw, 1.0 / max(self.n_draw, 1))
+        # the Poisson tables pay off once many rounds share them; built here,
+        # before any fork, so worker processes share them copy-on-write
+        self.table = None
+        if rounds >= TABLE_MIN_ROUNDS and self.n_draw >= 2000 and self.p.size > 1:
+            self.table = PoissonTable(poisson_mean(self.n_draw, self.p))
         self.none_idx = np.flatnonzero(d.battles_per_model == 0)
         self.lam0 = point.prior_used
         self.diag0 = hessian_diagonal(d, point.x[None], d.point_stats(), self.lam0)[0]
@@ -193,7 +200,7 @@ class _Job:
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
-        draws = multinomial_rows(rng, self.n_draw, self.p, rounds)
+        draws = multinomial_rows(rng, self.n_draw, self.p, rounds, table=self.table)
         counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
         gtol = GTOL_REL_BOOT * gradient_scale(d, stats)
@@ -290,7 +297,7 @@ def bootstrap(
     rounds = int(rounds)
     if point is None:
         point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
-    job = _Job(point, clusters, chord_iters, newton_iters)
+    job = _Job(point, clusters, chord_iters, newton_iters, rounds)
     size = int(max(1, min(rounds, CHUNK_ELEMS // job.width())))
     starts = list(range(0, rounds, size))
     seeds = _seed_sequence(rng).spawn(len(starts))

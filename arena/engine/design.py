@@ -112,8 +112,9 @@ class Design:
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Group statistics ``(R, n_stats, G)`` from category counts ``(R, Q)``."""
         counts = np.atleast_2d(counts)
-        flat = np.asarray((self.cat_stats_t @ counts.T).T)
-        return flat.reshape(counts.shape[0], self.n_stats, self.n_groups)
+        flat = np.asarray(self.cat_stats_t @ counts.T)  # (n_stats * G, R)
+        # C order: every statistic is a contiguous (R, G) block for the solvers
+        return np.ascontiguousarray(flat.T).reshape(counts.shape[0], self.n_stats, self.n_groups)
 
     def point_stats(self) -> np.ndarray:
         """Group statistics of the observed data, shape ``(1, n_stats, G)``."""

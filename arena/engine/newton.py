@@ -303,7 +303,9 @@ def chord(
             break
         n_iter += 1
         trial = x[idx] + ((g * inv_s[idx]) @ kinv) * inv_s[idx]
-        _, gt, _ = evaluate(design, trial, stats[idx], lam, order=-1)
+        # stats[idx] would copy all statistics; skip that while no round has left
+        st = stats if idx.size == r else stats[idx]
+        _, gt, _ = evaluate(design, trial, st, lam, order=-1)
         gn = np.abs(gt).max(axis=1)
         better = gn < gnorm[idx]
         x[idx[better]] = trial[better]
