@@ -7,9 +7,11 @@ untrusted, and the only unescaped insertions are the SVG charts, which
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from arena.resources import templates_dir
 
@@ -25,7 +27,31 @@ def environment() -> Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.filters["opponent_rows"] = opponent_rows
     return env
+
+
+def opponent_rows(opponents: Iterable) -> Markup:
+    """The body rows of a model's record table.
+
+    A 300-model board gives ~30k opponent rows over all model pages; built here
+    with one escape per text field this is ~10x faster than a Jinja loop doing
+    eight attribute lookups and escapes per row, which kept publishing over 2 s.
+    Only the label and href are text and escaped; the rest are numbers that
+    :mod:`arena.publish.context` formatted itself (digits, ".", "%", "-").
+    """
+    out = []
+    for o in opponents:
+        name = f"<bdi>{escape(o.label)}</bdi>"
+        if o.href:
+            name = f'<a href="{escape(o.href)}">{name}</a>'
+        out.append(
+            f'<tr><th scope="row">{name}</th><td class="num">{o.battles}</td>'
+            f'<td class="num">{o.wins}</td><td class="num">{o.losses}</td>'
+            f'<td class="num">{o.ties}</td><td class="num">{o.observed}</td>'
+            f'<td class="num">{o.expected}</td></tr>\n'
+        )
+    return Markup("".join(out))
 
 
 def render(template: str, **context: object) -> str:

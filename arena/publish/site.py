@@ -107,7 +107,8 @@ def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
         sites.append(ctx.SiteModel(
             board=board, file=file, downloads=downloads,
             previous=load_board(conn, prev_id) if prev_id is not None else None,
-            pairs=sorted(load_pairs(conn, info.id), key=lambda p: (p.model_a, p.model_b)),
+            # Unordered is fine: every consumer sorts or indexes what it shows.
+            pairs=load_pairs(conn, info.id),
             history=history,
         ))
     return sites
