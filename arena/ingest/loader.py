@@ -75,9 +75,16 @@ class RejectSink:
         self._writer.writerow([file, location, fld, str(error), json.dumps(record, ensure_ascii=False)])
 
 
+Location = int | str  # a CSV line number, or "line N" / "record N" for JSON
+
+
+def _where(location: Location) -> str:
+    return f"line {location}" if isinstance(location, int) else location
+
+
 def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
-             ) -> Iterator[tuple[str, Any, Callable[[], ParsedBattle] | RowError]]:
-    """Yield (location, raw record, parser-or-error) lazily."""
+             ) -> Iterator[tuple[Location, Any, ParsedBattle | RowError]]:
+    """Yield (location, raw record, parsed battle or the error), parsing eagerly."""
     if fmt == "csv":
         header, rows = read_csv(source, binary)
         try:
@@ -86,7 +93,10 @@ def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[st
             raise InputError(f"{source.display}: line 1: {exc}") from None
         parse = csv_parser(schema, header)
         for line_no, row in rows:
-            yield f"line {line_no}", row, lambda row=row: parse(row)
+            try:
+                yield line_no, row, parse(row)
+            except RowError as exc:
+                yield line_no, row, exc
         return
     items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
     schemas: dict[frozenset[str], Schema | RowError] = {}
@@ -107,8 +117,11 @@ def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[st
             schemas[keys] = schema
         if isinstance(schema, RowError):
             yield location, obj, schema
-        else:
-            yield location, obj, lambda obj=obj, schema=schema: parse_json_object(schema, obj)
+            continue
+        try:
+            yield location, obj, parse_json_object(schema, obj)
+        except RowError as exc:
+            yield location, obj, exc
 
 
 def ingest_file(
@@ -155,39 +168,37 @@ def ingest_file(
             report.batch_id = batch_id
             writer = BattleWriter(conn, batch_id=batch_id, source=source)
             raw = getattr(binary, "fileobj", binary)  # gzip: report compressed bytes
-            chunk: list[ParsedBattle] = []
-            where: list[tuple[str, Any]] = []
 
-            def reject(location: str, error: RowError | str, record: Any) -> None:
+            def reject(location: Location, error: RowError | str, record: Any) -> None:
                 if rejects is None:
-                    raise IngestError(f"{src.display}: {location}: {error}")
-                rejects.add(src.display, location, error, record)
+                    raise IngestError(f"{src.display}: {_where(location)}: {error}")
+                rejects.add(src.display, _where(location), error, record)
                 report.rejected += 1
 
             def flush() -> None:
                 result = writer.write(chunk)
                 for pos, message in result.repeated:
-                    reject(where[pos][0], RowError("id", message.split(": ", 1)[1]), where[pos][1])
+                    reject(where[pos], RowError("id", message), records[pos])
                 report.inserted += result.inserted
                 report.duplicates += result.duplicates
                 report.excluded += result.excluded
                 chunk.clear()
                 where.clear()
-                if progress is not None:
+                records.clear()
+                if progress is not None and not raw.closed:
                     progress(raw.tell())
 
-            for location, record, parse in _records(src, fmt, binary, mapping or {}):
+            chunk: list[ParsedBattle] = []
+            where: list[Location] = []
+            records: list[Any] = []
+            for location, record, parsed in _records(src, fmt, binary, mapping or {}):
                 report.rows_read += 1
-                if isinstance(parse, RowError):
-                    reject(location, parse, record)
+                if isinstance(parsed, RowError):
+                    reject(location, parsed, record)
                     continue
-                try:
-                    battle = parse()
-                except RowError as exc:
-                    reject(location, exc, record)
-                    continue
-                chunk.append(battle)
-                where.append((location, record))
+                chunk.append(parsed)
+                where.append(location)
+                records.append(record)
                 if len(chunk) >= CHUNK_ROWS:
                     flush()
             if chunk:

@@ -97,6 +97,18 @@ def detect_format(source: InputFile, requested: str) -> str:
     return "csv"
 
 
+def first_bad_line(source: InputFile) -> str:
+    """``line N: not valid UTF-8 (...)`` for the first undecodable line."""
+    with open_binary(source) as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return (f"line {line_no}: not valid UTF-8 "
+                        f"(byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+    return "not valid UTF-8"
+
+
 class _Utf8Lines:
     """Decode UTF-8 strictly, line by line, remembering the line number for errors."""
 
@@ -119,15 +131,26 @@ class _Utf8Lines:
 
 
 def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
-    """The header and an iterator of (line number, row values)."""
-    lines = _Utf8Lines(binary, source.display)
-    reader = csv.reader(lines)
+    """The header and an iterator of (line number, row values).
+
+    Decoding happens in C (TextIOWrapper feeding csv.reader); on a decoding
+    error the file is scanned again to name the offending line.
+    """
+    stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict", newline="")
+    reader = csv.reader(stream)
+
+    def bad_bytes(_exc: UnicodeDecodeError) -> InputError:
+        # The decoder works on large blocks, so find the line again (error path only).
+        return InputError(f"{source.display}: {first_bad_line(source)}")
+
     try:
         header = next(reader)
     except StopIteration:
         raise InputError(f"{source.display}: empty file (no CSV header)") from None
     except csv.Error as exc:
         raise InputError(f"{source.display}: line 1: malformed CSV: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise bad_bytes(exc) from None
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         while True:
@@ -139,6 +162,8 @@ def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Iterator[
                 raise InputError(
                     f"{source.display}: line {reader.line_num}: malformed CSV: {exc}"
                 ) from None
+            except UnicodeDecodeError as exc:
+                raise bad_bytes(exc) from None
             if row:
                 yield reader.line_num, row
 

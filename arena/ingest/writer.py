@@ -66,13 +66,24 @@ class BattleWriter:
         return category_id
 
     def _existing(self, ids: list[str]) -> dict[str, int]:
+        """external id -> batch id of those already stored (driver SQL: this runs per chunk
+        and compiling a 5,000-parameter IN through the SQL expression layer cost more
+        than the lookup itself)."""
         found: dict[str, int] = {}
         for start in range(0, len(ids), _LOOKUP_CHUNK):
             part = ids[start:start + _LOOKUP_CHUNK]
-            rows = self.conn.execute(
-                select(Battle.external_id, Battle.batch_id).where(Battle.external_id.in_(part))
-            )
-            found.update((ext, batch) for ext, batch in rows)
+            if self.dialect == "postgresql":
+                rows = self.conn.exec_driver_sql(
+                    "SELECT external_id, batch_id FROM battles WHERE external_id = ANY(%(ids)s)",
+                    {"ids": part},
+                )
+            else:
+                marks = ",".join("?" * len(part))
+                rows = self.conn.exec_driver_sql(
+                    f"SELECT external_id, batch_id FROM battles WHERE external_id IN ({marks})",
+                    tuple(part),
+                )
+            found.update(rows.all())
         return found
 
     def _reserve_ids(self, n: int) -> list[int]:
@@ -99,7 +110,7 @@ class BattleWriter:
             ext = battle.external_id
             if ext is not None:
                 if existing.get(ext) == self.batch_id or ext in seen:
-                    repeated.append((pos, f"field 'id': {ext!r} appears twice in this file"))
+                    repeated.append((pos, f"{ext!r} appears twice in this file"))
                     continue
                 if ext in existing:
                     duplicates += 1
@@ -111,6 +122,9 @@ class BattleWriter:
 
         ids = self._reserve_ids(len(keep))
         sqlite = self.dialect == "sqlite"
+        models = self.models
+        model_id = self._model_id
+        source, batch_id = self.source, self.batch_id
         rows = []
         links = []
         excluded = 0
@@ -119,15 +133,17 @@ class BattleWriter:
             if sqlite and when is not None:
                 # The text form SQLAlchemy's SQLite DateTime reads back (UTC, naive).
                 when = when.strftime("%Y-%m-%d %H:%M:%S.%f")
+            a_id = models.get(b.model_a) or model_id(b.model_a)
+            b_id = models.get(b.model_b) or model_id(b.model_b)
             rows.append((
-                battle_id, b.external_id, self._model_id(b.model_a), self._model_id(b.model_b),
-                b.outcome.value, b.weight, self.source, b.judge, b.question, b.language,
-                when, self.batch_id, b.excluded_reason,
+                battle_id, b.external_id, a_id, b_id, b.outcome.value, b.weight, source,
+                b.judge, b.question, b.language, when, batch_id, b.excluded_reason,
             ))
             if b.excluded_reason is not None:
                 excluded += 1
-            for name in b.categories:
-                links.append((self._category_id(name), battle_id))
+            if b.categories:
+                for name in b.categories:
+                    links.append((self._category_id(name), battle_id))
         if sqlite:
             marks = ", ".join("?" * len(_BATTLE_COLUMNS))
             self.conn.exec_driver_sql(

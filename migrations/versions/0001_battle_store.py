@@ -74,7 +74,8 @@ def upgrade() -> None:
         sa.Column("batch_id", sa.Integer(), nullable=False),
         sa.Column("excluded_reason", sa.String(length=64), nullable=True),
         sa.CheckConstraint(
-            "outcome IN ('a_wins', 'b_wins', 'tie', 'tie_both_bad')",
+            "outcome = 'a_wins' OR outcome = 'b_wins' OR outcome = 'tie' "
+            "OR outcome = 'tie_both_bad'",
             name=op.f("ck_battles_outcome"),
         ),
         sa.CheckConstraint("weight > 0", name=op.f("ck_battles_weight_positive")),
