@@ -19,43 +19,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from arena.engine.design import Design
 from arena.engine.fit import SCALE, Fit, rating_transform
-from arena.engine.newton import group_terms
+from arena.engine.newton import category_maps
 
 __all__ = ["fisher_cov", "sandwich_cov"]
-
-
-def _category_scores(design: Design, x: np.ndarray) -> sp.csr_matrix:
-    """Score (gradient of the log-likelihood) of one battle of each category, shape (Q, P)."""
-    d = design
-    q, ma = d.cat_n.size, d.n_active
-    coo = d.cat_stats.tocoo()
-    g_of_cat = np.zeros(q, dtype=np.intp)
-    g_of_cat[coo.row] = coo.col % d.n_groups
-    stats = np.zeros((d.n_stats, q))
-    np.add.at(stats, (coo.col // d.n_groups, coo.row), coo.data)
-    ga, gb = d.ga[g_of_cat], d.gb[g_of_cat]
-    lin = x[ga] - x[gb]
-    if d.position:
-        lin = lin + x[ma]
-    phi = np.full(q, x[-1]) if d.ties == "davidson" else None
-    _, (ld, _, lphi, _, _) = group_terms(d.ties, lin, phi, stats, derivs=True, value=False)
-    qi = np.arange(q)
-    rows, cols, vals = [qi, qi], [ga, gb], [ld, -ld]
-    k = ma
-    if d.position:
-        rows.append(qi)
-        cols.append(np.full(q, k))
-        vals.append(ld)
-        k += 1
-    if d.ties == "davidson":
-        rows.append(qi)
-        cols.append(np.full(q, k))
-        vals.append(lphi)
-    return sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(q, d.n_params)
-    )
 
 
 def fisher_cov(point: Fit) -> np.ndarray:
@@ -73,7 +40,7 @@ def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarra
         Clusters x cells battle counts for the cluster-robust version.
     """
     d = point.design
-    scores = _category_scores(d, point.x)
+    scores = category_maps(d, point.x)[0]
     if clusters is None:
         n = d.cat_n
         meat = np.asarray((scores.T @ sp.diags(n) @ scores).todense())

@@ -40,14 +40,14 @@ from scipy.stats import norm
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
-from arena.engine.graph import credit_debit, existence
-from arena.engine.newton import GTOL_REL_BOOT, chord, gradient_scale, hessian_diagonal, newton
-from arena.engine.sampling import PoissonTable, multinomial_rows, poisson_mean
+from arena.engine.graph import category_credit_maps, existence
+from arena.engine.newton import GTOL_REL_BOOT, category_maps, chord, gradient_scale, newton
+from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
 
 #: Target size (in float64 elements) of the per-chunk working arrays.
-CHUNK_ELEMS = 2_000_000
+CHUNK_ELEMS = 4_000_000
 #: Above this much work (rounds x categories) chunks run in forked worker
 #: processes: NumPy's Poisson sampler holds the GIL, so threads cannot share it.
 PROCESS_MIN_WORK = 2_000_000
@@ -185,12 +185,22 @@ class _Job:
             self.p = np.full(self.n_draw, 1.0 / max(self.n_draw, 1))
         # the Poisson tables pay off once many rounds share them; built here,
         # before any fork, so worker processes share them copy-on-write
-        self.table = None
+        self.table = self.categorical = None
         if rounds >= TABLE_MIN_ROUNDS and self.n_draw >= 2000 and self.p.size > 1:
             self.table = PoissonTable(poisson_mean(self.n_draw, self.p))
+            self.categorical = CategoricalTable(self.p)
         self.none_idx = np.flatnonzero(d.battles_per_model == 0)
         self.lam0 = point.prior_used
-        self.diag0 = hessian_diagonal(d, point.x[None], d.point_stats(), self.lam0)[0]
+        # gradient, Hessian diagonal and credit/debit of a round at the point
+        # fit are linear in its category counts: one sparse product each
+        grad_map, curv_map = category_maps(d, point.x)
+        credit_map, debit_map = category_credit_maps(d)
+        self.maps_t = [m.T.tocsr() for m in (grad_map, curv_map, credit_map, debit_map)]
+        self.prior_grad = np.zeros(d.n_params)
+        self.prior_grad[: d.n_active] = -self.lam0 * point.x[: d.n_active]
+        self.prior_diag = np.zeros(d.n_params)
+        self.prior_diag[: d.n_active] = self.lam0
+        self.diag0 = d.cat_n @ curv_map + self.prior_diag
 
     def width(self) -> int:
         d = self.design
@@ -200,21 +210,35 @@ class _Job:
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
-        draws = multinomial_rows(rng, self.n_draw, self.p, rounds, table=self.table)
+        draws = multinomial_rows(rng, self.n_draw, self.p, rounds, table=self.table, categorical=self.categorical)
         counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
         gtol = GTOL_REL_BOOT * gradient_scale(d, stats)
+        counts_t = np.ascontiguousarray(counts.T)
+        g0, diag, credit, debit = (np.asarray(m @ counts_t).T for m in self.maps_t)
+        g0 = g0 + self.prior_grad
+        diag = diag + self.prior_diag
         x = np.tile(point.x, (rounds, 1))
         converged = np.zeros(rounds, dtype=bool)
         gnorm = np.full(rounds, np.inf)
         use_prior = np.zeros(rounds, dtype=bool)
         if self.lam0 == 0.0 and d.n_active:
-            use_prior = ~_mle_possible(d, stats)
+            use_prior = ~_mle_possible(d, stats, credit, debit)
         std = np.flatnonzero(~use_prior)
         if std.size:
             lam = self.lam0
+            every = std.size == rounds
             xs, cs, _, gs = chord(
-                d, stats[std], x[std], point.kinv, lam=lam, gtol=gtol[std], max_iter=self.chord_iters, diag0=self.diag0
+                d,
+                stats if every else stats[std],
+                x[std],
+                point.kinv,
+                lam=lam,
+                gtol=gtol[std],
+                max_iter=self.chord_iters,
+                diag0=self.diag0,
+                g0=g0 if every else g0[std],
+                diag=diag if every else diag[std],
             )
             slow = np.flatnonzero(~cs)
             if slow.size:
@@ -239,9 +263,8 @@ class _Job:
         return ratings, converged, use_prior, gnorm
 
 
-def _mle_possible(d: Design, stats: np.ndarray) -> np.ndarray:
+def _mle_possible(d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray) -> np.ndarray:
     """Cheap necessary condition for the MLE per round: every model won and lost (ties count)."""
-    credit, debit = credit_debit(d, stats)
     ok = (credit > 0).all(axis=1) & (debit > 0).all(axis=1)
     if d.ties == "davidson":
         wt = stats[:, 2].sum(axis=1)

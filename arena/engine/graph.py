@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from arena.engine.design import Design
+from arena.engine.newton import category_stats
 
 __all__ = ["Existence", "existence", "credit_debit", "FEW_BATTLES"]
 
@@ -54,6 +55,29 @@ def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndar
     tot = np.asarray((design.incidence_abs_t @ (first + second).T).T)
     net = np.asarray((design.incidence_t @ (first - second).T).T)
     return 0.5 * (tot + net), 0.5 * (tot - net)
+
+
+def category_credit_maps(design: Design) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Maps (Q, Ma) from category counts to per-model credit and debit indicators.
+
+    ``counts @ credit_map > 0`` iff the model won or tied at least once (and
+    likewise for debit), the cheap per-round necessary condition for the MLE.
+    """
+    group, stats = category_stats(design)
+    first, second = _group_credit(design, stats)
+    first, second = first > 0, second > 0
+    ga, gb = design.ga[group], design.gb[group]
+    q, ma = design.cat_n.size, design.n_active
+    qi = np.arange(q)
+
+    def build(rows_a, cols_a, rows_b, cols_b):
+        rows = np.concatenate([rows_a, rows_b])
+        cols = np.concatenate([cols_a, cols_b])
+        return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(q, ma))
+
+    credit = build(qi[first], ga[first], qi[second], gb[second])
+    debit = build(qi[second], ga[second], qi[first], gb[first])
+    return credit, debit
 
 
 def existence(design: Design, stats: np.ndarray) -> Existence:

@@ -28,7 +28,17 @@ from scipy.special import expit
 
 from arena.engine.design import Design
 
-__all__ = ["evaluate", "newton", "chord", "gradient_scale", "hessian_diagonal", "GTOL_REL", "GTOL_REL_BOOT"]
+__all__ = [
+    "evaluate",
+    "newton",
+    "chord",
+    "category_maps",
+    "category_stats",
+    "gradient_scale",
+    "hessian_diagonal",
+    "GTOL_REL",
+    "GTOL_REL_BOOT",
+]
 
 #: Convergence: max |gradient| <= GTOL_REL * (largest per-model battle weight).
 #: Gradient entries are sums of that many O(1) terms, so round-off sits near
@@ -184,6 +194,58 @@ def hessian_diagonal(design: Design, x: np.ndarray, stats: np.ndarray, lam: floa
     return np.concatenate(out, axis=1)
 
 
+def category_stats(design: Design) -> tuple[np.ndarray, np.ndarray]:
+    """Group of each category and the statistics of one of its battles, shapes (Q,), (n_stats, Q)."""
+    coo = design.cat_stats.tocoo()
+    q = design.cat_n.size
+    group = np.zeros(q, dtype=np.intp)
+    group[coo.row] = coo.col % design.n_groups
+    stats = np.zeros((design.n_stats, q))
+    np.add.at(stats, (coo.col // design.n_groups, coo.row), coo.data)
+    return group, stats
+
+
+def category_maps(design: Design, x: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """Per-battle score and curvature of each category at parameters ``x``, each (Q, P).
+
+    Both the gradient and the Hessian diagonal of the log-likelihood are sums
+    over battles, so for any resample with category counts ``c`` they are
+    ``c @ score`` and ``c @ curv`` at the fixed point ``x``: the bootstrap gets
+    each round's starting gradient and curvature from one sparse product
+    instead of a pass over all groups.  ``score`` rows are also the per-battle
+    score vectors of the sandwich estimator.
+    """
+    d = design
+    q, ma = d.cat_n.size, d.n_active
+    group, stats = category_stats(d)
+    ga, gb = d.ga[group], d.gb[group]
+    lin = x[ga] - x[gb]
+    if d.position:
+        lin = lin + x[ma]
+    phi = np.full(q, x[-1]) if d.ties == "davidson" else None
+    _, (ld, hdd, lphi, hpp, _) = group_terms(d.ties, lin, phi, stats, derivs=True, value=False)
+    qi = np.arange(q)
+    rows, cols, score, curv = [qi, qi], [ga, gb], [ld, -ld], [hdd, hdd]
+    k = ma
+    if d.position:
+        rows.append(qi)
+        cols.append(np.full(q, k))
+        score.append(ld)
+        curv.append(hdd)
+        k += 1
+    if d.ties == "davidson":
+        rows.append(qi)
+        cols.append(np.full(q, k))
+        score.append(lphi)
+        curv.append(hpp)
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    shape = (q, d.n_params)
+    return (
+        sp.csr_matrix((np.concatenate(score), (rows, cols)), shape=shape),
+        sp.csr_matrix((np.concatenate(curv), (rows, cols)), shape=shape),
+    )
+
+
 def gradient_scale(design: Design, stats: np.ndarray) -> np.ndarray:
     """Largest per-model total battle weight of each round, at least 1; shape (R,)."""
     tot = stats[:, 1] if design.ties == "half" else stats.sum(axis=1)
@@ -268,6 +330,8 @@ def chord(
     gtol: np.ndarray,
     max_iter: int = 12,
     diag0: np.ndarray | None = None,
+    g0: np.ndarray | None = None,
+    diag: np.ndarray | None = None,
 ):
     """Fixed-Hessian iterations ``x += S^-1 kinv S^-1 g(x)`` for a batch of rounds.
 
@@ -275,7 +339,9 @@ def chord(
     is ``diag0``.  ``S = sqrt(diag_r / diag0)`` rescales it to each round's
     own curvature at the start (a model that drew twice its battles has twice
     the curvature); without it, a model with few battles makes the fixed
-    iteration contract slowly or diverge.
+    iteration contract slowly or diverge.  ``g0`` and ``diag`` (the gradient
+    and Hessian diagonal at ``x0``) may be passed in when already known (see
+    :func:`category_maps`).
 
     Returns
     -------
@@ -285,12 +351,12 @@ def chord(
     x = np.array(x0, dtype=np.float64, copy=True)
     r = x.shape[0]
     converged = np.zeros(r, dtype=bool)
-    _, g, _ = evaluate(design, x, stats, lam, order=-1)
+    g = evaluate(design, x, stats, lam, order=-1)[1] if g0 is None else g0
     gnorm = np.abs(g).max(axis=1) if g.shape[1] else np.zeros(r)
     if diag0 is None:
         inv_s = np.ones_like(x)
     else:
-        dr = hessian_diagonal(design, x, stats, lam)
+        dr = hessian_diagonal(design, x, stats, lam) if diag is None else diag
         with np.errstate(divide="ignore", invalid="ignore"):
             inv_s = np.sqrt(np.where(dr > 0, diag0 / dr, 1.0))
     idx = np.arange(r)

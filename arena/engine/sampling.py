@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, pdtr
 
-__all__ = ["PoissonTable", "multinomial_rows"]
+__all__ = ["PoissonTable", "CategoricalTable", "multinomial_rows", "poisson_mean"]
 
 #: Below this many trials the plain sequential multinomial is as fast.
 _POISSON_MIN_N = 2000
@@ -79,18 +79,21 @@ class PoissonTable:
         cut = np.minimum(np.floor(cdf * (w * (1.0 + 1e-12))).astype(np.int64), w)
         hist = np.bincount((np.arange(qb)[:, None] * (w + 1) + cut).ravel(), minlength=qb * (w + 1))
         cum = np.cumsum(hist.reshape(qb, w + 1), axis=1)
-        guide = np.zeros((qb, w), dtype=np.int64)
-        guide[:, 1:] = cum[:, : w - 1]
-        base = (np.arange(qb, dtype=np.int64) * w)[:, None]
-        return idx, k0, w, cdf.ravel(), (guide + base).ravel(), base
+        # one spare guide entry per row absorbs u * w rounding up to w
+        guide = np.zeros((qb, w + 1), dtype=np.int64)
+        guide[:, 1:w] = cum[:, : w - 1]
+        guide[:, w] = guide[:, w - 1]
+        base = np.arange(qb, dtype=np.int64) * w
+        guide += base[:, None]
+        return idx, (k0 - base)[:, None], w, cdf.ravel(), guide.ravel(), (np.arange(qb, dtype=np.int64) * (w + 1))[:, None]
 
     def sample(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
-        """Draw ``rounds`` vectors; returns int64 array of shape (rounds, Q)."""
-        out = np.zeros((self.q, rounds), dtype=np.int64)
-        for idx, k0, w, cdf, guide, base in self.buckets:
+        """Draw ``rounds`` vectors; returns float64 array of shape (rounds, Q) (integer values)."""
+        out = np.zeros((self.q, rounds))
+        for idx, shift, w, cdf, guide, gbase in self.buckets:
             u = rng.random((idx.size, rounds))
-            cell = np.minimum((u * w).astype(np.int64), w - 1)
-            cell += base
+            cell = (u * w).astype(np.int64)
+            cell += gbase
             pos = guide[cell].ravel()
             uf = u.ravel()
             # inversion: smallest i with cdf[i] > u, searching up from the guide
@@ -98,10 +101,36 @@ class PoissonTable:
             while act.size:
                 pos[act] += 1
                 act = act[cdf[pos[act]] <= uf[act]]
-            x = pos.reshape(idx.size, rounds) - base
-            x += k0[:, None]
-            out[idx] = x
+            pos = pos.reshape(idx.size, rounds)
+            pos += shift  # flat table position -> Poisson count
+            out[idx] = pos
         return out.T
+
+
+class CategoricalTable:
+    """Guide-table sampler of one categorical distribution (the remainder draws)."""
+
+    def __init__(self, p: np.ndarray):
+        cdf = np.cumsum(np.asarray(p, dtype=np.float64))
+        cdf /= cdf[-1]
+        cdf[-1] = 1.0
+        self.q = cdf.size
+        self.cdf = cdf
+        # conservative guide (never beyond the answer), as in PoissonTable
+        cut = np.minimum(np.floor(cdf * (self.q * (1.0 + 1e-12))).astype(np.int64), self.q)
+        cum = np.cumsum(np.bincount(cut, minlength=self.q + 1))
+        self.guide = np.zeros(self.q + 1, dtype=np.int64)
+        self.guide[1 : self.q] = cum[: self.q - 1]
+        self.guide[self.q] = self.guide[self.q - 1]
+
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        u = rng.random(size)
+        pos = self.guide[(u * self.q).astype(np.int64)]
+        act = np.flatnonzero(self.cdf[pos] <= u)
+        while act.size:
+            pos[act] += 1
+            act = act[self.cdf[pos[act]] <= u[act]]
+        return pos
 
 
 def multinomial_rows(
@@ -112,6 +141,7 @@ def multinomial_rows(
     *,
     method: str = "auto",
     table: PoissonTable | None = None,
+    categorical: CategoricalTable | None = None,
 ) -> np.ndarray:
     """Draw ``rounds`` independent ``Multinomial(n, p)`` vectors, shape (rounds, Q), float64.
 
@@ -127,6 +157,8 @@ def multinomial_rows(
         ``"multinomial"`` is NumPy's sequential sampler (same law, slower).
     table : PoissonTable, optional
         Pre-built table for the means ``poisson_mean(n, p)`` (reuse across calls).
+    categorical : CategoricalTable, optional
+        Pre-built sampler of ``p`` for the remainder draws.
     """
     n = int(n)
     p = np.asarray(p, dtype=np.float64)
@@ -140,20 +172,17 @@ def multinomial_rows(
     if table is None:
         table = PoissonTable(poisson_mean(n, p))
     x = table.sample(rng, rounds)
-    s = x.sum(axis=1)
+    s = x.sum(axis=1)  # exact: integer-valued doubles far below 2**53
     bad = np.flatnonzero(s > n)
     while bad.size:
         x[bad] = table.sample(rng, bad.size)
         s[bad] = x[bad].sum(axis=1)
         bad = bad[s[bad] > n]
-    rem = n - s
-    cdf = np.cumsum(p)
-    cdf /= cdf[-1]
-    u = rng.random(int(rem.sum()))
-    cat = np.minimum(np.searchsorted(cdf, u, side="right"), q - 1)
+    rem = (n - s).astype(np.int64)
+    cat = (categorical or CategoricalTable(p)).sample(rng, int(rem.sum()))
     row = np.repeat(np.arange(rounds), rem)
     x += np.bincount(row * q + cat, minlength=rounds * q).reshape(rounds, q)
-    return x.astype(np.float64)
+    return x
 
 
 def poisson_mean(n: int, p: np.ndarray) -> np.ndarray:

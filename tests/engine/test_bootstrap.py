@@ -172,3 +172,30 @@ def test_coverage_simulation():
         total += m
     coverage = hits / total
     assert COVERAGE_RANGE[0] <= coverage <= COVERAGE_RANGE[1], coverage
+
+
+def test_poisson_table_exact_law():
+    """Tabulated inversion reproduces Poisson pmfs (chi-square) for small to large means."""
+    from scipy.stats import chisquare, poisson
+
+    from arena.engine.sampling import PoissonTable
+
+    means = np.array([0.0, 0.3, 3.0, 40.0, 2500.0])
+    z = PoissonTable(means).sample(np.random.default_rng(11), 200_000)
+    assert np.all(z[:, 0] == 0) and np.all(z == np.round(z))
+    for i, lam in enumerate(means[1:], start=1):
+        ks = np.arange(int(lam + 10 * np.sqrt(lam) + 20))
+        obs = np.bincount(z[:, i].astype(int), minlength=ks.size)[: ks.size]
+        exp = poisson.pmf(ks, lam) * z.shape[0]
+        keep = exp > 5
+        assert chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 1e-3
+
+
+def test_categorical_table_frequencies():
+    from arena.engine.sampling import CategoricalTable
+
+    p = np.array([0.5, 0.0, 0.25, 0.125, 0.125])
+    c = CategoricalTable(p).sample(np.random.default_rng(3), 400_000)
+    freq = np.bincount(c, minlength=5) / c.size
+    np.testing.assert_allclose(freq, p, atol=4e-3)
+    assert freq[1] == 0.0
