@@ -136,7 +136,7 @@ def test_index_table_matches_snapshot(site):
         assert th.attrs.get("scope") == "row"
         assert th.text() == row.model  # no display names set: the raw name, as text
         cells = [td.text().strip() for td in tr.find_all("td")]
-        rank, change, tier, rating, ci, _bar, battles, wlt = cells[:8]
+        rank, change, tier, rating, _bar, ci, battles, wlt = cells[:8]
         assert rating == f1(row.rating)
         assert ci == f"+{f1(row.ci_high - row.rating)} / -{f1(row.rating - row.ci_low)}"
         assert battles == count(row.battles)

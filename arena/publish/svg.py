@@ -87,7 +87,8 @@ class IntervalItem:
 def interval_chart(items: Sequence[IntervalItem], axis: Axis, *, title: str, desc: str,
                    width: int = 760) -> Markup:
     """All models on one axis, top to bottom in board order, tiers as shaded bands."""
-    row, top, left, right = 16, 24, 190, 12
+    # Tier names sit in their own right margin so they never cover an interval.
+    row, top, left, right = 16, 24, 190, 70
     plot_w = width - left - right
     height = top + row * len(items) + 8
     parts = [
@@ -107,7 +108,7 @@ def interval_chart(items: Sequence[IntervalItem], axis: Axis, *, title: str, des
             )
             name = f"Tier {items[start].tier}" if items[start].tier is not None else "not ranked"
             parts.append(
-                f'<text class="tl" x="{width - right}" y="{top + row * start + 11}" '
+                f'<text class="tl" x="{width - 4}" y="{top + row * start + 11}" '
                 f'text-anchor="end">{escape(name)}</text>'
             )
             start = i
@@ -250,8 +251,10 @@ def history_chart(points: Sequence[HistoryPoint], *, title: str, desc: str,
         parts.append(f'<line class="ci" x1="{x}" x2="{x}" y1="{_n(ypos(p.low))}" '
                      f'y2="{_n(ypos(p.high))}"/><circle class="pt" cx="{x}" '
                      f'cy="{_n(ypos(p.rating))}" r="3"/>')
-        if i % step == 0 or i == n - 1:
+        if i == n - 1 or (i % step == 0 and n - 1 - i >= step):
+            # End labels are anchored inwards so the dates are never cut off.
+            anchor = "middle" if n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
             parts.append(f'<text class="tick" x="{x}" y="{height - bottom + 18}" '
-                         f'text-anchor="middle">{escape(p.label)}</text>')
+                         f'text-anchor="{anchor}">{escape(p.label)}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
