@@ -61,6 +61,29 @@ def _run_forked(args):
     return _JOB.run(*args)
 
 
+def _worker_init() -> None:
+    """Best effort: one BLAS thread per worker process.
+
+    The workers already occupy the cores; OpenBLAS threads on top of them
+    only spin and contend (the chord step is a small matrix product).  Uses
+    the bundled OpenBLAS's own setter if it can be found, else does nothing.
+    """
+    import ctypes
+    import glob
+
+    libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in glob.glob(os.path.join(libdir, "*openblas*")):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_", "openblas_set_num_threads"):
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(1)
+                return
+
+
 @dataclass(frozen=True)
 class Bootstrap:
     """Bootstrap distribution of the ratings.
@@ -333,7 +356,7 @@ def bootstrap(
         _JOB = job
         try:
             ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
                 parts = list(pool.map(_run_forked, zip(sizes, seeds, strict=True)))
         finally:
             _JOB = None
