@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from arena.outcomes import N_OUTCOMES
 
-__all__ = ["CountTable", "count_table", "from_cells", "cluster_matrix", "clustered_table"]
+__all__ = ["CountTable", "count_table", "from_cells", "cluster_matrix", "clustered_table", "unique_rows"]
 
 
 @dataclass(frozen=True)
@@ -90,13 +90,33 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
     )
 
 
+def unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows of the given equal-length columns.
+
+    Returns ``(first, inverse)``: the index of one representative row per
+    distinct key (keys in lexicographic order, first column most significant)
+    and the key number of every row.  Numeric ``lexsort``, O(B log B).
+    """
+    n = cols[0].shape[0]
+    if n == 0:
+        return np.zeros(0, np.intp), np.zeros(0, np.intp)
+    order = np.lexsort(cols[::-1])
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for c in cols:
+        sc = c[order]
+        new[1:] |= sc[1:] != sc[:-1]
+    inverse = np.empty(n, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
+
+
 def _group_rows(a, b, outcome, weight) -> tuple[np.ndarray, np.ndarray]:
-    """Return (first row of each distinct key, inverse index) for the cell key."""
-    # Sorting the structured key is O(B log B) once, at aggregation time only.
-    key = np.empty(a.shape[0], dtype=[("a", np.intp), ("b", np.intp), ("o", np.int8), ("w", np.float64)])
-    key["a"], key["b"], key["o"], key["w"] = a, b, outcome, weight
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+    """Return (first row of each distinct cell key, inverse index)."""
+    # one integer for (a, b, outcome) keeps the sort numeric and fast
+    m = int(max(a.max(), b.max())) + 1 if a.size else 1
+    key = (a.astype(np.int64) * m + b) * N_OUTCOMES + outcome
+    return unique_rows(key, weight)
 
 
 def count_table(model_a, model_b, outcome, *, n_models: int, weight=None) -> CountTable:

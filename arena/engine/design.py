@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from arena.engine.counts import CountTable
+from arena.engine.counts import CountTable, unique_rows
 from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
 __all__ = ["Design", "make_design", "TIE_MODELS"]
@@ -165,16 +165,13 @@ def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie",
     n_groups = gkeys.size
 
     # categories: (group, class, weight)
-    ckey = np.empty(kept.size, dtype=[("g", np.intp), ("c", np.intp), ("w", np.float64)])
-    ckey["g"], ckey["c"], ckey["w"] = g_of_kept, cls[kept], w[kept]
-    uniq, cat_of_kept = np.unique(ckey, return_inverse=True)
-    cat_of_kept = cat_of_kept.reshape(-1)
-    cat_n = np.bincount(cat_of_kept, weights=n[kept], minlength=uniq.size)
+    rep, cat_of_kept = unique_rows(g_of_kept, cls[kept], w[kept])
+    cat_n = np.bincount(cat_of_kept, weights=n[kept], minlength=rep.size)
     cell_cat = np.full(table.n_cells, -1, dtype=np.intp)
     cell_cat[kept] = cat_of_kept
 
-    q = np.arange(uniq.size)
-    cg, cc, cw = uniq["g"], uniq["c"], uniq["w"]
+    q = np.arange(rep.size)
+    cg, cc, cw = g_of_kept[rep], cls[kept][rep], w[kept][rep]
     if ties == "half":
         n_stats = 2
         # (s, n): s is the first model's credit (tie = half a win)
@@ -187,7 +184,7 @@ def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie",
         rows, cols, vals = q, cc * n_groups + cg, cw
     nz = vals != 0
     cat_stats = sp.csr_matrix(
-        (vals[nz], (rows[nz], cols[nz])), shape=(uniq.size, n_groups * n_stats)
+        (vals[nz], (rows[nz], cols[nz])), shape=(rep.size, n_groups * n_stats)
     )
 
     gi = np.arange(n_groups)

@@ -132,3 +132,10 @@ def test_online_elo_tracks_bt_order():
     e = online_elo(a, b, o, n_models=5, k=4)
     assert np.all(np.diff(e) > 0)
     assert np.all(np.diff(fit(count_table(a, b, o, n_models=5)).rating) > 0)
+
+
+def test_count_table_keys_do_not_collide():
+    # (0, 3) and (1, 0) would share a key if the pair code used too small a base
+    t = count_table([0, 1, 0], [3, 0, 3], [A_WINS, A_WINS, B_WINS], n_models=4)
+    assert t.n_cells == 3
+    assert sorted(zip(t.a.tolist(), t.b.tolist(), t.outcome.tolist(), strict=True)) == [(0, 3, 0), (0, 3, 1), (1, 0, 0)]
