@@ -54,6 +54,12 @@ def board_label(board: str) -> str:
     return " · ".join(parts)
 
 
+def nav_label(board: str) -> str:
+    """Short label for the navigation bar: the category name alone, "Overall" otherwise."""
+    kind, _, name = board.partition(":")
+    return name if kind == "category" and "|" not in board else board_label(board)
+
+
 def fmt_rating(x: float) -> str:
     return f"{x + 0.0:.1f}"
 
@@ -151,6 +157,9 @@ class LeaderboardPage:
     n_visible: int
     hidden_count: int
     axis_ticks: tuple[str, str]
+    # Columns with nothing in them are left out (a fresh install has no metadata).
+    has_meta: bool
+    has_flags: bool
     charts: tuple[Chart, ...]
     downloads: tuple[Link, ...]
     attribution: str | None
@@ -273,7 +282,8 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         "sandwich": "sandwich (robust) standard errors",
         "fisher": "Fisher-information standard errors",
     }.get(ci, ci)
-    if o.get("cluster"):
+    # "battle" clusters are single battles: the plain bootstrap, nothing to say.
+    if o.get("cluster") and str(o["cluster"]) not in ("battle", "none"):
         how += f", resampling whole clusters of battles by {o['cluster']}"
     joint = ("simultaneous: all intervals hold together at this level" if o.get("simultaneous")
              else "per model: each interval on its own holds at this level")
@@ -442,6 +452,8 @@ def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
         caption=tuple(describe_method(info)), groups=_groups(rows, views),
         n_visible=len(rows), hidden_count=sum(1 for r in board.rows if r.hidden),
         axis_ticks=ticks, charts=tuple(charts),
+        has_meta=any(r.organisation or r.licence or safe_link(r.link) for r in rows),
+        has_flags=any(r.flags for r in rows),
         downloads=(Link("leaderboard JSON", site.downloads[0]),
                    Link("leaderboard CSV", site.downloads[1])),
         attribution=attribution,

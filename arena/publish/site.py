@@ -126,7 +126,7 @@ def _files(sites: list[ctx.SiteModel], *, top: int, attribution: str | None,
     linked_set = set(linked)
 
     def nav(current: str | None, root: str) -> tuple[ctx.Link, ...]:
-        return tuple(ctx.Link(ctx.board_label(s.board.snapshot.board), root + s.file,
+        return tuple(ctx.Link(ctx.nav_label(s.board.snapshot.board), root + s.file,
                               s.file == current) for s in sites)
 
     yield MARKER, _MARKER_TEXT

@@ -62,15 +62,20 @@ class Axis:
 
 
 def interval_bar(rating: float, low: float, high: float, axis: Axis, *, label: str,
-                 width: int = 160, height: int = 14) -> Markup:
-    """One row's interval on the page-wide axis (a line with a dot at the rating)."""
+                 width: int = 240, height: int = 16) -> Markup:
+    """One row's interval on the page-wide axis: a thick bar, a tick at the rating.
+
+    CSS narrows the bar on phones (``preserveAspectRatio="none"``); the marks are
+    lines with non-scaling strokes, so they keep their thickness when squeezed.
+    """
     x0, x1, xr = (axis.x(v, width - 4, 2) for v in (low, high, rating))
-    mid = height / 2
+    mid = _n(height / 2)
     return Markup(
         f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'preserveAspectRatio="none" role="img" aria-label="{escape(label)}">'
-        f'<line class="ci" x1="{_n(x0)}" x2="{_n(x1)}" y1="{_n(mid)}" y2="{_n(mid)}"/>'
-        f'<circle class="pt" cx="{_n(xr)}" cy="{_n(mid)}" r="3"/></svg>'
+        f'<line class="ax" x1="0" x2="{width}" y1="{mid}" y2="{mid}"/>'
+        f'<line class="ci" x1="{_n(x0)}" x2="{_n(max(x1, x0 + 1))}" y1="{mid}" y2="{mid}"/>'
+        f'<line class="tk" x1="{_n(xr)}" x2="{_n(xr)}" y1="1" y2="{height - 1}"/></svg>'
     )
 
 
