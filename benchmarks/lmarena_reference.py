@@ -26,19 +26,26 @@ def unique_rows(a, b, y, n):
     return rows[0], rows[1], rows[2] / 2.0, counts
 
 
-def fit_logistic(ra, rb, ry, w, m, x0=None):
-    """L-BFGS-B on the count-weighted logistic loss (LMArena-style tolerances)."""
+def fit_logistic(ra, rb, ry, w, m, x0=None, *, gtol=1e-6, maxiter=100):
+    """L-BFGS-B on the count-weighted logistic loss, in rating units as LMArena does.
+
+    Ratings ``r`` with ``P(a beats b) = expit(alpha (r_a - r_b))``, ``alpha =
+    ln 10 / 400``; mean loss over battles (weights normalised), LMArena's
+    options ``maxiter=100, gtol=1e-6``.  Returns ratings with mean 1000.
+    """
+    alpha = 1.0 / SCALE
     w = w / w.sum()
 
-    def loss(theta):
-        p = expit(theta[ra] - theta[rb])
+    def loss(r):
+        p = expit(alpha * (r[ra] - r[rb]))
         val = -(w * (ry * np.log(p) + (1 - ry) * np.log1p(-p))).sum()
-        r = w * (p - ry)
-        return val, np.bincount(ra, r, m) - np.bincount(rb, r, m)
+        g = alpha * w * (p - ry)
+        return val, np.bincount(ra, g, m) - np.bincount(rb, g, m)
 
-    res = minimize(loss, np.zeros(m) if x0 is None else x0, jac=True, method="L-BFGS-B", options={"ftol": 1e-12, "gtol": 1e-9})
-    theta = res.x - res.x.mean()
-    return 1000.0 + SCALE * theta
+    res = minimize(
+        loss, np.zeros(m) if x0 is None else x0, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol}
+    )
+    return 1000.0 + res.x - res.x.mean()
 
 
 def bootstrap_reference(ra, rb, ry, counts, m, rounds, seed):

@@ -50,9 +50,11 @@ __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
 CHUNK_ELEMS = 4_000_000
 #: Above this much work (rounds x categories) chunks run in forked worker
 #: processes: NumPy's Poisson sampler holds the GIL, so threads cannot share it.
-PROCESS_MIN_WORK = 2_000_000
+PROCESS_MIN_WORK = 500_000
+#: Rounds are split into at least this many chunks.
+MIN_CHUNKS = 4
 #: Build tabulated Poisson samplers when at least this many rounds share them.
-TABLE_MIN_ROUNDS = 64
+TABLE_MIN_ROUNDS = 400
 
 _JOB: _Job | None = None  # set in the parent just before forking workers
 
@@ -344,7 +346,9 @@ def bootstrap(
     if point is None:
         point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
     job = _Job(point, clusters, chord_iters, newton_iters, rounds)
-    size = int(max(1, min(rounds, CHUNK_ELEMS // job.width())))
+    # at least MIN_CHUNKS chunks so that the workers share even short runs; the
+    # chunking depends only on the problem, never on `workers` (reproducibility)
+    size = int(max(1, min(CHUNK_ELEMS // job.width(), -(-rounds // MIN_CHUNKS))))
     starts = list(range(0, rounds, size))
     seeds = _seed_sequence(rng).spawn(len(starts))
     sizes = [min(size, rounds - s) for s in starts]

@@ -156,7 +156,8 @@ def multinomial_rows(
     method : {"auto", "poisson", "multinomial"}
         ``"multinomial"`` is NumPy's sequential sampler (same law, slower).
     table : PoissonTable, optional
-        Pre-built table for the means ``poisson_mean(n, p)`` (reuse across calls).
+        Pre-built table for the means ``poisson_mean(n, p)`` (reuse across
+        calls); without one, NumPy's Poisson sampler is used.
     categorical : CategoricalTable, optional
         Pre-built sampler of ``p`` for the remainder draws.
     """
@@ -170,12 +171,18 @@ def multinomial_rows(
     if method != "poisson":
         raise ValueError(f"unknown sampling method {method!r}")
     if table is None:
-        table = PoissonTable(poisson_mean(n, p))
-    x = table.sample(rng, rounds)
+        # few rounds: building tables would cost more than it saves
+        mean = poisson_mean(n, p)
+
+        def draw(k: int) -> np.ndarray:
+            return rng.poisson(mean, size=(k, q)).astype(np.float64)
+    else:
+        draw = table.sample
+    x = draw(rounds)
     s = x.sum(axis=1)  # exact: integer-valued doubles far below 2**53
     bad = np.flatnonzero(s > n)
     while bad.size:
-        x[bad] = table.sample(rng, bad.size)
+        x[bad] = draw(bad.size)
         s[bad] = x[bad].sum(axis=1)
         bad = bad[s[bad] > n]
     rem = (n - s).astype(np.int64)
