@@ -406,9 +406,11 @@ def test_publish_error_on_category_only(engine, tmp_path):
     from tests.publish_fixtures import add_snapshot
 
     with engine.begin() as conn:
+        # Options from some other writer: almost nothing the caption would like to say.
         add_snapshot(conn, names=["a", "b", "c"], strength=np.array([1100.0, 1000, 900]),
                      when=datetime(2026, 2, 1, tzinfo=UTC), board="category:code",
-                     category="code", rng=np.random.default_rng(1), unranked=0)
+                     category="code", rng=np.random.default_rng(1), unranked=0,
+                     options={"ci": "sandwich", "cluster": "battle"})
     with pytest.raises(PublishError, match="no overall snapshot"):
         publish_site(engine, tmp_path / "s")
     with engine.connect() as conn:
@@ -416,4 +418,46 @@ def test_publish_error_on_category_only(engine, tmp_path):
     assert rep.board == "category:code" and rep.boards == ("category:code",)
     doc = parse(tmp_path / "s" / "index.html")
     assert doc.find("nav") is None  # a single board needs no navigation
-    assert "hidden" not in doc.find("section", "claims").text()
+    claims = doc.find("section", "claims").text()
+    assert "hidden" not in claims and "cluster" not in claims
+    assert "Intervals are confidence intervals from sandwich (robust) standard errors" in claims
+    assert "tier method" not in claims and "Ties are" not in claims
+
+
+def test_hostile_category_and_all_hidden(engine, tmp_path):
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from tests.publish_fixtures import add_snapshot
+
+    evil_cat = '../../<img src=x onerror="alert(1)">'
+    with engine.begin() as conn:
+        add_snapshot(conn, names=["a", "b", "c"], strength=np.array([1100.0, 1000, 900]),
+                     when=datetime(2026, 2, 1, tzinfo=UTC), rng=np.random.default_rng(2),
+                     unranked=0)
+        add_snapshot(conn, names=["a", "b"], strength=np.array([1000.0, 990]),
+                     when=datetime(2026, 2, 2, tzinfo=UTC), board=f"category:{evil_cat}",
+                     category=evil_cat, rng=np.random.default_rng(3), unranked=0)
+    out = tmp_path / "s"
+    report = publish_site(engine, out)
+    assert len(report.boards) == 2
+    names = sorted(files(out))
+    cat_pages = [n for n in names if n.startswith("board-")]
+    assert all(re.fullmatch(r"board-[a-z0-9-]+-[0-9a-f]{8}\.(html|json|csv)", n) for n in cat_pages)
+    doc = parse(out / "index.html")
+    labels = [a.text() for a in doc.find("nav").iter("a")]
+    assert evil_cat in labels  # the category name, as text
+    for page in out.glob("*.html"):
+        for node in parse(page).iter():
+            assert node.tag != "img" and not any(a.startswith("on") for a in node.attrs)
+
+    # Every model hidden: the page still renders, says so, and lists nobody.
+    with engine.begin() as conn:
+        conn.execute(update(Model).values(hidden=True))
+    report = publish_site(engine, out)
+    assert report.visible_models == 0 and report.model_pages == 0
+    doc = parse(out / "index.html")
+    assert "3 hidden models are not shown" in doc.find("section", "claims").text()
+    assert not (out / "models").exists()
+    assert json.loads((out / "leaderboard.json").read_text())["rows"] == []

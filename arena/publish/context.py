@@ -273,7 +273,7 @@ def describe_method(info: SnapshotInfo) -> list[str]:
     """The plain-words caption: what the page claims and what it does not."""
     o = info.options or {}
     level = o.get("level")
-    level_txt = f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "confidence"
+    level_txt = f"{float(level) * 100:g}% " if isinstance(level, (int, float)) else ""
     ci = str(o.get("ci") or "bootstrap")
     rounds = o.get("rounds")
     how = {
@@ -292,7 +292,7 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         f"Ratings are Bradley\u2013Terry estimates on the Elo scale from "
         f"{fmt_count(info.n_battles)} battles between {models} models "
         f"(snapshot {info.id}, computed {fmt_date(info.created_at)}).",
-        f"Intervals are {level_txt} confidence intervals from {how}; they are {joint}.",
+        f"Intervals are {level_txt}confidence intervals from {how}; they are {joint}.",
         "Rank (UB) is the best rank the data allow: one plus the number of models whose "
         "interval lies entirely above this model's.",
         "A tier is a group of models that the data cannot tell apart at this level"
@@ -409,11 +409,11 @@ def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
         banded.append(svg.IntervalItem(it.label, it.rating, it.low, it.high,
                                        -1 if it.band == -1 else parity, it.tier))
     level = (info.options or {}).get("level")
-    lvl = f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "confidence"
+    lvl = f"{float(level) * 100:g}% " if isinstance(level, (int, float)) else ""
     charts = [Chart(
         "Ratings and intervals, all models",
         svg.interval_chart(
-            banded, axis, title=f"{label}: ratings with {lvl} intervals",
+            banded, axis, title=f"{label}: ratings with {lvl}confidence intervals",
             desc=f"{len(rows)} models from top to bottom in board order; each line is a "
                  f"model's interval, the dot its rating; shaded bands are tiers."),
     )]
