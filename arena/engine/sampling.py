@@ -177,7 +177,9 @@ def multinomial_rows(
         def draw(k: int) -> np.ndarray:
             return rng.poisson(mean, size=(k, q)).astype(np.float64)
     else:
-        draw = table.sample
+
+        def draw(k: int) -> np.ndarray:
+            return table.sample(rng, k)
     x = draw(rounds)
     s = x.sum(axis=1)  # exact: integer-valued doubles far below 2**53
     bad = np.flatnonzero(s > n)
