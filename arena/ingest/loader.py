@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import queue
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -124,6 +126,82 @@ def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[st
             yield location, obj, exc
 
 
+@dataclass
+class Chunk:
+    """Up to CHUNK_ROWS parsed records, with what is needed to report on any of them."""
+
+    battles: list[ParsedBattle] = field(default_factory=list)
+    where: list[Location] = field(default_factory=list)
+    records: list[Any] = field(default_factory=list)
+    errors: list[tuple[Location, RowError, Any]] = field(default_factory=list)
+    rows_read: int = 0
+
+
+def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+            ) -> Iterator[Chunk]:
+    chunk = Chunk()
+    for location, record, parsed in _records(source, fmt, binary, mapping):
+        chunk.rows_read += 1
+        if isinstance(parsed, RowError):
+            chunk.errors.append((location, parsed, record))
+            continue
+        chunk.battles.append(parsed)
+        chunk.where.append(location)
+        chunk.records.append(record)
+        if len(chunk.battles) >= CHUNK_ROWS:
+            yield chunk
+            chunk = Chunk()
+    if chunk.rows_read:
+        yield chunk
+
+
+_DONE = object()
+
+
+def prefetch(items: Iterator[Chunk], depth: int = 2) -> Iterator[Chunk]:
+    """Produce ``items`` in a background thread while the caller consumes them.
+
+    Parsing (Python) overlaps with the database's work on the previous chunk:
+    sqlite3 and psycopg release the GIL while the engine runs. Exceptions of the
+    producer are re-raised in the caller; if the caller stops early (error,
+    Ctrl-C) the producer is told to stop.
+    """
+    out: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: object) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+            put(_DONE)
+        except BaseException as exc:  # handed to the consumer, re-raised there
+            put(exc)
+
+    thread = threading.Thread(target=produce, name="arena-ingest-parse", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = out.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
 def ingest_file(
     engine: Engine,
     path: str,
@@ -175,34 +253,19 @@ def ingest_file(
                 rejects.add(src.display, _where(location), error, record)
                 report.rejected += 1
 
-            def flush() -> None:
-                result = writer.write(chunk)
-                for pos, message in result.repeated:
-                    reject(where[pos], RowError("id", message), records[pos])
-                report.inserted += result.inserted
-                report.duplicates += result.duplicates
-                report.excluded += result.excluded
-                chunk.clear()
-                where.clear()
-                records.clear()
+            for chunk in prefetch(_chunks(src, fmt, binary, mapping or {})):
+                report.rows_read += chunk.rows_read
+                for location, error, record in chunk.errors:
+                    reject(location, error, record)
+                if chunk.battles:
+                    result = writer.write(chunk.battles)
+                    for pos, message in result.repeated:
+                        reject(chunk.where[pos], RowError("id", message), chunk.records[pos])
+                    report.inserted += result.inserted
+                    report.duplicates += result.duplicates
+                    report.excluded += result.excluded
                 if progress is not None and not raw.closed:
                     progress(raw.tell())
-
-            chunk: list[ParsedBattle] = []
-            where: list[Location] = []
-            records: list[Any] = []
-            for location, record, parsed in _records(src, fmt, binary, mapping or {}):
-                report.rows_read += 1
-                if isinstance(parsed, RowError):
-                    reject(location, parsed, record)
-                    continue
-                chunk.append(parsed)
-                where.append(location)
-                records.append(record)
-                if len(chunk) >= CHUNK_ROWS:
-                    flush()
-            if chunk:
-                flush()
             report.new_models = writer.new_models
             conn.execute(
                 update(IngestBatch).where(IngestBatch.id == batch_id).values(
