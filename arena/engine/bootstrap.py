@@ -301,7 +301,8 @@ def bootstrap(
     table: CountTable,
     *,
     rounds: int = 1000,
-    rng: np.random.Generator | int | None = 0,
+    rng: np.random.Generator | int | np.random.SeedSequence | None = None,
+    seed: int | None = None,
     clusters: sp.csr_matrix | None = None,
     ties: str = "half",
     both_bad: str = "tie",
@@ -320,8 +321,11 @@ def bootstrap(
     table : CountTable
     rounds : int
         Number of bootstrap rounds.
-    rng : numpy.random.Generator, int, SeedSequence or None
-        Randomness; the same seed gives identical samples.
+    rng : numpy.random.Generator, int or SeedSequence, optional
+        Randomness; the same seed (or generator state) gives identical samples.
+    seed : int, optional
+        Alias for an integer ``rng``.  With neither given the seed is 0, so
+        runs are reproducible by default.
     clusters : scipy.sparse matrix, shape (K, C), optional
         Clusters x cells battle counts (see :func:`arena.engine.counts.cluster_matrix`);
         resample whole clusters instead of battles.
@@ -343,6 +347,10 @@ def bootstrap(
     if int(rounds) != rounds or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     rounds = int(rounds)
+    if rng is not None and seed is not None:
+        raise ValueError("give rng or seed, not both")
+    if rng is None:
+        rng = 0 if seed is None else int(seed)
     if point is None:
         point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
     job = _Job(point, clusters, chord_iters, newton_iters, rounds)

@@ -199,3 +199,11 @@ def test_categorical_table_frequencies():
     freq = np.bincount(c, minlength=5) / c.size
     np.testing.assert_allclose(freq, p, atol=4e-3)
     assert freq[1] == 0.0
+
+
+def test_seed_keyword_and_default_are_reproducible():
+    t = _table(9)
+    np.testing.assert_array_equal(bootstrap(t, rounds=50, seed=5).samples, bootstrap(t, rounds=50, rng=5).samples)
+    np.testing.assert_array_equal(bootstrap(t, rounds=50).samples, bootstrap(t, rounds=50, seed=0).samples)
+    with pytest.raises(ValueError):
+        bootstrap(t, rounds=5, rng=1, seed=1)
