@@ -269,6 +269,33 @@ def display(row: BoardRow) -> str:
     return row.display_name or row.model
 
 
+# Plain words for the option values `arena rebuild` writes; unknown values are shown as is.
+_TIER_WORDS = {
+    "maxt": "decided by paired bootstrap tests, corrected for testing many pairs at once "
+            "with step-down max-t",
+    "holm": "decided by paired bootstrap tests, Holm-corrected for testing many pairs",
+    "bh": "decided by paired bootstrap tests, controlling the false discovery rate",
+    "overlap": "decided by interval overlap",
+}
+_RULE_WORDS = {
+    "leader": "a new tier starts at the first model separated from the current tier's leader",
+    "cut": "tiers are split only where every model above is separated from every model below",
+}
+_TIE_WORDS = {
+    "half": "A tie counts as half a win for each model.",
+    "davidson": "Ties are modelled explicitly (Davidson's extension of Bradley\u2013Terry).",
+}
+
+
+def _tier_words(o: Mapping) -> str:
+    parts = []
+    if o.get("tiers"):
+        parts.append(_TIER_WORDS.get(str(o["tiers"]), f"tier method: {o['tiers']}"))
+    if o.get("tier_rule") and o.get("tiers") != "overlap":
+        parts.append(_RULE_WORDS.get(str(o["tier_rule"]), f"rule: {o['tier_rule']}"))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def describe_method(info: SnapshotInfo) -> list[str]:
     """The plain-words caption: what the page claims and what it does not."""
     o = info.options or {}
@@ -296,13 +323,16 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         "Rank (UB) is the best rank the data allow: one plus the number of models whose "
         "interval lies entirely above this model's.",
         "A tier is a group of models that the data cannot tell apart at this level"
-        + (f" (tier method: {o['tiers']})" if o.get("tiers") else "")
+        + _tier_words(o)
         + ". Models in one tier are not ranked against each other: the order inside a tier "
         "follows the point ratings, but the differences are within the noise and could "
         "reverse with more battles.",
     ]
     if o.get("ties"):
-        lines.append(f"Ties are handled as: {o['ties']}.")
+        ties = _TIE_WORDS.get(str(o["ties"]), f"Ties are handled as: {o['ties']}.")
+        if o.get("both_bad") == "drop":
+            ties += " Battles where both answers were judged bad are left out."
+        lines.append(ties)
     if o.get("min_battles"):
         lines.append(f"Models with fewer than {o['min_battles']} battles are listed but not "
                      "ranked.")
