@@ -69,6 +69,7 @@ def rate(
     position: bool = False,
     prior: float | None = None,
     anchor: tuple[int, float] | None = None,
+    workers: int | None = None,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
 
@@ -91,6 +92,9 @@ def rate(
         Clusters x cells counts: cluster bootstrap / cluster-robust sandwich.
     ties, both_bad, position, prior, anchor
         As in :func:`arena.engine.fit.fit`.
+    workers : int, optional
+        Bootstrap workers (see :func:`arena.engine.bootstrap.bootstrap`);
+        ``1`` keeps everything in the calling thread.
 
     Returns
     -------
@@ -128,7 +132,7 @@ def rate(
     if ci == "bootstrap":
         if simultaneous == "chi2":
             raise ValueError("simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap")
-        boot = bootstrap(table, rounds=rounds, rng=seed, clusters=clusters, point=point)
+        boot = bootstrap(table, rounds=rounds, rng=seed, clusters=clusters, point=point, workers=workers)
         low, high = boot.interval(level, simultaneous=bool(simultaneous))
         se = boot.se
         samples = boot.good
