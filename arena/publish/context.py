@@ -251,12 +251,15 @@ def model_href(name: str, root: str = "") -> str:
     return f"{root}models/{slug(name)}.html"
 
 
-def _rank_change(row: BoardRow, previous: Board | None) -> tuple[str, str]:
+def _rank_change(row: BoardRow, previous: Mapping[str, int | None] | None) -> tuple[str, str]:
+    """``previous`` maps model name to its rank (UB) in the previous snapshot of the board."""
     if previous is None or row.rank_ub is None:
         return "", ""
-    before = next((r.rank_ub for r in previous.rows if r.model == row.model), None)
-    if before is None:
+    if row.model not in previous:
         return "new", "new since the previous snapshot"
+    before = previous[row.model]
+    if before is None:
+        return "new", "ranked for the first time: unranked in the previous snapshot"
     delta = before - row.rank_ub
     if delta > 0:
         return f"\u25b2{delta}", f"up {delta} since the previous snapshot"
@@ -349,7 +352,7 @@ def attribution_for(info: SnapshotInfo, override: str | None) -> str | None:
     return None
 
 
-def _row_view(row: BoardRow, axis: svg.Axis, previous: Board | None, root: str,
+def _row_view(row: BoardRow, axis: svg.Axis, previous: Mapping[str, int | None] | None, root: str,
               linked: bool) -> RowView:
     change, change_text = _rank_change(row, previous)
     plus, minus = row.ci_high - row.rating, row.rating - row.ci_low
@@ -426,7 +429,9 @@ def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
     info = board.snapshot
     rows = board.visible_rows()
     axis = svg.Axis.around([r.ci_low for r in rows], [r.ci_high for r in rows])
-    views = [_row_view(r, axis, site.previous, "", r.model in linked) for r in rows]
+    before = ({r.model: r.rank_ub for r in site.previous.rows}
+              if site.previous is not None else None)
+    views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
     label = board_label(info.board)
     items = [svg.IntervalItem(display(r), r.rating, r.ci_low, r.ci_high,
                               -1 if not r.ranked else 0, r.tier) for r in rows]
