@@ -461,3 +461,31 @@ def test_hostile_category_and_all_hidden(engine, tmp_path):
     assert "3 hidden models are not shown" in doc.find("section", "claims").text()
     assert not (out / "models").exists()
     assert json.loads((out / "leaderboard.json").read_text())["rows"] == []
+
+
+def _contrast(a: str, b: str) -> float:
+    def lum(hexcol: str) -> float:
+        h = hexcol.lstrip("#")
+        if len(h) == 3:
+            h = "".join(c * 2 for c in h)
+        rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_theme_colours_have_sufficient_contrast():
+    """WCAG AA (4.5:1) for every text colour on every background, light and dark."""
+    from arena.resources import templates_dir
+
+    css = (templates_dir() / "style.css").read_text(encoding="utf-8")
+    light = dict(re.findall(r"--([a-z0-9]+):\s*(#[0-9a-f]{3,6})", css.split("@media")[0]))
+    dark_block = css[css.index("prefers-color-scheme: dark"):]
+    dark = dict(re.findall(r"--([a-z0-9]+):\s*(#[0-9a-f]{3,6})", dark_block[:dark_block.index("}\n}")]))
+    for theme in (light, dark):
+        for text in ("fg", "muted", "link", "flag"):
+            for bg in ("bg", "band0", "band1", "bandu", "head"):
+                ratio = _contrast(theme[text], theme[bg])
+                assert ratio >= 4.5, f"{text} on {bg}: {ratio:.2f}"

@@ -428,7 +428,12 @@ def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
     board = site.board
     info = board.snapshot
     rows = board.visible_rows()
-    axis = svg.Axis.around([r.ci_low for r in rows], [r.ci_high for r in rows])
+    # The axis spans the ranked models' intervals and every rating: one unranked
+    # model with a 600-point interval would otherwise squash every other bar.
+    # Its bar is clipped at the edge; the numbers beside it are exact.
+    lows = [r.ci_low if r.ranked else r.rating for r in rows]
+    highs = [r.ci_high if r.ranked else r.rating for r in rows]
+    axis = svg.Axis.around(lows, highs)
     before = ({r.model: r.rank_ub for r in site.previous.rows}
               if site.previous is not None else None)
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
