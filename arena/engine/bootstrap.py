@@ -31,6 +31,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import numpy as np
@@ -297,6 +298,34 @@ def _mle_possible(d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.nd
     return ok
 
 
+def _forked_chunks(job: _Job, sizes, seeds, workers: int):
+    """Chunks in forked worker processes, or None if processes are unavailable."""
+    global _JOB
+    if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+        return None
+    _JOB = job
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
+            return list(pool.map(_run_forked, zip(sizes, seeds, strict=True)))
+    except (BrokenProcessPool, OSError):
+        return None  # could not fork, or a worker died: the caller reruns the same chunks
+    finally:
+        _JOB = None
+
+
+def _run_chunks(job: _Job, sizes, seeds, workers: int, *, big: bool):
+    """Run all chunks; results are identical whichever way they are executed."""
+    if workers > 1 and len(sizes) > 1:
+        if big:
+            parts = _forked_chunks(job, sizes, seeds, workers)
+            if parts is not None:
+                return parts
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(job.run, sizes, seeds))
+    return [job.run(n, s) for n, s in zip(sizes, seeds, strict=True)]
+
+
 def bootstrap(
     table: CountTable,
     *,
@@ -362,21 +391,7 @@ def bootstrap(
     sizes = [min(size, rounds - s) for s in starts]
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
-    forkable = "fork" in multiprocessing.get_all_start_methods()
-    if workers > 1 and len(starts) > 1 and forkable and rounds * job.width() >= PROCESS_MIN_WORK:
-        global _JOB
-        _JOB = job
-        try:
-            ctx = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
-                parts = list(pool.map(_run_forked, zip(sizes, seeds, strict=True)))
-        finally:
-            _JOB = None
-    elif workers > 1 and len(starts) > 1:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            parts = list(pool.map(job.run, sizes, seeds))
-    else:
-        parts = [job.run(n, s) for n, s in zip(sizes, seeds, strict=True)]
+    parts = _run_chunks(job, sizes, seeds, workers, big=rounds * job.width() >= PROCESS_MIN_WORK)
     samples = np.concatenate([p[0] for p in parts])
     converged = np.concatenate([p[1] for p in parts])
     prior_rounds = np.flatnonzero(np.concatenate([p[2] for p in parts]))
