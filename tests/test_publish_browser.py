@@ -3,7 +3,9 @@
 Checks at phone (390 px) and desktop (1280 px) widths that the page renders
 (non-trivial screenshots), that the rendered DOM holds the table rows and the
 charts, and that the browser logs no console errors. Needs Debian's
-``chromium`` package (CI: ``apt-get install -y --no-install-recommends chromium``).
+``chromium`` package; CI: ``apt-get update && apt-get install -y
+--no-install-recommends chromium fonts-liberation`` (without a font the text would not
+render, so the font is named explicitly).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/
 def chromium(args: list[str], profile: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     if CHROMIUM is None:
         pytest.skip("CHROMIUM NOT INSTALLED: browser test skipped. Install it with "
-                    "`apt-get update && apt-get install -y --no-install-recommends chromium` "
+                    "`apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation` "
                     "(CI must install it; see .ci/run)")
     cmd = [
         CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
