@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, select, update
 
@@ -24,6 +25,14 @@ FIELDS = ("display_name", "organisation", "licence", "link", "hidden")
 _TEXT_LIMITS = {"display_name": 512, "organisation": 255, "licence": 255, "link": 1024}
 _TRUE = {"1", "true", "yes", "y", "hidden", "hide"}
 _FALSE = {"0", "false", "no", "n", "", "shown", "show"}
+
+
+def _is_web_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 class AnnotateError(ValueError):
@@ -50,6 +59,10 @@ class Annotation:
                 if v is not None and len(v) > _TEXT_LIMITS[f]:
                     raise AnnotateError(
                         f"{f} for model {self.model!r} is longer than {_TEXT_LIMITS[f]} characters")
+                if f == "link" and v is not None and not _is_web_url(v):
+                    # The page would not link it anyway (javascript: and friends).
+                    raise AnnotateError(f"link for model {self.model!r} must be an http(s) URL, "
+                                        f"not {v!r}")
             out[f] = v
         return out
 

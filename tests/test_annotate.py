@@ -45,6 +45,8 @@ def test_cli_errors(models, run_cli, tmp_path):
     assert res.exit_code == 1 and "unknown model 'nope'" in res.output
     res = run_cli("models", "annotate", "alpha", ok=False)
     assert res.exit_code == 2 and "nothing to set" in res.output
+    res = run_cli("models", "annotate", "alpha", "--link", "javascript:alert(1)", ok=False)
+    assert res.exit_code == 1 and "must be an http(s) URL" in res.output
     res = run_cli("models", "annotate", ok=False)
     assert res.exit_code == 2
     f = tmp_path / "m.csv"

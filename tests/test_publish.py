@@ -356,7 +356,11 @@ def test_older_snapshot_and_hidden_and_links(site, run_cli, tmp_path):
     run_cli("models", "annotate", "model-000", "--display-name", "Model Zero",
             "--organisation", "Acme <Labs>", "--licence", "=cmd|' /C calc'!A0",
             "--link", "https://example.org/zero")
-    run_cli("models", "annotate", "model-008", "--link", "javascript:alert(1)", "--hide")
+    run_cli("models", "annotate", "model-008", "--hide")
+    # annotate refuses such links; a row written some other way must still not become one.
+    with site["engine"].begin() as conn:
+        conn.execute(update(Model).where(Model.name == "model-009")
+                     .values(link="javascript:alert(1)"))
     res = run_cli("publish", str(out), "--attribution", "Data <b>CC-BY</b> 4.0")
     assert "published snapshot" in res.output
     html = (out / "index.html").read_text(encoding="utf-8")
@@ -369,6 +373,8 @@ def test_older_snapshot_and_hidden_and_links(site, run_cli, tmp_path):
     ext = next(a for a in tr.iter("a") if "ext" in a.classes())
     assert ext.attrs["href"] == "https://example.org/zero" and "noopener" in ext.attrs["rel"]
     assert "Data <b>CC-BY</b> 4.0" in doc.find("footer").text()
+    nine = next(th for th in doc.find_all("th", "model") if th.text() == "model-009").parent
+    assert not any("ext" in a.classes() for a in nine.iter("a"))
     # The CSV still carries the raw model name and the display name stays out of it.
     assert "Model Zero" not in (out / "leaderboard.csv").read_text(encoding="utf-8")
 
