@@ -4,7 +4,7 @@ Both are computed in parameter space at the point fit and mapped to ratings
 with the same linear map the fit uses (mean-centring or anchoring).
 
 * Fisher: ``cov = I^+`` (pseudo-inverse of the observed information, the
-  common shift removed).  Model-based: right when votes are independent and
+  common shift removed); computed by the point fit as ``Fit.cov``.  Model-based: right when votes are independent and
   the model holds.  With half ties it over-states the variance, because a tie
   scores 0.5 with no Bernoulli noise.
 * Sandwich: ``cov = I^+ B I^+`` with the meat ``B`` the sum over independent
@@ -22,12 +22,7 @@ import scipy.sparse as sp
 from arena.engine.fit import SCALE, Fit, rating_transform
 from arena.engine.newton import category_maps
 
-__all__ = ["fisher_cov", "sandwich_cov"]
-
-
-def fisher_cov(point: Fit) -> np.ndarray:
-    """Fisher covariance of the ratings, shape (M, M) (same as ``point.cov``)."""
-    return point.cov
+__all__ = ["sandwich_cov"]
 
 
 def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarray:
@@ -46,15 +41,10 @@ def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarra
         meat = np.asarray((scores.T @ sp.diags(n) @ scores).todense())
         units = n.sum()
     else:
-        kept = d.cell_cat >= 0
-        cols = np.flatnonzero(kept)
-        to_cat = sp.csr_matrix(
-            (np.ones(cols.size), (cols, d.cell_cat[kept])), shape=(d.cell_cat.size, d.cat_n.size)
-        )
-        zq = sp.csr_matrix(clusters) @ to_cat
+        zq = d.clusters_by_category(clusters)
         per_cluster = np.asarray((zq @ scores).todense())
         meat = per_cluster.T @ per_cluster
-        units = float(np.count_nonzero(np.asarray(zq.sum(axis=1)).ravel()))
+        units = float(zq.shape[0])
     if units > 1:
         meat *= units / (units - 1)
     pc = point.param_cov

@@ -178,21 +178,6 @@ def _seed_sequence(rng) -> np.random.SeedSequence:
     return np.random.SeedSequence(rng)
 
 
-def _category_clusters(design: Design, clusters: sp.csr_matrix) -> sp.csr_matrix:
-    """Clusters x cells counts -> clusters x categories counts."""
-    c = design.cell_cat.size
-    if clusters.shape[1] != c:
-        raise ValueError(f"clusters must have one column per table cell ({c}), got {clusters.shape[1]}")
-    kept = design.cell_cat >= 0
-    cols = np.flatnonzero(kept)
-    to_cat = sp.csr_matrix(
-        (np.ones(cols.size), (cols, design.cell_cat[kept])), shape=(c, design.cat_n.size)
-    )
-    zq = (sp.csr_matrix(clusters) @ to_cat).tocsr()
-    # clusters that only hold dropped battles cannot contribute anything
-    return zq[np.asarray(zq.sum(axis=1)).ravel() > 0]
-
-
 class _Job:
     """Everything a chunk needs; one instance shared read-only by the threads."""
 
@@ -201,7 +186,7 @@ class _Job:
         self.design = d = point.design
         self.chord_iters = chord_iters
         self.newton_iters = newton_iters
-        self.zq = None if clusters is None else _category_clusters(d, clusters)
+        self.zq = None if clusters is None else d.clusters_by_category(clusters)
         if self.zq is None:
             n_total = d.cat_n.sum()
             self.n_draw = int(round(n_total))

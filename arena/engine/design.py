@@ -116,6 +116,22 @@ class Design:
         # C order: every statistic is a contiguous (R, G) block for the solvers
         return np.ascontiguousarray(flat.T).reshape(counts.shape[0], self.n_stats, self.n_groups)
 
+    def clusters_by_category(self, clusters) -> sp.csr_matrix:
+        """Clusters x cells battle counts -> clusters x categories, shape (K', Q).
+
+        Clusters holding only dropped battles (self-play, dropped ties) are
+        removed: they cannot contribute to any statistic.
+        """
+        c = self.cell_cat.size
+        if clusters.shape[1] != c:
+            raise ValueError(f"clusters must have one column per table cell ({c}), got {clusters.shape[1]}")
+        kept = np.flatnonzero(self.cell_cat >= 0)
+        to_cat = sp.csr_matrix(
+            (np.ones(kept.size), (kept, self.cell_cat[kept])), shape=(c, self.cat_n.size)
+        )
+        zq = (sp.csr_matrix(clusters) @ to_cat).tocsr()
+        return zq[np.asarray(zq.sum(axis=1)).ravel() > 0]
+
     def point_stats(self) -> np.ndarray:
         """Group statistics of the observed data, shape ``(1, n_stats, G)``."""
         return self.stats_from_counts(self.cat_n[None, :])
