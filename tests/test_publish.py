@@ -398,6 +398,10 @@ def test_cli_errors(run_cli, engine, tmp_path):
     assert (foreign / "thesis.tex").read_text() == "precious"
     res = run_cli("publish", str(tmp_path / "x"), "--top", "1", ok=False)
     assert res.exit_code == 2
+    link = tmp_path / "link"
+    link.symlink_to(foreign)
+    res = run_cli("publish", str(link), ok=False)
+    assert res.exit_code == 1 and "is a symbolic link" in res.output
     empty = tmp_path / "empty"
     empty.mkdir()
     run_cli("publish", str(empty), "-q")

@@ -150,8 +150,11 @@ def _files(sites: list[ctx.SiteModel], *, top: int, attribution: str | None,
 
 
 def _check_target(out: Path) -> None:
-    if out.exists() or out.is_symlink():
-        if not out.is_dir() or out.is_symlink():
+    if out.is_symlink():
+        # Swapping would replace the link, not the site it points to.
+        raise PublishError(f"{out} is a symbolic link; publish into {out.resolve()} instead")
+    if out.exists():
+        if not out.is_dir():
             raise PublishError(f"{out} exists and is not a directory")
         if any(out.iterdir()) and not (out / MARKER).is_file():
             raise PublishError(
