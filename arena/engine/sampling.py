@@ -145,6 +145,8 @@ def multinomial_rows(
 ) -> np.ndarray:
     """Draw ``rounds`` independent ``Multinomial(n, p)`` vectors, shape (rounds, Q), float64.
 
+    The Poisson path returns a transposed view of a C-ordered (Q, rounds) array.
+
     Parameters
     ----------
     rng : numpy.random.Generator
@@ -170,28 +172,29 @@ def multinomial_rows(
         return rng.multinomial(n, p, size=rounds).astype(np.float64)
     if method != "poisson":
         raise ValueError(f"unknown sampling method {method!r}")
+    # work in (Q, rounds) layout: the caller's sparse products consume counts.T
     if table is None:
         # few rounds: building tables would cost more than it saves
-        mean = poisson_mean(n, p)
+        mean = poisson_mean(n, p)[:, None]
 
         def draw(k: int) -> np.ndarray:
-            return rng.poisson(mean, size=(k, q)).astype(np.float64)
+            return rng.poisson(mean, size=(q, k)).astype(np.float64)
     else:
 
         def draw(k: int) -> np.ndarray:
-            return table.sample(rng, k)
-    x = draw(rounds)
-    s = x.sum(axis=1)  # exact: integer-valued doubles far below 2**53
+            return table.sample(rng, k).T
+    xt = draw(rounds)
+    s = xt.sum(axis=0)  # exact: integer-valued doubles far below 2**53
     bad = np.flatnonzero(s > n)
     while bad.size:
-        x[bad] = draw(bad.size)
-        s[bad] = x[bad].sum(axis=1)
+        xt[:, bad] = draw(bad.size)
+        s[bad] = xt[:, bad].sum(axis=0)
         bad = bad[s[bad] > n]
     rem = (n - s).astype(np.int64)
     cat = (categorical or CategoricalTable(p)).sample(rng, int(rem.sum()))
     row = np.repeat(np.arange(rounds), rem)
-    x += np.bincount(row * q + cat, minlength=rounds * q).reshape(rounds, q)
-    return x
+    xt += np.bincount(cat * rounds + row, minlength=q * rounds).reshape(q, rounds)
+    return xt.T
 
 
 def poisson_mean(n: int, p: np.ndarray) -> np.ndarray:
