@@ -508,7 +508,7 @@ def model_page(name: str, sites: Sequence[SiteModel], *, nav: tuple[Link, ...],
     primary, row = present[0]
     summaries = tuple(
         BoardSummary(
-            board_label=board_label(s.board.snapshot.board), href=f"../{s.file}",
+            board_label=nav_label(s.board.snapshot.board), href=f"../{s.file}",
             rank=str(r.rank_ub) if r.rank_ub is not None else "\u2013",
             tier=str(r.tier) if r.tier is not None else "not ranked",
             rating=fmt_rating(r.rating),
