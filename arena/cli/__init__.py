@@ -5,7 +5,6 @@ Each command lives in its own module and is registered below.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import click
@@ -63,33 +62,22 @@ def main() -> None:
 
 
 def _register() -> None:
-    # Imported here, not at module top, so `arena --help` stays fast and each
-    # command module can import heavy libraries lazily.
-    from arena.cli import db_cmd, ingest_cmd, models_cmd
+    # Command modules import their heavy libraries (numpy, scipy, the engine)
+    # inside the command functions, so `arena --help` stays fast.
+    from arena.cli import (
+        db_cmd,
+        demo_cmd,
+        eval_cmd,
+        ingest_cmd,
+        models_cmd,
+        publish_cmd,
+        rebuild_cmd,
+    )
 
-    for mod in (db_cmd, ingest_cmd, models_cmd):
-        for command in mod.COMMANDS:
-            cli.add_command(command)
-    # --- commands added by other modules: keep one import per line ---
-    # (engine-independent modules register themselves here)
-    _optional = [
-        "arena.cli.eval_cmd",
-        "arena.cli.rebuild_cmd",
-        "arena.cli.publish_cmd",
-        "arena.cli.demo_cmd",
-    ]
-    import importlib
-
-    for name in _optional:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
+    for mod in (db_cmd, ingest_cmd, models_cmd, rebuild_cmd, publish_cmd, eval_cmd, demo_cmd):
         for command in mod.COMMANDS:
             cli.add_command(command)
 
 
 _register()
-__all__ = ["cli", "main", "AppContext", "os"]
+__all__ = ["cli", "main", "AppContext"]
