@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.stats import norm
+from scipy import special
 
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
@@ -165,7 +165,7 @@ def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:
     """``level`` quantile of ``max_i |dev_ri| / se_i`` (models with ``se == 0`` ignored)."""
     live = se > 0
     if not live.any():
-        return float(norm.ppf(0.5 + level / 2))
+        return float(special.ndtri(0.5 + level / 2))
     t = np.abs(dev[:, live]) / se[live]
     return float(np.quantile(t.max(axis=1), level))
 
