@@ -536,79 +536,64 @@ def tiers_paired(
     p_value = np.full(m, np.nan)
     p_adjusted = np.full(m, np.nan)
     critical_t = np.nan
-    if m == 1:
-        return TierResult(
-            tiers,
-            order,
-            starts,
-            upper,
-            lower,
-            p_value,
-            p_adjusted,
-            critical_t,
-            n_pairs,
-            float(level),
-            correction,
-            rule,
-            pvalues,
-        )
+    # One model: one tier, nothing to compare.
+    if m > 1:
+        s_board = s[:, order]
+        st = _pair_stats(r[order], s_board, pvalues)
+        iu = np.triu_indices(m, k=1)
+        if correction == "maxt":
+            adj = _maxt_stepdown(s_board, iu, st)
+            critical_t = float(np.quantile(st.max_t, level))
+        elif correction == "holm":
+            raw = st.p_raw[iu]
+            # Percentile p-values cannot go below 2 / (B + 1); if even that fails
+            # Holm's first step, the result is one tier whatever the data say.
+            floor = 2.0 / (rounds + 1.0)
+            if pvalues == "percentile" and floor * n_pairs > alpha:
+                warnings.warn(
+                    f"holm over {n_pairs} pairs with {rounds} rounds cannot separate anything: "
+                    f"the smallest possible percentile p-value {floor:.3g} exceeds "
+                    f"alpha / {n_pairs}; use more rounds, pvalues='normal' or correction='maxt'",
+                    stacklevel=2,
+                )
+            adj = _holm(raw)
+        elif correction == "bh":
+            adj = _bh(st.p_raw[iu])
+        else:
+            adj = st.p_raw[iu].copy()
+        p_adj = np.full((m, m), np.nan)
+        p_adj[iu] = adj
 
-    s_board = s[:, order]
-    st = _pair_stats(r[order], s_board, pvalues)
-    iu = np.triu_indices(m, k=1)
-    if correction == "maxt":
-        adj = _maxt_stepdown(s_board, iu, st)
-        critical_t = float(np.quantile(st.max_t, level))
-    elif correction == "holm":
-        raw = st.p_raw[iu]
-        # Percentile p-values cannot go below 2 / (B + 1); if even that fails
-        # Holm's first step, the result is one tier whatever the data say.
-        floor = 2.0 / (rounds + 1.0)
-        if pvalues == "percentile" and floor * n_pairs > alpha:
-            warnings.warn(
-                f"holm over {n_pairs} pairs with {rounds} rounds cannot separate anything: "
-                f"the smallest possible percentile p-value {floor:.3g} exceeds "
-                f"alpha / {n_pairs}; use more rounds, pvalues='normal' or correction='maxt'",
-                stacklevel=2,
-            )
-        adj = _holm(raw)
-    elif correction == "bh":
-        adj = _bh(st.p_raw[iu])
-    else:
-        adj = st.p_raw[iu].copy()
-    p_adj = np.full((m, m), np.nan)
-    p_adj[iu] = adj
-
-    tier = 1
-    if rule == "leader":
-        leader = 0
-        for k in range(1, m):
-            pa = p_adj[leader, k]
-            upper[order[k]] = order[leader]
-            lower[order[k]] = order[k]
-            p_value[order[k]] = st.p_raw[leader, k]
-            p_adjusted[order[k]] = pa
-            if pa <= alpha:
-                tier += 1
-                leader = k
-                starts[order[k]] = True
-            tiers[order[k]] = tier
-    else:
-        for k in range(1, m):
-            # Cut between board positions k-1 and k: the verdict is that of the
-            # weakest-separated pair across it (largest adjusted p-value).
-            block = p_adj[:k, k:]
-            a, b = np.unravel_index(np.argmax(block), block.shape)
-            b += k
-            pa = p_adj[a, b]
-            upper[order[k]] = order[a]
-            lower[order[k]] = order[b]
-            p_value[order[k]] = st.p_raw[a, b]
-            p_adjusted[order[k]] = pa
-            if pa <= alpha:
-                tier += 1
-                starts[order[k]] = True
-            tiers[order[k]] = tier
+        tier = 1
+        if rule == "leader":
+            leader = 0
+            for k in range(1, m):
+                pa = p_adj[leader, k]
+                upper[order[k]] = order[leader]
+                lower[order[k]] = order[k]
+                p_value[order[k]] = st.p_raw[leader, k]
+                p_adjusted[order[k]] = pa
+                if pa <= alpha:
+                    tier += 1
+                    leader = k
+                    starts[order[k]] = True
+                tiers[order[k]] = tier
+        else:
+            for k in range(1, m):
+                # Cut between board positions k-1 and k: the verdict is that of the
+                # weakest-separated pair across it (largest adjusted p-value).
+                block = p_adj[:k, k:]
+                a, b = np.unravel_index(np.argmax(block), block.shape)
+                b += k
+                pa = p_adj[a, b]
+                upper[order[k]] = order[a]
+                lower[order[k]] = order[b]
+                p_value[order[k]] = st.p_raw[a, b]
+                p_adjusted[order[k]] = pa
+                if pa <= alpha:
+                    tier += 1
+                    starts[order[k]] = True
+                tiers[order[k]] = tier
 
     return TierResult(
         tiers,
