@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import queue
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -155,53 +153,6 @@ def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str
         yield chunk
 
 
-_DONE = object()
-
-
-def prefetch(items: Iterator[Chunk], depth: int = 2) -> Iterator[Chunk]:
-    """Produce ``items`` in a background thread while the caller consumes them.
-
-    Parsing (Python) overlaps with the database's work on the previous chunk:
-    sqlite3 and psycopg release the GIL while the engine runs. Exceptions of the
-    producer are re-raised in the caller; if the caller stops early (error,
-    Ctrl-C) the producer is told to stop.
-    """
-    out: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: object) -> bool:
-        while not stop.is_set():
-            try:
-                out.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put(item):
-                    return
-            put(_DONE)
-        except BaseException as exc:  # handed to the consumer, re-raised there
-            put(exc)
-
-    thread = threading.Thread(target=produce, name="arena-ingest-parse", daemon=True)
-    thread.start()
-    try:
-        while True:
-            item = out.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-
-
 def ingest_file(
     engine: Engine,
     path: str,
@@ -253,7 +204,7 @@ def ingest_file(
                 rejects.add(src.display, _where(location), error, record)
                 report.rejected += 1
 
-            for chunk in prefetch(_chunks(src, fmt, binary, mapping or {})):
+            for chunk in _chunks(src, fmt, binary, mapping or {}):
                 report.rows_read += chunk.rows_read
                 for location, error, record in chunk.errors:
                     reject(location, error, record)
