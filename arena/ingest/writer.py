@@ -45,24 +45,24 @@ class BattleWriter:
         self.new_models = 0
 
     # -- name -> id ---------------------------------------------------------
-    def _model_id(self, name: str) -> int:
-        model_id = self.models.get(name)
-        if model_id is None:
-            model_id = self.conn.execute(
-                insert(Model).values(name=name).returning(Model.id)
+    def _id_for(self, table, cache: dict[str, int], name: str) -> int:
+        """Id of ``name`` in ``table`` (models or categories), created on first sight."""
+        found = cache.get(name)
+        if found is None:
+            found = self.conn.execute(
+                insert(table).values(name=name).returning(table.id)
             ).scalar_one()
-            self.models[name] = model_id
-            self.new_models += 1
+            cache[name] = found
+        return found
+
+    def _model_id(self, name: str) -> int:
+        known = len(self.models)
+        model_id = self._id_for(Model, self.models, name)
+        self.new_models += len(self.models) - known
         return model_id
 
     def _category_id(self, name: str) -> int:
-        category_id = self.categories.get(name)
-        if category_id is None:
-            category_id = self.conn.execute(
-                insert(Category).values(name=name).returning(Category.id)
-            ).scalar_one()
-            self.categories[name] = category_id
-        return category_id
+        return self._id_for(Category, self.categories, name)
 
     def _existing(self, ids: list[str]) -> dict[str, int]:
         """external id -> batch id of those already stored (driver SQL: this runs per chunk
