@@ -299,6 +299,16 @@ def _tier_words(o: Mapping) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _tier_claim(o: Mapping) -> str:
+    """What a tier boundary promises; it differs by rule, so the words must too."""
+    if o.get("tier_rule") == "cut" and o.get("tiers") != "overlap":
+        return ("A tier is a group of models; every model in a higher tier is significantly "
+                "better than every model in a lower tier at this level")
+    return ("A tier starts with its leader and holds the models below it that the data cannot "
+            "tell apart from that leader at this level; models in neighbouring tiers may still "
+            "be within the noise of each other")
+
+
 def describe_method(info: SnapshotInfo) -> list[str]:
     """The plain-words caption: what the page claims and what it does not."""
     o = info.options or {}
@@ -325,8 +335,7 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         f"Intervals are {level_txt}confidence intervals from {how}; they are {joint}.",
         "Rank (UB) is the best rank the data allow: one plus the number of models whose "
         "interval lies entirely above this model's.",
-        "A tier is a group of models that the data cannot tell apart at this level"
-        + _tier_words(o)
+        _tier_claim(o) + _tier_words(o)
         + ". Models in one tier are not ranked against each other: the order inside a tier "
         "follows the point ratings, but the differences are within the noise and could "
         "reverse with more battles.",
