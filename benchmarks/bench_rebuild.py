@@ -70,8 +70,11 @@ def fill(url: str, n: int, models: int) -> None:
                     "VALUES (?, ?, ?, ?, 1.0, 1)",
                     list(zip(ids.tolist(), a.tolist(), b.tolist(), NAMES[o].tolist(), strict=True)),
                 )
+        # Same definition as the migration (partial, covering; INCLUDE on PostgreSQL).
+        include = " INCLUDE (id)" if pg else ""
         conn.execute(text("CREATE INDEX ix_battles_pair_outcome ON battles "
-                          "(model_a_id, model_b_id, outcome, weight)"))
+                          f"(model_a_id, model_b_id, outcome, weight){include} "
+                          "WHERE excluded_reason IS NULL"))
         if pg:
             conn.execute(text("SELECT setval(pg_get_serial_sequence('battles', 'id'), :n)"), {"n": n})
     if engine.dialect.name == "postgresql":

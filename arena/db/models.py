@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -90,8 +91,16 @@ class Battle(Base):
             name="outcome",
         ),
         CheckConstraint("weight > 0", name="weight_positive"),
-        # The rebuild's GROUP BY (model_a, model_b, outcome) reads only this index.
-        Index("ix_battles_pair_outcome", "model_a_id", "model_b_id", "outcome", "weight"),
+        # The rebuild's GROUP BY (model_a, model_b, outcome, weight) over rated battles
+        # reads only this index: partial, so the `excluded_reason IS NULL` filter needs
+        # no table lookups (10M battles: 57 s -> seconds), with `id` covered for the
+        # watermark (SQLite: the rowid is in every index; PostgreSQL: INCLUDE).
+        Index(
+            "ix_battles_pair_outcome", "model_a_id", "model_b_id", "outcome", "weight",
+            sqlite_where=text("excluded_reason IS NULL"),
+            postgresql_where=text("excluded_reason IS NULL"),
+            postgresql_include=["id"],
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)

@@ -96,6 +96,9 @@ def upgrade() -> None:
             "ix_battles_pair_outcome",
             ["model_a_id", "model_b_id", "outcome", "weight"],
             unique=False,
+            sqlite_where=sa.text("excluded_reason IS NULL"),
+            postgresql_where=sa.text("excluded_reason IS NULL"),
+            postgresql_include=["id"],
         )
 
     op.create_table(
