@@ -39,6 +39,13 @@ def head_revision() -> str:
     return head
 
 
+#: SQLite page cache per connection (KiB). Modest by default so that a rebuild's
+#: scan of a large index stays within its memory budget; ingest raises it for
+#: its own connection while it maintains the indexes (see arena.ingest.writer).
+SQLITE_CACHE_KIB = 65_536
+SQLITE_INGEST_CACHE_KIB = 262_144
+
+
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor = dbapi_connection.cursor()
     # WAL lets a rebuild read while an ingest writes; foreign keys are off by
@@ -46,7 +53,7 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA cache_size=-131072")
+    cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
     cursor.close()
 
 

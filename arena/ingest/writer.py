@@ -15,6 +15,7 @@ from operator import attrgetter
 from sqlalchemy import Connection, func, insert, select
 
 from arena.db.models import Battle, Category, Model
+from arena.db.session import SQLITE_INGEST_CACHE_KIB
 from arena.ingest.records import ParsedBattle
 
 #: Battle fields that are often empty; a chunk binds only those it fills.
@@ -42,6 +43,9 @@ class BattleWriter:
         self.models = dict(conn.execute(select(Model.name, Model.id)).all())
         self.categories = dict(conn.execute(select(Category.name, Category.id)).all())
         self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
+        if self.dialect == "sqlite":
+            # Index maintenance is the cost of a large ingest: give it more cache.
+            conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INGEST_CACHE_KIB}")
         self.new_models = 0
 
     # -- name -> id ---------------------------------------------------------
