@@ -146,23 +146,11 @@ def _aggregate(conn: Connection, opts: RebuildOptions, watermark: int, *, by_cat
         keys = [cluster.label("cluster"), *keys]
     conds = _filters(opts, watermark)
     if by_category:
-        query = (
-            select(Category.name, *keys, func.count())
-            .select_from(BattleCategory)
-            .join(Battle, Battle.id == BattleCategory.battle_id)
-            .join(Category, Category.id == BattleCategory.category_id)
-            .where(and_(*conds))
-            .group_by(Category.name, *keys)
-        )
+        query = (_join_categories(select(Category.name, *keys, func.count()))
+                 .where(and_(*conds)).group_by(Category.name, *keys))
     elif opts.category is not None:
-        query = (
-            select(*keys, func.count())
-            .select_from(BattleCategory)
-            .join(Battle, Battle.id == BattleCategory.battle_id)
-            .join(Category, Category.id == BattleCategory.category_id)
-            .where(and_(Category.name == opts.category, *conds))
-            .group_by(*keys)
-        )
+        query = (_join_categories(select(*keys, func.count()))
+                 .where(and_(Category.name == opts.category, *conds)).group_by(*keys))
     else:
         query = select(*keys, func.count()).where(and_(*conds)).group_by(*keys)
     out: dict[str | None, list[tuple]] = {}
@@ -174,11 +162,22 @@ def _aggregate(conn: Connection, opts: RebuildOptions, watermark: int, *, by_cat
     return out
 
 
-def _excluded_count(conn: Connection, opts: RebuildOptions, watermark: int) -> int:
-    conds = [c for c in _filters(opts, watermark)[1:]]
-    return conn.execute(
-        select(func.count()).where(Battle.excluded_reason.is_not(None), *conds)
-    ).scalar_one()
+def _excluded_counts(conn: Connection, opts: RebuildOptions, watermark: int, *,
+                     by_category: bool) -> dict[str | None, int]:
+    """Battles kept but not rated (a model playing itself), per board."""
+    conds = [Battle.excluded_reason.is_not(None), *_filters(opts, watermark)[1:]]
+    if not by_category and opts.category is None:
+        return {None: conn.execute(select(func.count()).where(*conds)).scalar_one()}
+    query = _join_categories(select(Category.name, func.count())).where(*conds)
+    if not by_category:
+        query = query.where(Category.name == opts.category)
+    return dict(conn.execute(query.group_by(Category.name)).all())
+
+
+def _join_categories(query):
+    return (query.select_from(BattleCategory)
+            .join(Battle, Battle.id == BattleCategory.battle_id)
+            .join(Category, Category.id == BattleCategory.category_id))
 
 
 def _board_data(key: str, category: str | None, rows: Sequence[tuple], clustered: bool,
@@ -221,15 +220,17 @@ def read_boards(conn: Connection, opts: RebuildOptions, *, all_categories: bool 
     clustered = opts.cluster != "battle"
     boards: list[BoardData] = []
     main = _aggregate(conn, opts, watermark, by_category=False).get(opts.category, [])
-    excluded = _excluded_count(conn, opts, watermark)
     if main:
+        excluded = _excluded_counts(conn, opts, watermark, by_category=False)
         boards.append(_board_data(board_key(category=opts.category, source=opts.source),
-                                  opts.category, main, clustered, excluded))
+                                  opts.category, main, clustered,
+                                  excluded.get(opts.category, 0)))
     if all_categories and opts.category is None:
         per_cat = _aggregate(conn, opts, watermark, by_category=True)
+        excluded = _excluded_counts(conn, opts, watermark, by_category=True)
         for name in sorted(per_cat):
             boards.append(_board_data(board_key(category=name, source=opts.source), name,
-                                      per_cat[name], clustered, 0))
+                                      per_cat[name], clustered, excluded.get(name, 0)))
     return watermark, boards
 
 
@@ -394,9 +395,9 @@ def rebuild(engine: Engine, opts: RebuildOptions, *, all_categories: bool = Fals
         if conn.dialect.name == "postgresql":
             # One consistent view for the watermark and every aggregation.
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
+        # On SQLite each read sees committed data as of that statement; the
+        # `id <= watermark` filter in every aggregation keeps them consistent.
         with conn.begin():
-            if conn.dialect.name == "sqlite":
-                conn.exec_driver_sql("SELECT 1 FROM battles LIMIT 1").all()
             watermark, boards = read_boards(conn, opts, all_categories=all_categories)
             names = dict(conn.execute(select(Model.id, Model.name)).all())
             hidden = set(conn.execute(select(Model.id).where(Model.hidden.is_(True))).scalars())

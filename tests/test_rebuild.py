@@ -236,3 +236,18 @@ def test_rebuild_with_no_battles_is_a_clean_error(run_cli):
     assert result.exit_code == 1 and "ingest battles first" in result.output
     result = run_cli("leaderboard", ok=False)
     assert result.exit_code == 1 and "run `arena rebuild`" in result.output
+
+
+def test_excluded_counts_per_board(run_cli, engine, tmp_path):
+    path = tmp_path / "selfplay.csv"
+    path.write_text("model_a,model_b,winner,math\n"
+                    "x,y,model_a,True\nx,x,tie,True\ny,y,tie,False\nx,y,model_b,False\n")
+    run_cli("ingest", str(path))
+    run_cli("rebuild", "--rounds", "20", "--min-battles", "0", "--all-categories")
+    run_cli("rebuild", "--rounds", "20", "--min-battles", "0", "--category", "math")
+    with engine.connect() as conn:
+        rows = conn.execute(select(Snapshot.board, Snapshot.n_excluded, Snapshot.n_battles)
+                            .order_by(Snapshot.id)).all()
+    assert [tuple(r) for r in rows] == [
+        ("overall", 2, 2.0), ("category:math", 1, 1.0), ("category:math", 1, 1.0)
+    ]
