@@ -25,7 +25,7 @@ def demo_command(app, out_dir, rounds, quiet):
     """
     from arena import resources
     from arena.ingest import IngestError, ingest_file
-    from arena.publish.site import publish_site
+    from arena.publish.site import PublishError, publish_site
     from arena.rebuild import RebuildError, RebuildOptions, rebuild
 
     engine = app.engine()
@@ -45,9 +45,13 @@ def demo_command(app, out_dir, rounds, quiet):
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     click.echo(f"rebuilt {len(result.snapshot_ids)} boards in {result.seconds:.1f}s "
                f"(snapshots {result.snapshot_ids[0]}-{result.snapshot_ids[-1]})")
-    publish = publish_site(engine, out_dir, attribution=resources.DEMO_ATTRIBUTION)
+    try:
+        publish_site(engine, out_dir, attribution=resources.DEMO_ATTRIBUTION)
+    except PublishError as exc:
+        raise click.ClickException(str(exc)) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out_dir}: {exc.strerror or exc}") from None
     click.echo(f"published {out_dir}/index.html")
-    del publish
 
 
 COMMANDS = [demo_command]
