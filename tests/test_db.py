@@ -77,6 +77,12 @@ def test_env_var_and_default_url(tmp_path, monkeypatch):
     assert other.exists()
 
 
+def test_head_revision_constant_matches_migrations():
+    from arena.db.session import HEAD_REVISION
+
+    assert HEAD_REVISION == head_revision()
+
+
 def test_packaged_resources_are_found():
     assert (resources.alembic_ini()).is_file()
     assert (resources.migrations_dir() / "env.py").is_file()
