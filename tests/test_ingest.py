@@ -229,3 +229,41 @@ def test_csv_output_neutralises_formulas(run_cli, tmp_path):
     out = run_cli("models", "--format", "csv").output
     rows = list(csv.reader(io.StringIO(out)))
     assert ["'=HYPERLINK(1)"] == [r[0] for r in rows[1:] if "HYPERLINK" in r[0]]
+
+
+def test_classic_sports_files_ingest_as_they_are(run_cli, engine):
+    """The shared classic data sets: results from one side's view, and aggregated counts."""
+    out = run_cli("ingest", str(shared_path("data", "classic", "football_epl.csv"))).output
+    assert "1900 inserted" in out
+    out = run_cli("ingest", str(shared_path("data", "classic", "icehockey.csv"))).output
+    assert "1083 inserted" in out
+    out = run_cli("ingest", str(shared_path("data", "classic", "baseball.csv"))).output
+    assert "42 rows read, 273 inserted" in out  # each row expands to home.wins + away.wins battles
+    with engine.connect() as conn:
+        ties = conn.execute(select(func.count()).where(Battle.outcome == "tie")).scalar_one()
+        cats = conn.execute(select(func.count()).select_from(Category)).scalar_one()
+    assert ties == 505 + 125  # published draw/tie counts (../shared/README.md)
+    assert cats == 0  # home.ice and conference are not categories
+
+
+def test_baseball_through_the_whole_pipeline_matches_agresti(run_cli, tmp_path):
+    """Ingest -> rebuild -> leaderboard reproduces the published log-abilities
+    (Agresti 2002, Table 10.11; Baltimore = 0) and the home advantage."""
+    import math
+
+    run_cli("ingest", str(shared_path("data", "classic", "baseball.csv")))
+    scale = 400 / math.log(10)
+    published = {"Boston": 1.1077, "Cleveland": 0.6839, "Detroit": 1.4364,
+                 "Milwaukee": 1.5814, "New York": 1.2476, "Toronto": 1.2945}
+    run_cli("rebuild", "--ci", "fisher", "--min-battles", "0", "--rounds", "20")
+    rows = {r["model"]: r for r in json.loads(run_cli("leaderboard", "--format", "json").output)["rows"]}
+    for team, value in published.items():
+        got = (rows[team]["rating"] - rows["Baltimore"]["rating"]) / scale
+        assert abs(got - value) < 5e-5, team
+    run_cli("rebuild", "--ci", "fisher", "--min-battles", "0", "--rounds", "20", "--position")
+    doc = json.loads(run_cli("leaderboard", "--format", "json").output)
+    snap_id = doc["snapshot"]["id"]
+    snaps = json.loads(run_cli("snapshots", "--format", "json").output)
+    assert snaps[-1]["id"] == snap_id
+    rows = {r["model"]: r for r in doc["rows"]}
+    assert abs((rows["Boston"]["rating"] - rows["Baltimore"]["rating"]) / scale - 1.1438) < 5e-5

@@ -83,7 +83,7 @@ def _where(location: Location) -> str:
 
 
 def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
-             ) -> Iterator[tuple[Location, Any, ParsedBattle | RowError]]:
+             ) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
     """Yield (location, raw record, parsed battle or the error), parsing eagerly."""
     if fmt == "csv":
         header, rows = read_csv(source, binary)
@@ -143,9 +143,14 @@ def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str
         if isinstance(parsed, RowError):
             chunk.errors.append((location, parsed, record))
             continue
-        chunk.battles.append(parsed)
-        chunk.where.append(location)
-        chunk.records.append(record)
+        if isinstance(parsed, list):  # an aggregated record stands for several battles
+            chunk.battles.extend(parsed)
+            chunk.where.extend([location] * len(parsed))
+            chunk.records.extend([record] * len(parsed))
+        else:
+            chunk.battles.append(parsed)
+            chunk.where.append(location)
+            chunk.records.append(record)
         if len(chunk.battles) >= CHUNK_ROWS:
             yield chunk
             chunk = Chunk()

@@ -11,6 +11,8 @@ Accepted shapes (column names are matched case-sensitively, first alias wins):
 - LLMFAO comparisons: ``left, right, winner`` (``left | right | tie``), ``worker``
   as judge and ``prompt`` as question. Its ``id`` names the pair of answers, not
   the vote, so it is not used as an external id.
+- Sports results (:data:`RESULT_SHAPES`) and aggregated win counts
+  (:data:`COUNT_SHAPE`), as in the classic Bradley-Terry data sets.
 - Anything else through ``--map FIELD=COLUMN``.
 """
 
@@ -66,6 +68,23 @@ VERDICTS: dict[str, tuple[Outcome, float]] = {
 WINNERS = {k: str(v) for k, v in WINNERS.items()}
 LLMFAO_WINNERS = {k: str(v) for k, v in LLMFAO_WINNERS.items()}
 VERDICTS = {k: (str(o), w) for k, (o, w) in VERDICTS.items()}
+#: Sports-style result columns (the shared classic data sets), recognised by their
+#: column names when there is no model_a column: (columns, field mapping, result values).
+RESULT_SHAPES: tuple[tuple[frozenset[str], dict[str, str], dict[str, str]], ...] = (
+    # football_epl.csv: result from the home side's view, 1 win, -1 loss, 0 draw.
+    (frozenset({"home", "away", "result"}),
+     {"model_a": "home", "model_b": "away", "winner": "result"},
+     {"1": "a_wins", "1.0": "a_wins", "-1": "b_wins", "-1.0": "b_wins", "0": "tie", "0.0": "tie"}),
+    # icehockey.csv: result from the visitor's view, 1 win, 0 loss, 0.5 tie.
+    (frozenset({"visitor", "opponent", "result"}),
+     {"model_a": "visitor", "model_b": "opponent", "winner": "result"},
+     {"1": "a_wins", "1.0": "a_wins", "0": "b_wins", "0.0": "b_wins", "0.5": "tie"}),
+)
+#: Aggregated records (baseball.csv): each row stands for that many battles of each kind.
+COUNT_SHAPE = (frozenset({"home.team", "away.team", "home.wins", "away.wins"}),
+               {"model_a": "home.team", "model_b": "away.team"}, ("home.wins", "away.wins"))
+_MAX_COUNT = 1_000_000
+
 _TRUE = frozenset({"true", "True", "TRUE"})
 _TEXT_MAX = 255
 SELF_PLAY = "self_play"
@@ -100,6 +119,8 @@ class Schema:
     columns: Mapping[str, str]  # field -> column name
     winners: Mapping[str, str]
     tag_columns: tuple[str, ...]
+    #: (a-wins column, b-wins column) for aggregated records, else None
+    counts: tuple[str, str] | None = None
 
     @property
     def shape(self) -> str:
@@ -126,6 +147,19 @@ def resolve_schema(names: Sequence[str], mapping: Mapping[str, str]) -> Schema:
     if llmfao:
         columns.update(model_a="left", model_b="right", winner="winner")
         winners = LLMFAO_WINNERS
+    fixed_shape = False
+    counts = None
+    if "model_a" not in present and not llmfao and not mapping:
+        for needed, mapped, values in RESULT_SHAPES:
+            if needed <= present:
+                columns.update(mapped)
+                winners = values
+                fixed_shape = True
+                break
+        if not fixed_shape and COUNT_SHAPE[0] <= present:
+            columns.update(COUNT_SHAPE[1])
+            counts = COUNT_SHAPE[2]
+            fixed_shape = True
     for field, aliases in ALIASES.items():
         if field in columns or (llmfao and field == "id"):
             continue
@@ -141,12 +175,14 @@ def resolve_schema(names: Sequence[str], mapping: Mapping[str, str]) -> Schema:
     for field in REQUIRED:
         if field not in columns or columns[field] not in present:
             raise RowError(field, "missing (no such column; use --map FIELD=COLUMN)")
-    if "winner" not in columns and "verdict" not in columns:
+    if "winner" not in columns and "verdict" not in columns and counts is None:
         raise RowError("winner", "missing (need a winner or verdict column)")
     used = set(columns.values())
-    # Columns that LMArena's tagged exports use for scores and ids, never categories.
-    tags = tuple(n for n in names if n not in used and n not in ("model_x", "model_y"))
-    return Schema(columns, winners, tags)
+    # Columns that LMArena's tagged exports use for scores and ids, never categories;
+    # the sports shapes' other columns (home.ice, conference, ...) are not categories either.
+    tags = () if fixed_shape else tuple(
+        n for n in names if n not in used and n not in ("model_x", "model_y"))
+    return Schema(columns, winners, tags, counts)
 
 
 def _text(value: Any, field: str, *, limit: int = _TEXT_MAX) -> str | None:
@@ -245,12 +281,32 @@ def _flatten_true(prefix: str, value: Any, out: list[str]) -> None:
             _flatten_true(f"{prefix}.{key}", inner, out)
 
 
-def parse_record(schema: Schema, get, tag_values) -> ParsedBattle:
+def _expand_counts(schema: Schema, get, model_a: str, model_b: str) -> list[ParsedBattle]:
+    """An aggregated record (``home.wins=4, away.wins=3``) as that many single battles,
+    so that resampling battles stays exact."""
+    out: list[ParsedBattle] = []
+    excluded = SELF_PLAY if model_a == model_b else None
+    for column, outcome in zip(schema.counts, ("a_wins", "b_wins"), strict=True):
+        raw = get(column)
+        try:
+            n = int(str(raw).strip())
+        except (TypeError, ValueError):
+            raise RowError(column, f"not a whole number: {raw!r}") from None
+        if not 0 <= n <= _MAX_COUNT:
+            raise RowError(column, f"must be between 0 and {_MAX_COUNT}, got {n}")
+        out.extend([ParsedBattle(None, model_a, model_b, outcome, 1.0, None, None, None, None,
+                                 (), excluded)] * n)
+    return out
+
+
+def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedBattle]:
     """Normalise one record. ``get(field)`` returns the raw value of a mapped field;
     ``tag_values`` yields (column, value) pairs of unmapped columns."""
     cols = schema.columns
     model_a = _model_name(get("model_a"), cols["model_a"])
     model_b = _model_name(get("model_b"), cols["model_b"])
+    if schema.counts is not None:
+        return _expand_counts(schema, get, model_a, model_b)
     outcome, weight = _outcome(schema, get)
     if "weight" in cols:
         weight *= _weight(get("weight"))
@@ -289,6 +345,7 @@ def csv_parser(schema: Schema, header: Sequence[str]):
     :func:`parse_record`, which produces the precise error.
     """
     index = {f: header.index(c) for f, c in schema.columns.items() if c in header}
+    counts = {c: header.index(c) for c in schema.counts or () if c in header}
     tag_index = [(n, header.index(n)) for n in schema.tag_columns]
     width_needed = max(index.values()) + 1
     ia, ib = index["model_a"], index["model_b"]
@@ -302,7 +359,7 @@ def csv_parser(schema: Schema, header: Sequence[str]):
         width = len(row)
 
         def get(field: str) -> str | None:
-            i = index.get(field)
+            i = index.get(field, counts.get(field))
             return row[i] if i is not None and i < width else None
 
         tags = ((name, row[i]) for name, i in tag_index if i < width and row[i] in _TRUE)
@@ -329,7 +386,7 @@ def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle:
     cols = schema.columns
 
     def get(field: str) -> Any:
-        return obj.get(cols[field])
+        return obj.get(cols.get(field, field))
 
     tags = ((name, obj.get(name)) for name in schema.tag_columns if name in obj)
     return parse_record(schema, get, tags)
