@@ -8,12 +8,10 @@ PostgreSQL operator).
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.exc import ArgumentError, OperationalError
-from sqlalchemy.orm import Session
 
 from arena import resources
 
@@ -139,15 +137,3 @@ def open_engine(url: str, *, migrate_new: bool = True) -> Engine:
 
 def _display_url(engine: Engine) -> str:
     return engine.url.render_as_string(hide_password=True)
-
-
-@contextmanager
-def session_scope(engine: Engine):
-    """One session per command; committed on success, rolled back on any error."""
-    with Session(engine) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
