@@ -565,35 +565,32 @@ def tiers_paired(
         p_adj[iu] = adj
 
         tier = 1
+
+        def verdict(k: int, a: int, b: int) -> bool:
+            """Record the pair (board positions a < b) that decides position k; True
+            when it starts a new tier."""
+            nonlocal tier
+            pa = p_adj[a, b]
+            upper[order[k]], lower[order[k]] = order[a], order[b]
+            p_value[order[k]], p_adjusted[order[k]] = st.p_raw[a, b], pa
+            if pa <= alpha:
+                tier += 1
+                starts[order[k]] = True
+            tiers[order[k]] = tier
+            return pa <= alpha
+
         if rule == "leader":
             leader = 0
             for k in range(1, m):
-                pa = p_adj[leader, k]
-                upper[order[k]] = order[leader]
-                lower[order[k]] = order[k]
-                p_value[order[k]] = st.p_raw[leader, k]
-                p_adjusted[order[k]] = pa
-                if pa <= alpha:
-                    tier += 1
+                if verdict(k, leader, k):
                     leader = k
-                    starts[order[k]] = True
-                tiers[order[k]] = tier
         else:
             for k in range(1, m):
                 # Cut between board positions k-1 and k: the verdict is that of the
                 # weakest-separated pair across it (largest adjusted p-value).
                 block = p_adj[:k, k:]
                 a, b = np.unravel_index(np.argmax(block), block.shape)
-                b += k
-                pa = p_adj[a, b]
-                upper[order[k]] = order[a]
-                lower[order[k]] = order[b]
-                p_value[order[k]] = st.p_raw[a, b]
-                p_adjusted[order[k]] = pa
-                if pa <= alpha:
-                    tier += 1
-                    starts[order[k]] = True
-                tiers[order[k]] = tier
+                verdict(k, int(a), int(b) + k)
 
     return TierResult(
         tiers,
