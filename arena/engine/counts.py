@@ -90,6 +90,21 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
     )
 
 
+def _battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check per-battle index arrays; returns them as intp (no copy when already intp)."""
+    a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome)
+    if a.ndim != 1 or b.shape != a.shape or outcome.shape != a.shape:
+        raise ValueError("a, b, outcome and n must be 1-d arrays of the same length")
+    for name, arr in (("a", a), ("b", b), ("outcome", outcome)):
+        if arr.size and not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+    if a.size and (a.min() < 0 or a.max() >= n_models or b.min() < 0 or b.max() >= n_models):
+        raise ValueError(f"model indices must lie in [0, {n_models})")
+    if outcome.size and (outcome.min() < 0 or outcome.max() >= N_OUTCOMES):
+        raise ValueError(f"outcome codes must lie in [0, {N_OUTCOMES})")
+    return a.astype(np.intp, copy=False), b.astype(np.intp, copy=False), outcome.astype(np.intp, copy=False)
+
+
 def unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of the given equal-length columns.
 
@@ -117,6 +132,39 @@ def _group_rows(a, b, outcome, weight) -> tuple[np.ndarray, np.ndarray]:
     m = int(max(a.max(), b.max())) + 1 if a.size else 1
     key = (a.astype(np.int64) * m + b) * N_OUTCOMES + outcome
     return unique_rows(key, weight)
+
+
+#: Largest key space (models^2 x outcomes) grouped by direct addressing.
+_DENSE_MAX_KEYS = 1 << 24
+
+
+def _dense_table(
+    n_models: int, a: np.ndarray, b: np.ndarray, outcome: np.ndarray, *, inverse: bool
+) -> tuple[CountTable, np.ndarray | None] | None:
+    """Unit-weight aggregation by direct addressing, O(B + M^2) without a sort.
+
+    Returns the table (cells in key order, exactly as the sort-based path
+    orders them) and, if asked, every battle's cell; None when the key space
+    is too large to address directly.
+    """
+    m = n_models
+    size = m * m * N_OUTCOMES
+    if size > _DENSE_MAX_KEYS:
+        return None
+    key = a * (m * N_OUTCOMES)
+    key += b * N_OUTCOMES
+    key += outcome
+    n = np.bincount(key, minlength=size)
+    keys = np.flatnonzero(n)
+    table = CountTable(
+        n_models=m,
+        a=keys // (m * N_OUTCOMES),
+        b=keys // N_OUTCOMES % m,
+        outcome=(keys % N_OUTCOMES).astype(np.int8),
+        n=n[keys].astype(np.float64),
+        weight=np.ones(keys.size),
+    )
+    return table, (np.cumsum(n > 0) - 1)[key] if inverse else None
 
 
 def count_table(model_a, model_b, outcome, *, n_models: int, weight=None) -> CountTable:
@@ -213,19 +261,33 @@ def clustered_table(
         ``None`` when ``cluster_ids`` is ``None`` (battle-level resampling).
     """
     a = np.asarray(model_a)
-    t = _validate(n_models, a, model_b, outcome, np.ones(a.shape), weight)
+    if weight is None:
+        # per-battle arrays: validated without materialising unit counts
+        t = _validate(n_models, a[:0], np.asarray(model_b)[:0], np.asarray(outcome)[:0], np.ones(0), None)
+        a, b, o = _battle_arrays(t.n_models, a, model_b, outcome)
+        dense = _dense_table(t.n_models, a, b, o, inverse=cluster_ids is not None) if a.size else None
+        if dense is None:
+            t = CountTable(t.n_models, a, b, o.astype(np.int8), np.ones(a.shape), np.ones(a.shape))
+        else:
+            t = dense[0]
+    else:
+        t = _validate(n_models, a, model_b, outcome, np.ones(a.shape), weight)
+        dense = None
     if t.n_cells == 0:
         z = None if cluster_ids is None else sp.csr_matrix((0, 0))
         return t, z
-    first, inverse = _group_rows(t.a, t.b, t.outcome, t.weight)
-    table = CountTable(
-        n_models=t.n_models,
-        a=t.a[first],
-        b=t.b[first],
-        outcome=t.outcome[first],
-        n=np.bincount(inverse, minlength=first.size).astype(np.float64),
-        weight=t.weight[first],
-    )
+    if dense is not None:
+        table, inverse = dense
+    else:
+        first, inverse = _group_rows(t.a, t.b, t.outcome, t.weight)
+        table = CountTable(
+            n_models=t.n_models,
+            a=t.a[first],
+            b=t.b[first],
+            outcome=t.outcome[first],
+            n=np.bincount(inverse, minlength=first.size).astype(np.float64),
+            weight=t.weight[first],
+        )
     if cluster_ids is None:
         return table, None
     return table, cluster_matrix(cluster_ids, inverse, n_cells=table.n_cells)

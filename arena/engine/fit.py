@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence, model_flags
@@ -208,6 +209,7 @@ def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> lis
     return out
 
 
+@one_blas_thread
 def fit(
     table: CountTable,
     *,

@@ -32,11 +32,25 @@ __all__ = ["PoissonTable", "CategoricalTable", "multinomial_rows", "poisson_mean
 
 #: Below this many trials the plain sequential multinomial is as fast.
 _POISSON_MIN_N = 2000
-_GROWTH = 1.25  # table widths are bucketed geometrically (<= 25% padding)
+_GROWTH = 1.25
+_LINEAR_STEPS = 3  # upward CDF steps before switching to bisection  # table widths are bucketed geometrically (<= 25% padding)
 
 
 class PoissonTable:
     """Exact sampler of independent ``Poisson(mean_q)`` vectors for fixed means.
+
+    One inversion table per *distinct* mean: the means of a bootstrap are
+    proportional to integer battle counts, so a table with 10^4-10^5 categories
+    needs only a few hundred tables (a cluster bootstrap needs one), and
+    building them costs far less than the draws they speed up.  All tables
+    live in flat arrays, so a draw of every category x round is a handful of
+    whole-array passes with no per-table loop.
+
+    The guide of a table has ``GUIDE_FACTOR`` entries per table entry; a guide
+    cell that holds no CDF step answers every uniform falling in it directly
+    ("pure" cells, stored as non-negative guide values), the others start the
+    upward search.  Both tests are conservative by a relative 1e-12, far
+    above double round-off, so the answer is always the exact inverse CDF.
 
     Parameters
     ----------
@@ -44,67 +58,142 @@ class PoissonTable:
         Non-negative Poisson means.
     """
 
+    GUIDE_FACTOR = 4
+
     def __init__(self, mean: np.ndarray):
         mean = np.asarray(mean, dtype=np.float64)
         self.q = mean.size
-        pos = np.flatnonzero(mean > 0)
-        lam = mean[pos]
-        sd = np.sqrt(lam)
-        k0 = np.maximum(np.floor(lam - 9.0 * sd - 5.0), 0.0).astype(np.int64)
-        width = (np.ceil(lam + 9.0 * sd + 20.0).astype(np.int64) - k0 + 1) if pos.size else np.zeros(0, np.int64)
-        edges = [8]
-        while pos.size and edges[-1] < width.max():
+        lam, table_of = np.unique(mean, return_inverse=True)
+        table_of = table_of.reshape(-1)
+        self.n_tables = lam.size
+        k0, width = _support(lam)
+        # a zero mean gets the one-entry table {0: 1.0}
+        zero = lam <= 0
+        k0[zero], width[zero] = 0, 1
+        edges = [1, 8]
+        while lam.size and edges[-1] < width.max():
             edges.append(int(np.ceil(edges[-1] * _GROWTH)))
         bucket = np.searchsorted(edges, width)
-        self.buckets = []
+        cdfs, guides = [], []
+        cdf_off = np.zeros(lam.size, dtype=np.int64)
+        guide_off = np.zeros(lam.size, dtype=np.int64)
+        resolution = np.zeros(lam.size)
+        n_cdf = n_guide = 0
         for bi in np.unique(bucket):
-            sel = np.flatnonzero(bucket == bi)
-            self.buckets.append(self._build(pos[sel], lam[sel], k0[sel], edges[bi]))
+            tabs = np.flatnonzero(bucket == bi)
+            w = edges[bi]
+            g = self.GUIDE_FACTOR * w
+            cdf = _cdf_rows(lam[tabs], k0[tabs], w)
+            guide = _guide_rows(cdf, g)
+            cdf_off[tabs] = n_cdf + np.arange(tabs.size) * w
+            guide_off[tabs] = n_guide + np.arange(tabs.size) * (g + 1)
+            resolution[tabs] = g
+            # guide values become flat CDF positions; impure cells are stored as ~pos
+            off = cdf_off[tabs][:, None]
+            guide = np.where(guide >= 0, guide + off, guide - off)
+            cdfs.append(cdf.ravel())
+            guides.append(guide.ravel())
+            n_cdf += cdf.size
+            n_guide += guide.size
+        #: total table entries: the build cost, to weigh against rounds x categories
+        self.entries = n_cdf
+        self.cdf = np.concatenate(cdfs) if cdfs else np.ones(1)
+        self.guide = np.concatenate(guides) if guides else np.zeros(1, np.int64)
+        # per category: guide resolution, guide offset, flat CDF position -> count
+        self.res = resolution[table_of][:, None]
+        self.goff = guide_off[table_of][:, None]
+        self.shift = (k0 - cdf_off)[table_of][:, None]
+        self.last = (cdf_off + np.take(edges, bucket) - 1)[table_of][:, None]
 
     @staticmethod
-    def _build(idx, lam, k0, w):
-        qb = idx.size
-        steps = np.arange(1, w)
-        # pmf by the recurrence p(k) = p(k-1) * lam / k from the left edge k0
-        ratio = lam[:, None] / (k0[:, None] + steps[None, :])
-        log_p0 = k0 * np.log(lam) - lam - gammaln(k0 + 1.0)
-        pmf = np.empty((qb, w))
-        pmf[:, 0] = np.exp(log_p0)
-        pmf[:, 1:] = pmf[:, :1] * np.cumprod(ratio, axis=1)
-        below = np.where(k0 > 0, pdtr(np.maximum(k0 - 1, 0), lam), 0.0)
-        cdf = np.minimum(below[:, None] + np.cumsum(pmf, axis=1), 1.0)
-        cdf[:, -1] = 1.0  # the omitted tail (< 1e-16) goes to the last entry
-        # guide[q, j] = #{i : cdf[q, i] < j / w} computed conservatively (never
-        # above the true start), so the upward search below stays exact
-        cut = np.minimum(np.floor(cdf * (w * (1.0 + 1e-12))).astype(np.int64), w)
-        hist = np.bincount((np.arange(qb)[:, None] * (w + 1) + cut).ravel(), minlength=qb * (w + 1))
-        cum = np.cumsum(hist.reshape(qb, w + 1), axis=1)
-        # one spare guide entry per row absorbs u * w rounding up to w
-        guide = np.zeros((qb, w + 1), dtype=np.int64)
-        guide[:, 1:w] = cum[:, : w - 1]
-        guide[:, w] = guide[:, w - 1]
-        base = np.arange(qb, dtype=np.int64) * w
-        guide += base[:, None]
-        return idx, (k0 - base)[:, None], w, cdf.ravel(), guide.ravel(), (np.arange(qb, dtype=np.int64) * (w + 1))[:, None]
+    def build_cost(mean: np.ndarray) -> int:
+        """Table entries that ``PoissonTable(mean)`` would build (its cost, without building)."""
+        mean = np.asarray(mean, dtype=np.float64)
+        return int(_support(np.unique(mean[mean > 0]))[1].sum())
 
     def sample(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
         """Draw ``rounds`` vectors; returns float64 array of shape (rounds, Q) (integer values)."""
-        out = np.zeros((self.q, rounds))
-        for idx, shift, w, cdf, guide, gbase in self.buckets:
-            u = rng.random((idx.size, rounds))
-            cell = (u * w).astype(np.int64)
-            cell += gbase
-            pos = guide[cell].ravel()
-            uf = u.ravel()
-            # inversion: smallest i with cdf[i] > u, searching up from the guide
-            act = np.flatnonzero(cdf[pos] <= uf)
-            while act.size:
-                pos[act] += 1
-                act = act[cdf[pos[act]] <= uf[act]]
-            pos = pos.reshape(idx.size, rounds)
-            pos += shift  # flat table position -> Poisson count
-            out[idx] = pos
-        return out.T
+        u = rng.random((self.q, rounds))
+        cell = (u * self.res).astype(np.intp)
+        cell += self.goff
+        pos = self.guide[cell]
+        flat = pos.reshape(-1)
+        imp = np.flatnonzero(flat < 0)
+        if imp.size:
+            start = ~flat[imp]
+            uf = u.reshape(-1)[imp]
+            # inversion: smallest i with cdf[i] > u, searching up from the guide:
+            # a few linear steps settle almost all, bisection the far tails
+            act = np.flatnonzero(self.cdf[start] <= uf)
+            for _ in range(_LINEAR_STEPS):
+                if not act.size:
+                    break
+                start[act] += 1
+                act = act[self.cdf[start[act]] <= uf[act]]
+            if act.size:
+                lo = start[act] + 1
+                hi = self.last[imp[act] // rounds, 0]  # cdf[last] == 1 > u always
+                ua = uf[act]
+                while True:
+                    open_ = np.flatnonzero(lo < hi)
+                    if not open_.size:
+                        break
+                    mid = (lo[open_] + hi[open_]) // 2
+                    up = self.cdf[mid] <= ua[open_]
+                    lo[open_[up]] = mid[up] + 1
+                    hi[open_[~up]] = mid[~up]
+                start[act] = lo
+            flat[imp] = start
+        pos += self.shift  # flat table position -> Poisson count
+        return pos.astype(np.float64).T
+
+
+def _cdf_rows(lam: np.ndarray, k0: np.ndarray, w: int) -> np.ndarray:
+    """Poisson CDFs over ``k0 .. k0 + w - 1``, one row per mean; the last entry is 1."""
+    qb = lam.size
+    cdf = np.ones((qb, w))
+    live = lam > 0
+    if w > 1 and live.any():
+        lam, k0 = lam[live], k0[live]
+        # pmf by the recurrence p(k) = p(k-1) * lam / k from the left edge k0
+        ratio = lam[:, None] / (k0[:, None] + np.arange(1, w)[None, :])
+        log_p0 = k0 * np.log(lam) - lam - gammaln(k0 + 1.0)
+        pmf = np.empty((lam.size, w))
+        pmf[:, 0] = np.exp(log_p0)
+        pmf[:, 1:] = pmf[:, :1] * np.cumprod(ratio, axis=1)
+        below = np.where(k0 > 0, pdtr(np.maximum(k0 - 1, 0), lam), 0.0)
+        cdf[live] = np.minimum(below[:, None] + np.cumsum(pmf, axis=1), 1.0)
+    cdf[:, -1] = 1.0  # the omitted tail (< 1e-16) goes to the last entry
+    return cdf
+
+
+def _guide_rows(cdf: np.ndarray, g: int) -> np.ndarray:
+    """Guide tables, shape (rows, g + 1): entry j is the first index whose CDF may exceed j / g.
+
+    Computed conservatively (never above the true start); entries whose cell
+    ``[j/g, (j+1)/g)`` certainly holds no CDF step are returned as the answer
+    itself (>= 0), the others as ``~start`` (< 0).
+    """
+    qb, w = cdf.shape
+    cut = np.minimum(np.floor(cdf * (g * (1.0 + 1e-12))).astype(np.int64), g)
+    hist = np.bincount((np.arange(qb)[:, None] * (g + 1) + cut).ravel(), minlength=qb * (g + 1))
+    cum = np.cumsum(hist.reshape(qb, g + 1), axis=1)
+    start = np.zeros((qb, g + 1), dtype=np.int64)
+    start[:, 1:g] = cum[:, : g - 1]
+    start[:, g] = start[:, g - 1]  # u * g rounding up to g
+    start = np.minimum(start, w - 1)
+    upper = (np.arange(g + 1, dtype=np.float64) + 1.0) * (1.0 + 1e-12)
+    at = np.take_along_axis(cdf, start, axis=1)
+    pure = at * g > upper[None, :]
+    pure[:, g] = False
+    return np.where(pure, start, ~start)
+
+
+def _support(lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Left edge and width of the tabulated support of each Poisson mean."""
+    sd = np.sqrt(lam)
+    k0 = np.maximum(np.floor(lam - 9.0 * sd - 5.0), 0.0).astype(np.int64)
+    return k0, np.ceil(lam + 9.0 * sd + 20.0).astype(np.int64) - k0 + 1
 
 
 class CategoricalTable:
@@ -193,7 +282,7 @@ def multinomial_rows(
     rem = (n - s).astype(np.int64)
     cat = (categorical or CategoricalTable(p)).sample(rng, int(rem.sum()))
     row = np.repeat(np.arange(rounds), rem)
-    xt += np.bincount(cat * rounds + row, minlength=q * rounds).reshape(q, rounds)
+    np.add.at(xt.reshape(-1), cat * rounds + row, 1.0)
     return xt.T
 
 

@@ -191,6 +191,25 @@ def test_poisson_table_exact_law():
         assert chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 1e-3
 
 
+def test_poisson_table_is_the_exact_inverse_cdf():
+    """Every draw equals scipy's Poisson quantile of the same uniform (guide, linear and bisection paths).
+
+    Repeated means share one table; the uniforms are reproduced from the seed.
+    """
+    from scipy.stats import poisson
+
+    from arena.engine.sampling import PoissonTable
+
+    means = np.array([0.0, 0.3, 3.0, 40.0, 2500.0, 40.0, 3.0, 1e5, 0.0, 67.3])
+    table = PoissonTable(means)
+    assert table.n_tables == 7  # one per distinct mean, zero included
+    rounds = 50_000
+    z = table.sample(np.random.default_rng(5), rounds)
+    u = np.random.default_rng(5).random((means.size, rounds))
+    expected = np.where(means[:, None] > 0, poisson.ppf(u, np.maximum(means, 1e-300)[:, None]), 0.0)
+    np.testing.assert_array_equal(z, expected.T)
+
+
 def test_categorical_table_frequencies():
     from arena.engine.sampling import CategoricalTable
 
