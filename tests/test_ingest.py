@@ -196,15 +196,16 @@ def test_interrupted_ingest_leaves_database_as_before(run_cli, engine, tmp_path,
     run_cli("ingest", write_csv(tmp_path / "seed.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"]]))
     monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
     calls = {"n": 0}
-    real = writer.BattleWriter.write
+    real = writer.BattleWriter._insert
 
-    def flaky(self, chunk):
+    def flaky(self, *args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt
-        return real(self, chunk)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(writer.BattleWriter, "write", flaky)
+    # the insert step is shared by the column-wise and the row-wise paths
+    monkeypatch.setattr(writer.BattleWriter, "_insert", flaky)
     path = write_csv(tmp_path / "big.csv", ["model_a", "model_b", "winner"],
                      [["c", "d", "model_a"]] * 5)
     from click.testing import CliRunner

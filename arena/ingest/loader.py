@@ -5,16 +5,19 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Connection, Engine, insert, select, update
 
 from arena.db.models import IngestBatch, utcnow
 from arena.ingest.records import (
+    ColumnBlock,
     ParsedBattle,
     RowError,
     Schema,
+    csv_block_parser,
     csv_parser,
     parse_json_object,
     resolve_schema,
@@ -82,22 +85,9 @@ def _where(location: Location) -> str:
     return f"line {location}" if isinstance(location, int) else location
 
 
-def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
-             ) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
-    """Yield (location, raw record, parsed battle or the error), parsing eagerly."""
-    if fmt == "csv":
-        header, rows = read_csv(source, binary)
-        try:
-            schema = resolve_schema(header, mapping)
-        except RowError as exc:
-            raise InputError(f"{source.display}: line 1: {exc}") from None
-        parse = csv_parser(schema, header)
-        for line_no, row in rows:
-            try:
-                yield line_no, row, parse(row)
-            except RowError as exc:
-                yield line_no, row, exc
-        return
+def _json_records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+                  ) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
+    """Yield (location, raw record, parsed battle or the error) of a JSON or JSON-lines file."""
     items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
     schemas: dict[frozenset[str], Schema | RowError] = {}
     for location, obj in items:
@@ -126,8 +116,13 @@ def _records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[st
 
 @dataclass
 class Chunk:
-    """Up to CHUNK_ROWS parsed records, with what is needed to report on any of them."""
+    """Up to CHUNK_ROWS parsed records, with what is needed to report on any of them.
 
+    A block of plain CSV rows arrives as ``columns`` (validated column-wise);
+    anything else as one :class:`ParsedBattle` per battle.
+    """
+
+    columns: ColumnBlock | None = None
     battles: list[ParsedBattle] = field(default_factory=list)
     where: list[Location] = field(default_factory=list)
     records: list[Any] = field(default_factory=list)
@@ -135,27 +130,82 @@ class Chunk:
     rows_read: int = 0
 
 
+def _csv_chunks(source: InputFile, binary: IO[bytes], mapping: Mapping[str, str]) -> Iterator[Chunk]:
+    """CSV blocks, parsed column-wise where the shape allows, else row by row."""
+    header, read = read_csv(source, binary)
+    try:
+        schema = resolve_schema(header, mapping)
+    except RowError as exc:
+        raise InputError(f"{source.display}: line 1: {exc}") from None
+    block_parser = csv_block_parser(schema, header)
+    parse = csv_parser(schema, header)
+    while True:
+        raw, lines = read(CHUNK_ROWS)
+        if not raw:
+            return
+        block = block_parser(raw) if block_parser is not None else None
+        if block is not None:
+            yield Chunk(columns=block, where=lines, records=raw, rows_read=len(raw))
+            continue
+        chunk = Chunk()
+        for line_no, row in zip(lines, raw, strict=True):
+            try:
+                parsed = parse(row)
+            except RowError as exc:
+                parsed = exc
+            _add(chunk, line_no, row, parsed)
+        yield chunk
+
+
+def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:
+    chunk.rows_read += 1
+    if isinstance(parsed, RowError):
+        chunk.errors.append((location, parsed, record))
+    elif isinstance(parsed, list):  # an aggregated record stands for several battles
+        chunk.battles.extend(parsed)
+        chunk.where.extend([location] * len(parsed))
+        chunk.records.extend([record] * len(parsed))
+    else:
+        chunk.battles.append(parsed)
+        chunk.where.append(location)
+        chunk.records.append(record)
+
+
 def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
             ) -> Iterator[Chunk]:
+    if fmt == "csv":
+        yield from _csv_chunks(source, binary, mapping)
+        return
     chunk = Chunk()
-    for location, record, parsed in _records(source, fmt, binary, mapping):
-        chunk.rows_read += 1
-        if isinstance(parsed, RowError):
-            chunk.errors.append((location, parsed, record))
-            continue
-        if isinstance(parsed, list):  # an aggregated record stands for several battles
-            chunk.battles.extend(parsed)
-            chunk.where.extend([location] * len(parsed))
-            chunk.records.extend([record] * len(parsed))
-        else:
-            chunk.battles.append(parsed)
-            chunk.where.append(location)
-            chunk.records.append(record)
+    for location, record, parsed in _json_records(source, fmt, binary, mapping):
+        _add(chunk, location, record, parsed)
         if len(chunk.battles) >= CHUNK_ROWS:
             yield chunk
             chunk = Chunk()
     if chunk.rows_read:
         yield chunk
+
+
+@contextmanager
+def _own_integrity_checks(conn: Connection) -> Iterator[None]:
+    """SQLite: no per-row foreign-key checks while an ingest writes.
+
+    They cost ~2 us a row (a third of the insert) and can only fail if the
+    writer itself were wrong -- it takes every model id from the models table
+    in the same transaction; :meth:`BattleWriter.check_references` verifies
+    the new rows set-wise before the commit instead.  The pragma cannot change
+    inside a transaction, so it is set on the connection around it.
+    """
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
+        conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        conn.commit()
+    try:
+        yield
+    finally:
+        if sqlite:
+            conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+            conn.commit()
 
 
 def ingest_file(
@@ -193,7 +243,7 @@ def ingest_file(
         return report
 
     try:
-        with engine.begin() as conn, open_binary(src) as binary:
+        with engine.connect() as conn, _own_integrity_checks(conn), conn.begin(), open_binary(src) as binary:
             batch_id = conn.execute(
                 insert(IngestBatch).values(
                     file_name=src.display[-1024:], sha256=src.sha256, format=fmt, source=source,
@@ -213,8 +263,12 @@ def ingest_file(
                 report.rows_read += chunk.rows_read
                 for location, error, record in chunk.errors:
                     reject(location, error, record)
-                if chunk.battles:
+                result = None
+                if chunk.columns is not None:
+                    result = writer.write_columns(chunk.columns)
+                elif chunk.battles:
                     result = writer.write(chunk.battles)
+                if result is not None:
                     for pos, message in result.repeated:
                         reject(chunk.where[pos], RowError("id", message), chunk.records[pos])
                     report.inserted += result.inserted
@@ -223,6 +277,7 @@ def ingest_file(
                 if progress is not None and not raw.closed:
                     progress(raw.tell())
             report.new_models = writer.new_models
+            writer.check_references()
             conn.execute(
                 update(IngestBatch).where(IngestBatch.id == batch_id).values(
                     rows_read=report.rows_read, inserted=report.inserted,

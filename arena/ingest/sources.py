@@ -12,11 +12,13 @@ import gzip
 import hashlib
 import io
 import json
+import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -130,11 +132,17 @@ class _Utf8Lines:
                 ) from None
 
 
-def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
-    """The header and an iterator of (line number, row values).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
-    Decoding happens in C (TextIOWrapper feeding csv.reader); on a decoding
-    error the file is scanned again to name the offending line.
+
+def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Callable[[int], tuple[list[list[str]], list[int]]]]:
+    """The header and a block reader: ``read(n)`` gives up to n rows and their line numbers.
+
+    Decoding and splitting happen in C (TextIOWrapper feeding csv.reader, a
+    block at a time); line numbers are derived from the reader's line count,
+    counting the line breaks inside quoted fields only when a block has any.
+    Blank lines are skipped.  On a decoding error the file is scanned again
+    to name the offending line.
     """
     stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict", newline="")
     reader = csv.reader(stream)
@@ -152,22 +160,30 @@ def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Iterator[
     except UnicodeDecodeError as exc:
         raise bad_bytes(exc) from None
 
-    def rows() -> Iterator[tuple[int, list[str]]]:
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as exc:
-                raise InputError(
-                    f"{source.display}: line {reader.line_num}: malformed CSV: {exc}"
-                ) from None
-            except UnicodeDecodeError as exc:
-                raise bad_bytes(exc) from None
-            if row:
-                yield reader.line_num, row
+    def read(n: int) -> tuple[list[list[str]], list[int]]:
+        start = reader.line_num
+        try:
+            rows = list(islice(reader, n))
+        except csv.Error as exc:
+            raise InputError(f"{source.display}: line {reader.line_num}: malformed CSV: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise bad_bytes(exc) from None
+        if reader.line_num - start == len(rows):  # one line per row: the common case
+            lines = list(range(start + 1, start + 1 + len(rows)))
+        else:
+            lines = []
+            line = start
+            for row in rows:
+                line += 1
+                lines.append(line)
+                line += sum(len(_LINE_BREAK.findall(v)) for v in row if "\n" in v or "\r" in v)
+        if [] in rows:  # blank lines
+            keep = [i for i, row in enumerate(rows) if row]
+            rows = [rows[i] for i in keep]
+            lines = [lines[i] for i in keep]
+        return rows, lines
 
-    return [h.strip() for h in header], rows()
+    return [h.strip() for h in header], read
 
 
 def iter_jsonl(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
