@@ -33,7 +33,7 @@ from arena.ingest.sources import (
     open_input,
     read_csv,
 )
-from arena.ingest.writer import BattleWriter
+from arena.ingest.writer import BattleWriter, BulkConflict
 
 CHUNK_ROWS = 20_000
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far
@@ -57,6 +57,8 @@ class IngestReport:
     new_models: int = 0
     already_ingested_as: int | None = None
     shape: str = ""
+    #: loaded with the secondary indexes dropped and rebuilt (a large file; see BattleWriter.start_bulk)
+    bulk: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -186,6 +188,64 @@ def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str
         yield chunk
 
 
+def _load(engine: Engine, src: InputFile, fmt: str, source: str | None, mapping: Mapping[str, str],
+          rejects: RejectSink | None, progress: Progress | None, size: int, *,
+          bulk_allowed: bool, buffered: list[tuple]) -> IngestReport:
+    """One attempt at storing the file, in one transaction; rejected records are
+    collected in ``buffered`` (file, location, error, record) for the caller."""
+    report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
+    with engine.connect() as conn, _own_integrity_checks(conn), conn.begin(), open_binary(src) as binary:
+        batch_id = conn.execute(
+            insert(IngestBatch).values(
+                file_name=src.display[-1024:], sha256=src.sha256, format=fmt, source=source,
+            ).returning(IngestBatch.id)
+        ).scalar_one()
+        report.batch_id = batch_id
+        writer = BattleWriter(conn, batch_id=batch_id, source=source)
+        if not bulk_allowed:
+            writer.bulk = False
+        raw = getattr(binary, "fileobj", binary)  # gzip: report compressed bytes
+
+        def reject(location: Location, error: RowError | str, record: Any) -> None:
+            if rejects is None:
+                raise IngestError(f"{src.display}: {_where(location)}: {error}")
+            buffered.append((src.display, _where(location), error, record))
+            report.rejected += 1
+
+        for chunk in _chunks(src, fmt, binary, mapping):
+            if writer.bulk is None:
+                # rows this file will add, from how far the first chunk got into it
+                done = raw.tell() if not raw.closed else size
+                writer.start_bulk(chunk.rows_read * size / max(done, 1))
+            report.rows_read += chunk.rows_read
+            for location, error, record in chunk.errors:
+                reject(location, error, record)
+            result = None
+            if chunk.columns is not None:
+                result = writer.write_columns(chunk.columns)
+            elif chunk.battles:
+                result = writer.write(chunk.battles)
+            if result is not None:
+                for pos, message in result.repeated:
+                    reject(chunk.where[pos], RowError("id", message), chunk.records[pos])
+                report.inserted += result.inserted
+                report.duplicates += result.duplicates
+                report.excluded += result.excluded
+            if progress is not None and not raw.closed:
+                progress(raw.tell())
+        report.new_models = writer.new_models
+        report.bulk = bool(writer.bulk)
+        writer.finish()
+        conn.execute(
+            update(IngestBatch).where(IngestBatch.id == batch_id).values(
+                rows_read=report.rows_read, inserted=report.inserted,
+                duplicates=report.duplicates, excluded=report.excluded,
+                rejected=report.rejected, finished_at=utcnow(),
+            )
+        )
+    return report
+
+
 @contextmanager
 def _own_integrity_checks(conn: Connection) -> Iterator[None]:
     """SQLite: no per-row foreign-key checks while an ingest writes.
@@ -242,49 +302,21 @@ def ingest_file(
         report.already_ingested_as = prior
         return report
 
+    size = src.path.stat().st_size
     try:
-        with engine.connect() as conn, _own_integrity_checks(conn), conn.begin(), open_binary(src) as binary:
-            batch_id = conn.execute(
-                insert(IngestBatch).values(
-                    file_name=src.display[-1024:], sha256=src.sha256, format=fmt, source=source,
-                ).returning(IngestBatch.id)
-            ).scalar_one()
-            report.batch_id = batch_id
-            writer = BattleWriter(conn, batch_id=batch_id, source=source)
-            raw = getattr(binary, "fileobj", binary)  # gzip: report compressed bytes
-
-            def reject(location: Location, error: RowError | str, record: Any) -> None:
-                if rejects is None:
-                    raise IngestError(f"{src.display}: {_where(location)}: {error}")
-                rejects.add(src.display, _where(location), error, record)
-                report.rejected += 1
-
-            for chunk in _chunks(src, fmt, binary, mapping or {}):
-                report.rows_read += chunk.rows_read
-                for location, error, record in chunk.errors:
-                    reject(location, error, record)
-                result = None
-                if chunk.columns is not None:
-                    result = writer.write_columns(chunk.columns)
-                elif chunk.battles:
-                    result = writer.write(chunk.battles)
-                if result is not None:
-                    for pos, message in result.repeated:
-                        reject(chunk.where[pos], RowError("id", message), chunk.records[pos])
-                    report.inserted += result.inserted
-                    report.duplicates += result.duplicates
-                    report.excluded += result.excluded
-                if progress is not None and not raw.closed:
-                    progress(raw.tell())
-            report.new_models = writer.new_models
-            writer.check_references()
-            conn.execute(
-                update(IngestBatch).where(IngestBatch.id == batch_id).values(
-                    rows_read=report.rows_read, inserted=report.inserted,
-                    duplicates=report.duplicates, excluded=report.excluded,
-                    rejected=report.rejected, finished_at=utcnow(),
-                )
-            )
+        try:
+            buffered: list[tuple] = []
+            report = _load(engine, src, fmt, source, mapping or {}, rejects, progress, size,
+                           bulk_allowed=True, buffered=buffered)
+        except BulkConflict:
+            # an id stored twice, found when the bulk load built the unique index:
+            # redo the file row by row, which tells duplicates from repeats by line
+            buffered = []
+            report = _load(engine, src, fmt, source, mapping or {}, rejects, progress, size,
+                           bulk_allowed=False, buffered=buffered)
+        if rejects is not None:
+            for entry in buffered:  # only now: a redone attempt must not report twice
+                rejects.add(*entry)
     except InputError as exc:
         raise IngestError(str(exc)) from None
     finally:
