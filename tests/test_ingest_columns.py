@@ -112,3 +112,15 @@ def test_line_numbers_count_line_breaks_inside_quoted_fields(db_url, run_cli, tm
     result = run_cli("ingest", str(path), ok=False)
     # header 1, quoted record on lines 2-3, blank line 4, good row 5, bad row 6
     assert "multi.csv: line 6: field 'winner': unknown value 'nope'" in result.output
+
+
+def test_ids_with_copy_special_characters_are_stored_exactly(engine, run_cli, tmp_path):
+    """Backslashes, tabs and line breaks in ids (PostgreSQL's COPY text format escapes them)."""
+    ids = ["back\\slash", "tab\there", "line\nbreak", "plain"]
+    path = write_csv(tmp_path / "odd.csv", ["id", "model_a", "model_b", "winner"],
+                     [[i, "a", "b", "tie"] for i in ids])
+    run_cli("ingest", path, "--source", "src\\with\ttab")
+    with engine.connect() as conn:
+        got = set(conn.execute(select(Battle.external_id)).scalars())
+        sources = set(conn.execute(select(Battle.source)).scalars())
+    assert got == set(ids) and sources == {"src\\with\ttab"}
