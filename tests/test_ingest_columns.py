@@ -154,3 +154,15 @@ def test_nul_byte_is_an_error_with_its_line(run_cli, tmp_path):
     path.write_bytes(b"model_a,model_b,winner\na,b,tie\na\x00x,b,tie\n")
     result = run_cli("ingest", str(path), ok=False)
     assert result.exit_code == 1 and "nul.csv: line 3:" in result.output and "Traceback" not in result.output
+
+
+def test_ragged_rows_in_a_quote_free_block_are_reported_by_line(run_cli, tmp_path, monkeypatch):
+    import arena.ingest.sources as sources
+
+    monkeypatch.setattr(sources, "_BLOCK_CHARS", 30)  # blocks of both shapes get joined
+    path = tmp_path / "ragged.csv"
+    path.write_text("model_a,model_b,winner\na,b,tie\nb,c,model_a\nc,a,tie\na,b\nb,c,tie\n", encoding="utf-8")
+    result = run_cli("ingest", str(path), ok=False)
+    assert result.exit_code == 1 and "ragged.csv: line 5: field 'winner'" in result.output
+    out = run_cli("ingest", str(path), "--skip-invalid", "--rejects", str(tmp_path / "r.csv")).output
+    assert "5 rows read, 4 inserted" in out and "1 rejected" in out

@@ -24,6 +24,7 @@ from arena.ingest.records import (
 )
 from arena.ingest.sources import (
     BadJson,
+    CsvBlock,
     InputError,
     InputFile,
     detect_format,
@@ -127,7 +128,7 @@ class Chunk:
     columns: ColumnBlock | None = None
     battles: list[ParsedBattle] = field(default_factory=list)
     where: list[Location] = field(default_factory=list)
-    records: list[Any] = field(default_factory=list)
+    records: Any = field(default_factory=list)  # a list, or _BlockRecords
     errors: list[tuple[Location, RowError, Any]] = field(default_factory=list)
     rows_read: int = 0
 
@@ -142,21 +143,31 @@ def _csv_chunks(source: InputFile, binary: IO[bytes], mapping: Mapping[str, str]
     block_parser = csv_block_parser(schema, header)
     parse = csv_parser(schema, header)
     while True:
-        raw, lines = read(CHUNK_ROWS)
-        if not raw:
+        block = read(CHUNK_ROWS)
+        if not len(block):
             return
-        block = block_parser(raw) if block_parser is not None else None
-        if block is not None:
-            yield Chunk(columns=block, where=lines, records=raw, rows_read=len(raw))
+        columns = block_parser(block) if block_parser is not None else None
+        if columns is not None:
+            yield Chunk(columns=columns, where=block.lines, records=_BlockRecords(block), rows_read=len(block))
             continue
         chunk = Chunk()
-        for line_no, row in zip(lines, raw, strict=True):
+        for line_no, row in zip(block.lines, block.all_rows(), strict=True):
             try:
                 parsed = parse(row)
             except RowError as exc:
                 parsed = exc
             _add(chunk, line_no, row, parsed)
         yield chunk
+
+
+class _BlockRecords:
+    """The raw records of a column block, built only for the few that are reported."""
+
+    def __init__(self, block: CsvBlock) -> None:
+        self.block = block
+
+    def __getitem__(self, i: int) -> list[str]:
+        return self.block.row(i)
 
 
 def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:

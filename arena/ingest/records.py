@@ -427,11 +427,17 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     valid = _VALID_NAMES
     truthy = _TRUE.__contains__
 
-    def block(rows: Sequence[Sequence[str]]) -> ColumnBlock | None:
-        n = len(rows)
-        if not n or any(len(r) != width for r in rows):
+    def block(raw) -> ColumnBlock | None:
+        """``raw``: a :class:`arena.ingest.sources.CsvBlock`."""
+        n = len(raw)
+        if not n:
             return None
-        cols = list(zip(*rows, strict=True))
+        if raw.columns is not None:
+            cols = raw.columns
+        else:
+            if set(map(len, raw.rows)) != {width}:
+                return None
+            cols = list(zip(*raw.rows, strict=True))
         ca, cb = cols[ia], cols[ib]
         outcome = list(map(winners.get, cols[iw]))
         if None in outcome:
