@@ -45,6 +45,9 @@ BULK_INDEXES = ("uq_battles_external_id", "ix_battles_pair_outcome")
 
 #: Characters that COPY's text format would need escaped (then rows go one by one).
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
+#: SQLite page cache of a bulk load (KiB): appending needs little, and SQLite
+#: sizes the index builds' sort buffers from it, so it bounds their memory.
+SQLITE_SORT_CACHE_KIB = 65_536
 #: PostgreSQL advisory lock key of battle-id reservation ("arena" in ASCII).
 _ID_LOCK = 0x6172656E61
 
@@ -96,6 +99,9 @@ class BattleWriter:
         if self.bulk:
             for name in BULK_INDEXES:
                 self.conn.exec_driver_sql(f"DROP INDEX {name}")
+            if self.dialect == "sqlite":
+                # appending rows needs no big cache (it was for random index inserts)
+                self.conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
         return self.bulk
 
     def finish(self) -> None:
@@ -103,6 +109,8 @@ class BattleWriter:
         if self.bulk:
             if self.dialect == "postgresql":
                 self.conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '256MB'")
+            else:
+                self.conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
             for index in Battle.__table__.indexes:
                 if index.name in BULK_INDEXES:
                     try:
