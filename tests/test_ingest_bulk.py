@@ -104,7 +104,7 @@ def test_small_file_into_a_large_table_is_not_bulk(monkeypatch):
             self.sql.append(sql)
 
     w = writer.BattleWriter.__new__(writer.BattleWriter)
-    w.conn, w._next_id = Conn(), 10_000_001
+    w.conn, w._next_id, w.dialect = Conn(), 10_000_001, "postgresql"
     assert not w.start_bulk(1_000_000) and w.conn.sql == []  # 1M into 10M: incremental
     assert w.start_bulk(6_000_000) and len(w.conn.sql) == 2  # 6M into 10M: bulk
     w._next_id = 1
