@@ -165,7 +165,7 @@ def battles_from_table(table, seed: int):
     return tuple(np.repeat(col, reps)[order] for col in (table.a, table.b, table.outcome))
 
 
-def section_side(quick: bool, repeats: int = 3) -> None:
+def section_side(quick: bool, repeats: int = 5) -> None:
     m, n, rounds = (40, 200_000, 30) if quick else (100, 1_000_000, 100)
     print(f"\n== side by side: {m} models, {n:,} battles, {rounds} rounds, from per-battle arrays ==")
     table, _ = synthetic(m, n, 0.1, seed=2)
