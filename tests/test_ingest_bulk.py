@@ -109,3 +109,54 @@ def test_small_file_into_a_large_table_is_not_bulk(monkeypatch):
     assert w.start_bulk(6_000_000) and len(w.conn.sql) == 2  # 6M into 10M: bulk
     w._next_id = 1
     assert not w.start_bulk(writer.BULK_MIN_ROWS - 1)
+
+
+def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_path, monkeypatch):
+    """Per-row foreign-key checks are off during an ingest (SQLite always; PostgreSQL for
+    roles that may); the set-wise check before the commit must catch what they would."""
+    import arena.ingest.writer as writer
+
+    real = writer.BattleWriter.write_columns
+
+    def corrupt(self, block):
+        self.models[sorted(block.names)[0]] = 999_999  # an id no model has
+        return real(self, block)
+
+    monkeypatch.setattr(writer.BattleWriter, "write_columns", corrupt)
+    if engine.dialect.name == "postgresql":
+        # the check runs only where the triggers were off; a superuser turns them off
+        with engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").scalar()
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    url = engine.url.render_as_string(hide_password=False)
+    result = CliRunner().invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)])
+    assert result.exit_code != 0 and "dangling reference" in str(result.exception)
+    assert count(engine, Battle) == 0 and count(engine, IngestBatch) == 0
+
+
+def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, engine, run_cli, tmp_path, monkeypatch):
+    if engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL only: SQLite has no per-row checks during an ingest")
+    import arena.ingest.writer as writer
+
+    monkeypatch.setattr(writer.BattleWriter, "_defer_references", lambda self: False)
+    real = writer.BattleWriter.write_columns
+
+    def corrupt(self, block):
+        self.models[sorted(block.names)[0]] = 999_999
+        return real(self, block)
+
+    run_cli("ingest", write_csv(tmp_path / "ok.csv", HEADER, ROWS[:3]))  # works with the triggers on
+    assert count(engine, Battle) == 3
+    monkeypatch.setattr(writer.BattleWriter, "write_columns", corrupt)
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    url = engine.url.render_as_string(hide_password=False)
+    result = CliRunner().invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, ROWS[3:])])
+    assert result.exit_code != 0  # the foreign-key trigger refused the row
+    assert count(engine, Battle) == 3
