@@ -137,9 +137,8 @@ def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_pat
     assert count(engine, Battle) == 0 and count(engine, IngestBatch) == 0
 
 
+@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite has no per-row checks to keep
 def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, engine, run_cli, tmp_path, monkeypatch):
-    if engine.dialect.name != "postgresql":
-        pytest.skip("PostgreSQL only: SQLite has no per-row checks during an ingest")
     import arena.ingest.writer as writer
 
     monkeypatch.setattr(writer.BattleWriter, "_defer_references", lambda self: False)
