@@ -189,23 +189,30 @@ def test_model_names_are_data(run_cli, engine, tmp_path):
     assert stored == set(names) | {"base"}
 
 
-def test_interrupted_ingest_leaves_database_as_before(run_cli, engine, tmp_path, monkeypatch):
-    import arena.ingest.loader as loader
+def interrupt_on_insert(monkeypatch, *, at: int) -> dict:
+    """Raise KeyboardInterrupt in the writer's ``at``-th insert (the step shared by the
+    column-wise and row-wise paths); returns the call counter."""
     import arena.ingest.writer as writer
 
-    run_cli("ingest", write_csv(tmp_path / "seed.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"]]))
-    monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
     calls = {"n": 0}
     real = writer.BattleWriter._insert
 
     def flaky(self, *args, **kwargs):
         calls["n"] += 1
-        if calls["n"] == 2:
+        if calls["n"] == at:
             raise KeyboardInterrupt
         return real(self, *args, **kwargs)
 
-    # the insert step is shared by the column-wise and the row-wise paths
     monkeypatch.setattr(writer.BattleWriter, "_insert", flaky)
+    return calls
+
+
+def test_interrupted_ingest_leaves_database_as_before(run_cli, engine, tmp_path, monkeypatch):
+    import arena.ingest.loader as loader
+
+    run_cli("ingest", write_csv(tmp_path / "seed.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"]]))
+    monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
+    calls = interrupt_on_insert(monkeypatch, at=2)
     path = write_csv(tmp_path / "big.csv", ["model_a", "model_b", "winner"],
                      [["c", "d", "model_a"]] * 5)
     from click.testing import CliRunner

@@ -15,7 +15,7 @@ from sqlalchemy import inspect, select
 
 from arena.db.models import Battle, IngestBatch
 from arena.db.session import alembic_config
-from tests.test_ingest import count, write_csv
+from tests.test_ingest import count, interrupt_on_insert, write_csv
 from tests.test_ingest_columns import HEADER, ROWS, stored
 
 
@@ -69,19 +69,9 @@ def test_bulk_conflict_redoes_the_file_row_by_row(db_url, engine, run_cli, tmp_p
 
 def test_interrupted_bulk_load_keeps_the_indexes(db_url, engine, run_cli, tmp_path, bulk_always, monkeypatch):
     import arena.ingest.loader as loader
-    import arena.ingest.writer as writer
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
-    real = writer.BattleWriter._insert
-    calls = {"n": 0}
-
-    def flaky(self, *args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise KeyboardInterrupt
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(writer.BattleWriter, "_insert", flaky)
+    calls = interrupt_on_insert(monkeypatch, at=2)
     from click.testing import CliRunner
 
     from arena.cli import cli
@@ -111,18 +101,23 @@ def test_small_file_into_a_large_table_is_not_bulk(monkeypatch):
     assert not w.start_bulk(writer.BULK_MIN_ROWS - 1)
 
 
-def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_path, monkeypatch):
-    """Per-row foreign-key checks are off during an ingest (SQLite always; PostgreSQL for
-    roles that may); the set-wise check before the commit must catch what they would."""
+def write_a_dangling_model_id(monkeypatch) -> None:
+    """Make the writer map one model name to an id no model has (a simulated bug)."""
     import arena.ingest.writer as writer
 
     real = writer.BattleWriter.write_columns
 
     def corrupt(self, block):
-        self.models[sorted(block.names)[0]] = 999_999  # an id no model has
+        self.models[sorted(block.names)[0]] = 999_999
         return real(self, block)
 
     monkeypatch.setattr(writer.BattleWriter, "write_columns", corrupt)
+
+
+def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_path, monkeypatch):
+    """Per-row foreign-key checks are off during an ingest (SQLite always; PostgreSQL for
+    roles that may); the set-wise check before the commit must catch what they would."""
+    write_a_dangling_model_id(monkeypatch)
     if engine.dialect.name == "postgresql":
         # the check runs only where the triggers were off; a superuser turns them off
         with engine.connect() as conn:
@@ -142,15 +137,9 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, 
     import arena.ingest.writer as writer
 
     monkeypatch.setattr(writer.BattleWriter, "_defer_references", lambda self: False)
-    real = writer.BattleWriter.write_columns
-
-    def corrupt(self, block):
-        self.models[sorted(block.names)[0]] = 999_999
-        return real(self, block)
-
     run_cli("ingest", write_csv(tmp_path / "ok.csv", HEADER, ROWS[:3]))  # works with the triggers on
     assert count(engine, Battle) == 3
-    monkeypatch.setattr(writer.BattleWriter, "write_columns", corrupt)
+    write_a_dangling_model_id(monkeypatch)
     from click.testing import CliRunner
 
     from arena.cli import cli

@@ -55,23 +55,12 @@ class CountTable:
 
 
 def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
-    if int(n_models) != n_models or n_models < 0:
-        raise ValueError(f"n_models must be a non-negative integer, got {n_models!r}")
-    n_models = int(n_models)
-    a = np.asarray(a)
-    b = np.asarray(b)
-    outcome = np.asarray(outcome)
+    n_models = _n_models(n_models)
     n = np.asarray(n, dtype=np.float64)
+    a, b, outcome = _battle_arrays(n_models, a, b, outcome)
     shape = a.shape
-    if a.ndim != 1 or b.shape != shape or outcome.shape != shape or n.shape != shape:
+    if n.shape != shape:
         raise ValueError("a, b, outcome and n must be 1-d arrays of the same length")
-    for name, arr in (("a", a), ("b", b), ("outcome", outcome)):
-        if arr.size and not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
-    if a.size and (a.min() < 0 or a.max() >= n_models or b.min() < 0 or b.max() >= n_models):
-        raise ValueError(f"model indices must lie in [0, {n_models})")
-    if outcome.size and (outcome.min() < 0 or outcome.max() >= N_OUTCOMES):
-        raise ValueError(f"outcome codes must lie in [0, {N_OUTCOMES})")
     if not np.all(np.isfinite(n)) or np.any(n < 0):
         raise ValueError("cell counts n must be finite and non-negative")
     if weight is None:
@@ -88,6 +77,12 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
         n=n,
         weight=weight,
     )
+
+
+def _n_models(n_models) -> int:
+    if int(n_models) != n_models or n_models < 0:
+        raise ValueError(f"n_models must be a non-negative integer, got {n_models!r}")
+    return int(n_models)
 
 
 def _battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -263,11 +258,11 @@ def clustered_table(
     a = np.asarray(model_a)
     if weight is None:
         # per-battle arrays: validated without materialising unit counts
-        t = _validate(n_models, a[:0], np.asarray(model_b)[:0], np.asarray(outcome)[:0], np.ones(0), None)
-        a, b, o = _battle_arrays(t.n_models, a, model_b, outcome)
-        dense = _dense_table(t.n_models, a, b, o, inverse=cluster_ids is not None) if a.size else None
+        m = _n_models(n_models)
+        a, b, o = _battle_arrays(m, a, model_b, outcome)
+        dense = _dense_table(m, a, b, o, inverse=cluster_ids is not None) if a.size else None
         if dense is None:
-            t = CountTable(t.n_models, a, b, o.astype(np.int8), np.ones(a.shape), np.ones(a.shape))
+            t = CountTable(m, a, b, o.astype(np.int8), np.ones(a.shape), np.ones(a.shape))
         else:
             t = dense[0]
     else:
