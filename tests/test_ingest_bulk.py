@@ -21,10 +21,10 @@ from tests.test_ingest_columns import HEADER, ROWS, stored
 
 @pytest.fixture
 def bulk_always(monkeypatch):
-    import arena.ingest.writer as writer
+    import arena.ingest.bulk as bulk
 
-    monkeypatch.setattr(writer, "BULK_MIN_ROWS", 1)
-    monkeypatch.setattr(writer, "BULK_RATIO", 0.0)
+    monkeypatch.setattr(bulk, "BULK_MIN_ROWS", 1)
+    monkeypatch.setattr(bulk, "BULK_RATIO", 0.0)
 
 
 def index_names(engine) -> set[str]:
@@ -84,21 +84,23 @@ def test_interrupted_bulk_load_keeps_the_indexes(db_url, engine, run_cli, tmp_pa
 
 
 def test_small_file_into_a_large_table_is_not_bulk(monkeypatch):
+    import arena.ingest.bulk as bulk
     import arena.ingest.writer as writer
 
     class Conn:
         def __init__(self):
             self.sql = []
+            self.dialect = type("Dialect", (), {"name": "postgresql"})()
 
         def exec_driver_sql(self, sql, *args):
             self.sql.append(sql)
 
     w = writer.BattleWriter.__new__(writer.BattleWriter)
-    w.conn, w._next_id, w.dialect = Conn(), 10_000_001, "postgresql"
+    w.conn, w._next_id = Conn(), 10_000_001
     assert not w.start_bulk(1_000_000) and w.conn.sql == []  # 1M into 10M: incremental
     assert w.start_bulk(6_000_000) and len(w.conn.sql) == 2  # 6M into 10M: bulk
     w._next_id = 1
-    assert not w.start_bulk(writer.BULK_MIN_ROWS - 1)
+    assert not w.start_bulk(bulk.BULK_MIN_ROWS - 1)
 
 
 def write_a_dangling_model_id(monkeypatch) -> None:

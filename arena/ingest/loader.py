@@ -12,6 +12,7 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from arena.db.models import IngestBatch, utcnow
+from arena.ingest.bulk import BulkConflict
 from arena.ingest.records import (
     ColumnBlock,
     ParsedBattle,
@@ -34,7 +35,7 @@ from arena.ingest.sources import (
     open_input,
     read_csv,
 )
-from arena.ingest.writer import BattleWriter, BulkConflict
+from arena.ingest.writer import BattleWriter
 
 CHUNK_ROWS = 20_000
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far
@@ -58,7 +59,7 @@ class IngestReport:
     new_models: int = 0
     already_ingested_as: int | None = None
     shape: str = ""
-    #: loaded with the secondary indexes dropped and rebuilt (a large file; see BattleWriter.start_bulk)
+    #: loaded with the secondary indexes dropped and rebuilt (a large file; see arena.ingest.bulk)
     bulk: bool = False
 
     def as_dict(self) -> dict[str, Any]:

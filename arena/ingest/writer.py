@@ -15,11 +15,10 @@ from itertools import repeat
 from operator import attrgetter
 
 from sqlalchemy import Connection, func, insert, select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.schema import CreateIndex
 
 from arena.db.models import Battle, Category, Model
 from arena.db.session import SQLITE_INGEST_CACHE_KIB
+from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 
 #: Battle fields that are often empty; a chunk binds only those it fills.
@@ -36,24 +35,10 @@ class ChunkResult:  # counts of one chunk
     repeated: list[tuple[int, str]]
 
 
-#: Bulk mode: at least this many new rows, and at least BULK_RATIO x the stored battles.
-BULK_MIN_ROWS = 100_000
-BULK_RATIO = 0.5
-#: The secondary indexes a bulk load drops and builds again (unique one first).
-BULK_INDEXES = ("uq_battles_external_id", "ix_battles_pair_outcome")
-
-
 #: Characters that COPY's text format would need escaped (then rows go one by one).
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
-#: SQLite page cache of a bulk load (KiB): appending needs little, and SQLite
-#: sizes the index builds' sort buffers from it, so it bounds their memory.
-SQLITE_SORT_CACHE_KIB = 65_536
 #: PostgreSQL advisory lock key of battle-id reservation ("arena" in ASCII).
 _ID_LOCK = 0x6172656E61
-
-
-class BulkConflict(Exception):
-    """A bulk load met an external id stored twice: redo the file row by row."""
 
 
 class BattleWriter:
@@ -81,42 +66,18 @@ class BattleWriter:
         #: PostgreSQL: foreign keys are verified set-wise at the end (see _defer_references)
         self.triggers_off = self.dialect == "postgresql" and self._defer_references()
 
-    # -- bulk mode ---------------------------------------------------------
+    # -- bulk mode (see arena.ingest.bulk) ----------------------------------
     def start_bulk(self, expected_rows: float) -> bool:
-        """Decide, before the first row, whether this ingest loads in bulk; returns the decision.
-
-        A file that will at least add half as many battles as are stored (and
-        BULK_MIN_ROWS or more) goes in with the external-id and aggregation
-        indexes dropped, and :meth:`finish` builds them again by one sort each:
-        at 10M rows, random B-tree inserts cost ~3x more than the rebuild.  The
-        unique index then also finds any repeated id at once; :class:`BulkConflict`
-        tells the loader to roll back and redo the file row by row, which names
-        every offending line.  Concurrent readers: SQLite readers keep their
-        snapshot; PostgreSQL readers of ``battles`` wait for the commit.
-        """
-        existing = self._next_id - 1
-        self.bulk = expected_rows >= BULK_MIN_ROWS and expected_rows >= BULK_RATIO * existing
+        """Decide, before the first row, whether this ingest loads in bulk; returns the decision."""
+        self.bulk = wants_bulk(expected_rows, self._next_id - 1)
         if self.bulk:
-            for name in BULK_INDEXES:
-                self.conn.exec_driver_sql(f"DROP INDEX {name}")
-            if self.dialect == "sqlite":
-                # appending rows needs no big cache (it was for random index inserts)
-                self.conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
+            drop_indexes(self.conn)
         return self.bulk
 
     def finish(self) -> None:
         """Build the indexes a bulk load dropped; then verify references (see check_references)."""
         if self.bulk:
-            if self.dialect == "postgresql":
-                self.conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '256MB'")
-            else:
-                self.conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
-            for index in Battle.__table__.indexes:
-                if index.name in BULK_INDEXES:
-                    try:
-                        self.conn.execute(CreateIndex(index))
-                    except IntegrityError:
-                        raise BulkConflict(index.name) from None
+            build_indexes(self.conn)
         self.check_references()
 
     def _defer_references(self) -> bool:
