@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from sqlalchemy import create_engine, text
@@ -33,18 +34,32 @@ def run_arena(args: list[str], *, db: str) -> tuple[float, float, str]:
     return seconds, max(peak, before) / 1024, out.stdout
 
 
-def pg_schema_url(name: str) -> tuple[str, callable]:
+def pg_schema_url(name: str, *, ordinary_role: bool = False) -> tuple[str, callable]:
+    """A fresh PostgreSQL schema; with ``ordinary_role``, owned by and used as a new
+    role that is not a superuser (what an application usually runs as)."""
     schema = f"bench_{name}_{uuid.uuid4().hex[:6]}"
     admin = create_engine(PG_BASE, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        if ordinary_role:
+            conn.execute(text(f'CREATE ROLE "{schema}" LOGIN NOSUPERUSER'))
+            conn.execute(text(f'CREATE SCHEMA "{schema}" AUTHORIZATION "{schema}"'))
+        else:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
 
     def drop() -> None:
         with admin.connect() as conn:
             conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            if ordinary_role:
+                conn.execute(text(f'DROP OWNED BY "{schema}"'))
+                conn.execute(text(f'DROP ROLE "{schema}"'))
 
-    sep = "&" if "?" in PG_BASE else "?"
-    return f"{PG_BASE}{sep}options=-csearch_path%3D{schema}", drop
+    base = PG_BASE
+    if ordinary_role:
+        parts = urlsplit(PG_BASE)
+        netloc = f"{schema}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        base = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{schema}", drop
 
 
 def synthetic_csv(path: Path, rows: int, *, models: int = 250, seed: int = 0,

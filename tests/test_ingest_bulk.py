@@ -96,7 +96,7 @@ def test_small_file_into_a_large_table_is_not_bulk(monkeypatch):
             self.sql.append(sql)
 
     w = writer.BattleWriter.__new__(writer.BattleWriter)
-    w.conn, w._next_id = Conn(), 10_000_001
+    w.conn, w._next_id, w._fk_per_row = Conn(), 10_000_001, False
     assert not w.start_bulk(1_000_000) and w.conn.sql == []  # 1M into 10M: incremental
     assert w.start_bulk(6_000_000) and len(w.conn.sql) == 2  # 6M into 10M: bulk
     w._next_id = 1
@@ -150,3 +150,73 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, 
     result = CliRunner().invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, ROWS[3:])])
     assert result.exit_code != 0  # the foreign-key trigger refused the row
     assert count(engine, Battle) == 3
+
+
+@pytest.fixture
+def ordinary_role_url():
+    """A PostgreSQL schema owned by a role that is not a superuser (an app's usual role)."""
+    import os
+    import uuid
+    from urllib.parse import quote, urlsplit, urlunsplit
+
+    from sqlalchemy import create_engine, text
+
+    from tests.conftest import _pg_url
+
+    if os.environ.get("ARENA_TEST_SKIP_POSTGRES") == "1":
+        pytest.skip("ARENA_TEST_SKIP_POSTGRES=1: PostgreSQL test skipped on request")
+    base = _pg_url()
+    name = f"arena_role_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE ROLE "{name}" LOGIN NOSUPERUSER'))
+        conn.execute(text(f'CREATE SCHEMA "{name}" AUTHORIZATION "{name}"'))
+    parts = urlsplit(base)
+    netloc = f"{name}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    sep = "&" if parts.query else ""
+    query = f"{parts.query}{sep}options={quote(f'-csearch_path={name}')}"
+    try:
+        yield name, urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+            conn.execute(text(f'DROP OWNED BY "{name}"'))
+            conn.execute(text(f'DROP ROLE "{name}"'))
+        admin.dispose()
+
+
+def test_bulk_load_as_an_ordinary_postgresql_role(ordinary_role_url, tmp_path, bulk_always, monkeypatch):
+    """Without the privilege to skip triggers, a bulk load drops the foreign keys too and
+    adds them back (validating every row in one join); they exist and hold afterwards."""
+    from click.testing import CliRunner
+    from sqlalchemy import text
+
+    from arena.cli import cli
+    from arena.db.session import open_engine
+
+    schema, url = ordinary_role_url
+    runner = CliRunner()
+    first = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "first.csv", HEADER, ROWS[:2])])
+    assert first.exit_code == 0, first.output
+    result = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "all.csv", HEADER, ROWS)])
+    assert result.exit_code == 0, result.output  # a conflict (u1, u2): redone row by row
+    assert "5 inserted" in result.output and "2 duplicates skipped" in result.output
+    engine = open_engine(url)
+    with engine.connect() as conn:
+        assert not conn.exec_driver_sql("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").scalar()
+        fks = conn.execute(text(
+            "SELECT conname, convalidated FROM pg_constraint WHERE contype = 'f' AND conrelid IN "
+            "(:b ::regclass, :l ::regclass)"), {"b": f"{schema}.battles", "l": f"{schema}.battle_categories"}).all()
+    assert sorted(name for name, _ in fks) == [
+        "fk_battle_categories_battle_id_battles", "fk_battle_categories_category_id_categories",
+        "fk_battles_batch_id_ingest_batches", "fk_battles_model_a_id_models", "fk_battles_model_b_id_models",
+    ] and all(valid for _, valid in fks)
+    assert {"uq_battles_external_id", "ix_battles_pair_outcome"} <= index_names(engine)
+    assert count(engine, Battle) == 7
+    # a dangling reference is refused when the keys come back, and nothing is stored
+    write_a_dangling_model_id(monkeypatch)
+    more = [["v1", "a", "e", "tie", "False", "False"], ["v2", "e", "b", "model_a", "True", "False"]]
+    bad = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, more)])
+    assert bad.exit_code != 0 and "fk_battles_model" in str(bad.exception)
+    assert count(engine, Battle) == 7
+    engine.dispose()

@@ -65,19 +65,21 @@ class BattleWriter:
         self._conflicts_seen = False
         #: PostgreSQL: foreign keys are verified set-wise at the end (see _defer_references)
         self.triggers_off = self.dialect == "postgresql" and self._defer_references()
+        #: PostgreSQL is checking foreign keys row by row: a bulk load drops and re-adds them
+        self._fk_per_row = self.dialect == "postgresql" and not self.triggers_off
 
     # -- bulk mode (see arena.ingest.bulk) ----------------------------------
     def start_bulk(self, expected_rows: float) -> bool:
         """Decide, before the first row, whether this ingest loads in bulk; returns the decision."""
         self.bulk = wants_bulk(expected_rows, self._next_id - 1)
         if self.bulk:
-            drop_indexes(self.conn)
+            drop_indexes(self.conn, foreign_keys=self._fk_per_row)
         return self.bulk
 
     def finish(self) -> None:
         """Build the indexes a bulk load dropped; then verify references (see check_references)."""
         if self.bulk:
-            build_indexes(self.conn)
+            build_indexes(self.conn, foreign_keys=self._fk_per_row)
         self.check_references()
 
     def _defer_references(self) -> bool:
