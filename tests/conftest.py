@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 from click.testing import CliRunner
@@ -34,24 +34,46 @@ def _pg_url() -> str:
     return os.environ.get("ARENA_TEST_POSTGRES_URL", DEFAULT_PG)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request, tmp_path):
-    """A URL for an empty database of each engine."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'arena.db'}"
-        return
+def pg_schema(*, role: bool = False):
+    """A fresh PostgreSQL schema for one test: yields its URL, drops it after.
+
+    With ``role``, the schema belongs to a new NOSUPERUSER role and the URL logs
+    in as that role (what an application usually runs as).
+    """
     if os.environ.get("ARENA_TEST_SKIP_POSTGRES") == "1":
         pytest.skip("ARENA_TEST_SKIP_POSTGRES=1: PostgreSQL half skipped on request")
     base = _pg_url()
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+        if role:
+            conn.execute(text(f'CREATE ROLE "{schema}" LOGIN NOSUPERUSER'))
+            conn.execute(text(f'CREATE SCHEMA "{schema}" AUTHORIZATION "{schema}"'))
+        else:
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    if role:
+        parts = urlsplit(base)
+        netloc = f"{schema}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+        base = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
     sep = "&" if "?" in base else "?"
-    yield f"{base}{sep}options={quote(f'-csearch_path={schema}')}"
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-    admin.dispose()
+    try:
+        yield f"{base}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            if role:
+                conn.execute(text(f'DROP OWNED BY "{schema}"'))
+                conn.execute(text(f'DROP ROLE "{schema}"'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request, tmp_path):
+    """A URL for an empty database of each engine."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'arena.db'}"
+        return
+    yield from pg_schema()
 
 
 @pytest.fixture

@@ -154,35 +154,10 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, 
 
 @pytest.fixture
 def ordinary_role_url():
-    """A PostgreSQL schema owned by a role that is not a superuser (an app's usual role)."""
-    import os
-    import uuid
-    from urllib.parse import quote, urlsplit, urlunsplit
+    """A PostgreSQL schema owned by, and used as, a role that is not a superuser."""
+    from tests.conftest import pg_schema
 
-    from sqlalchemy import create_engine, text
-
-    from tests.conftest import _pg_url
-
-    if os.environ.get("ARENA_TEST_SKIP_POSTGRES") == "1":
-        pytest.skip("ARENA_TEST_SKIP_POSTGRES=1: PostgreSQL test skipped on request")
-    base = _pg_url()
-    name = f"arena_role_{uuid.uuid4().hex[:10]}"
-    admin = create_engine(base, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE ROLE "{name}" LOGIN NOSUPERUSER'))
-        conn.execute(text(f'CREATE SCHEMA "{name}" AUTHORIZATION "{name}"'))
-    parts = urlsplit(base)
-    netloc = f"{name}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    sep = "&" if parts.query else ""
-    query = f"{parts.query}{sep}options={quote(f'-csearch_path={name}')}"
-    try:
-        yield name, urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
-            conn.execute(text(f'DROP OWNED BY "{name}"'))
-            conn.execute(text(f'DROP ROLE "{name}"'))
-        admin.dispose()
+    yield from pg_schema(role=True)
 
 
 def test_bulk_load_as_an_ordinary_postgresql_role(ordinary_role_url, tmp_path, bulk_always, monkeypatch):
@@ -194,7 +169,8 @@ def test_bulk_load_as_an_ordinary_postgresql_role(ordinary_role_url, tmp_path, b
     from arena.cli import cli
     from arena.db.session import open_engine
 
-    schema, url = ordinary_role_url
+    url = ordinary_role_url
+    schema = url.rsplit("search_path%3D", 1)[1]
     runner = CliRunner()
     first = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "first.csv", HEADER, ROWS[:2])])
     assert first.exit_code == 0, first.output
