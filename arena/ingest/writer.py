@@ -54,8 +54,8 @@ class BattleWriter:
         self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
         self.first_id = self._next_id
         self.last_id = 0
-        self._reserved = False
         self._locked = False
+        self._locked_first = False
         if self.dialect == "sqlite":
             # Index maintenance is the cost of a large ingest: give it more cache.
             conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INGEST_CACHE_KIB}")
@@ -181,11 +181,11 @@ class BattleWriter:
                 "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
                 "nextval(pg_get_serial_sequence('battles', 'id')) + %(n)s - 1)", {"n": n}
             ).scalar()
-            got = list(range(last - n + 1, last + 1))
-            self.first_id = min(self.first_id, got[0]) if self._reserved else got[0]
-            self.last_id = max(self.last_id, last)
-            self._reserved = True
-            return got
+            if not self._locked_first:
+                # under the lock, ids only grow: the first block starts this ingest's range
+                self.first_id, self._locked_first = last - n + 1, True
+            self.last_id = last
+            return list(range(last - n + 1, last + 1))
         start = self._next_id
         self._next_id += n
         return list(range(start, start + n))
@@ -275,18 +275,17 @@ class BattleWriter:
         )
         repeated: list[tuple[int, str]] = []
         duplicates = 0
-        kept = None
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
             repeated, duplicates = self._classify_skipped([block.external_id[pos] for pos in skipped], skipped)
-            kept = inserted
         links = []
         for name, positions in block.tags:
             category = self._category_id(name)
-            links.extend((category, ids[pos]) for pos in positions if kept is None or ids[pos] in kept)
+            links.extend((category, ids[pos]) for pos in positions if inserted is None or ids[pos] in inserted)
         self._link(links)
-        excluded_n = len(block.self_play) if kept is None else sum(ids[p] in kept for p in block.self_play)
-        return ChunkResult(n if kept is None else len(kept), excluded_n, duplicates, repeated)
+        if inserted is None:
+            return ChunkResult(n, len(block.self_play), duplicates, repeated)
+        return ChunkResult(len(inserted), sum(ids[p] in inserted for p in block.self_play), duplicates, repeated)
 
     def _copy_text(self, ids, a_ids, b_ids, block: ColumnBlock, excluded) -> str | None:
         """A column block in COPY text format, joined at C speed (``copy.write_row``
