@@ -58,11 +58,13 @@ class Annotation:
                 v = v.strip() or None  # an empty cell clears the field
                 if v is not None and len(v) > _TEXT_LIMITS[f]:
                     raise AnnotateError(
-                        f"{f} for model {self.model!r} is longer than {_TEXT_LIMITS[f]} characters")
+                        f"{f} for model {self.model!r} is longer than {_TEXT_LIMITS[f]} characters"
+                    )
                 if f == "link" and v is not None and not _is_web_url(v):
                     # The page would not link it anyway (javascript: and friends).
-                    raise AnnotateError(f"link for model {self.model!r} must be an http(s) URL, "
-                                        f"not {v!r}")
+                    raise AnnotateError(
+                        f"link for model {self.model!r} must be an http(s) URL, not {v!r}"
+                    )
             out[f] = v
         return out
 
@@ -86,8 +88,10 @@ def _from_mapping(rec: Mapping[str, Any], where: str) -> Annotation:
         raise AnnotateError(f"{where}: missing model name")
     unknown = set(rec) - {"model", *FIELDS}
     if unknown:
-        raise AnnotateError(f"{where}: unknown column(s) {', '.join(sorted(unknown))}; "
-                            f"expected model, {', '.join(FIELDS)}")
+        raise AnnotateError(
+            f"{where}: unknown column(s) {', '.join(sorted(unknown))}; "
+            f"expected model, {', '.join(FIELDS)}"
+        )
     text = {}
     for f in FIELDS[:-1]:
         v = rec.get(f)
@@ -120,8 +124,10 @@ def read_annotations(path: str | Path) -> list[Annotation]:
         raise AnnotateError(f"{path}: the CSV header must have a 'model' column")
     # CSV cells are text: an empty cell means "leave as is", not "clear".
     return [
-        _from_mapping({k: (v if v != "" else None) for k, v in row.items() if k is not None},
-                      f"{path} line {i + 2}")
+        _from_mapping(
+            {k: (v if v != "" else None) for k, v in row.items() if k is not None},
+            f"{path} line {i + 2}",
+        )
         for i, row in enumerate(reader)
     ]
 
@@ -152,4 +158,4 @@ def annotate(conn: Connection, annotations: Iterable[Annotation]) -> int:
 
 def _chunks(seq: list[str], n: int):
     for i in range(0, len(seq), n):
-        yield seq[i:i + n]
+        yield seq[i : i + n]

@@ -132,13 +132,16 @@ def _filters(opts: RebuildOptions, watermark: int) -> list:
 def _cluster_column(opts: RebuildOptions):
     if opts.cluster == "battle":
         return None
-    column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[opts.cluster]
+    column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[
+        opts.cluster
+    ]
     # A battle without the key is its own cluster, never pooled with other such battles.
     return func.coalesce(column, literal("battle:", String) + cast(Battle.id, String))
 
 
-def _aggregate(conn: Connection, opts: RebuildOptions, watermark: int, *, by_category: bool
-               ) -> dict[str | None, list[tuple]]:
+def _aggregate(
+    conn: Connection, opts: RebuildOptions, watermark: int, *, by_category: bool
+) -> dict[str | None, list[tuple]]:
     """GROUP BY (category?, cluster?, model_a, model_b, outcome, weight) -> rows per board."""
     cluster = _cluster_column(opts)
     keys = [Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight]
@@ -146,11 +149,17 @@ def _aggregate(conn: Connection, opts: RebuildOptions, watermark: int, *, by_cat
         keys = [cluster.label("cluster"), *keys]
     conds = _filters(opts, watermark)
     if by_category:
-        query = (_join_categories(select(Category.name, *keys, func.count()))
-                 .where(and_(*conds)).group_by(Category.name, *keys))
+        query = (
+            _join_categories(select(Category.name, *keys, func.count()))
+            .where(and_(*conds))
+            .group_by(Category.name, *keys)
+        )
     elif opts.category is not None:
-        query = (_join_categories(select(*keys, func.count()))
-                 .where(and_(Category.name == opts.category, *conds)).group_by(*keys))
+        query = (
+            _join_categories(select(*keys, func.count()))
+            .where(and_(Category.name == opts.category, *conds))
+            .group_by(*keys)
+        )
     else:
         query = select(*keys, func.count()).where(and_(*conds)).group_by(*keys)
     out: dict[str | None, list[tuple]] = {}
@@ -162,8 +171,9 @@ def _aggregate(conn: Connection, opts: RebuildOptions, watermark: int, *, by_cat
     return out
 
 
-def _excluded_counts(conn: Connection, opts: RebuildOptions, watermark: int, *,
-                     by_category: bool) -> dict[str | None, int]:
+def _excluded_counts(
+    conn: Connection, opts: RebuildOptions, watermark: int, *, by_category: bool
+) -> dict[str | None, int]:
     """Battles kept but not rated (a model playing itself), per board."""
     conds = [Battle.excluded_reason.is_not(None), *_filters(opts, watermark)[1:]]
     if not by_category and opts.category is None:
@@ -175,13 +185,16 @@ def _excluded_counts(conn: Connection, opts: RebuildOptions, watermark: int, *,
 
 
 def _join_categories(query):
-    return (query.select_from(BattleCategory)
-            .join(Battle, Battle.id == BattleCategory.battle_id)
-            .join(Category, Category.id == BattleCategory.category_id))
+    return (
+        query.select_from(BattleCategory)
+        .join(Battle, Battle.id == BattleCategory.battle_id)
+        .join(Category, Category.id == BattleCategory.category_id)
+    )
 
 
-def _board_data(key: str, category: str | None, rows: Sequence[tuple], clustered: bool,
-                n_excluded: int) -> BoardData:
+def _board_data(
+    key: str, category: str | None, rows: Sequence[tuple], clustered: bool, n_excluded: int
+) -> BoardData:
     if clustered:
         cluster_keys = [r[0] for r in rows]
         rows = [r[1:] for r in rows]
@@ -191,7 +204,7 @@ def _board_data(key: str, category: str | None, rows: Sequence[tuple], clustered
     weight = np.fromiter((r[3] for r in rows), dtype=np.float64, count=len(rows))
     n = np.fromiter((r[4] for r in rows), dtype=np.float64, count=len(rows))
     model_ids, inverse = np.unique(np.concatenate([a_ids, b_ids]), return_inverse=True)
-    a, b = inverse[: len(rows)], inverse[len(rows):]
+    a, b = inverse[: len(rows)], inverse[len(rows) :]
     clusters = None
     if clustered:
         # Cells repeat across clusters: find unique cells, then the (cluster, cell) counts.
@@ -203,18 +216,26 @@ def _board_data(key: str, category: str | None, rows: Sequence[tuple], clustered
         n_cell = np.bincount(cell_index, weights=n, minlength=len(uniq))
         first = np.full(len(uniq), -1, dtype=np.int64)
         first[cell_index[::-1]] = np.arange(len(rows))[::-1]
-        table = from_cells(a[first], b[first], outcome[first], n_cell,
-                           n_models=len(model_ids), weight=weight[first])
-        _, cluster_idx = np.unique(np.asarray(cluster_keys, dtype=object).astype(str),
-                                   return_inverse=True)
+        table = from_cells(
+            a[first],
+            b[first],
+            outcome[first],
+            n_cell,
+            n_models=len(model_ids),
+            weight=weight[first],
+        )
+        _, cluster_idx = np.unique(
+            np.asarray(cluster_keys, dtype=object).astype(str), return_inverse=True
+        )
         clusters = cluster_matrix(cluster_idx.ravel(), cell_index, n_cells=len(uniq), n=n)
     else:
         table = from_cells(a, b, outcome, n, n_models=len(model_ids), weight=weight)
     return BoardData(key, category, model_ids, table, clusters, n_excluded)
 
 
-def read_boards(conn: Connection, opts: RebuildOptions, *, all_categories: bool = False
-                ) -> tuple[int, list[BoardData]]:
+def read_boards(
+    conn: Connection, opts: RebuildOptions, *, all_categories: bool = False
+) -> tuple[int, list[BoardData]]:
     """Watermark and aggregated boards, read in the caller's (snapshot) transaction."""
     watermark = conn.execute(select(func.coalesce(func.max(Battle.id), 0))).scalar_one()
     clustered = opts.cluster != "battle"
@@ -222,15 +243,28 @@ def read_boards(conn: Connection, opts: RebuildOptions, *, all_categories: bool 
     main = _aggregate(conn, opts, watermark, by_category=False).get(opts.category, [])
     if main:
         excluded = _excluded_counts(conn, opts, watermark, by_category=False)
-        boards.append(_board_data(board_key(category=opts.category, source=opts.source),
-                                  opts.category, main, clustered,
-                                  excluded.get(opts.category, 0)))
+        boards.append(
+            _board_data(
+                board_key(category=opts.category, source=opts.source),
+                opts.category,
+                main,
+                clustered,
+                excluded.get(opts.category, 0),
+            )
+        )
     if all_categories and opts.category is None:
         per_cat = _aggregate(conn, opts, watermark, by_category=True)
         excluded = _excluded_counts(conn, opts, watermark, by_category=True)
         for name in sorted(per_cat):
-            boards.append(_board_data(board_key(category=name, source=opts.source), name,
-                                      per_cat[name], clustered, excluded.get(name, 0)))
+            boards.append(
+                _board_data(
+                    board_key(category=name, source=opts.source),
+                    name,
+                    per_cat[name],
+                    clustered,
+                    excluded.get(name, 0),
+                )
+            )
     return watermark, boards
 
 
@@ -274,9 +308,18 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
         anchor = (ids[0], value)
     try:
         ratings = rate(
-            data.table, ci=opts.ci, level=opts.level, rounds=opts.rounds, seed=opts.seed,
-            simultaneous=opts.simultaneous, clusters=data.clusters, ties=opts.ties,
-            both_bad=opts.both_bad, position=opts.position, prior=opts.prior, anchor=anchor,
+            data.table,
+            ci=opts.ci,
+            level=opts.level,
+            rounds=opts.rounds,
+            seed=opts.seed,
+            simultaneous=opts.simultaneous,
+            clusters=data.clusters,
+            ties=opts.ties,
+            both_bad=opts.both_bad,
+            position=opts.position,
+            prior=opts.prior,
+            anchor=anchor,
         )
     except ValueError as exc:
         raise RebuildError(f"board {data.key!r}: {exc}") from exc
@@ -284,8 +327,10 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
     m = data.table.n_models
     ranked = per_model[:, 0] >= max(opts.min_battles, 1)
     flags = [tuple(f) for f in ratings.flags]
-    flags = [tuple(dict.fromkeys((*f, *(("few_battles",) if not ranked[i] else ()))))
-             for i, f in enumerate(flags)]
+    flags = [
+        tuple(dict.fromkeys((*f, *(("few_battles",) if not ranked[i] else ()))))
+        for i, f in enumerate(flags)
+    ]
     rank = np.full(m, -1)
     ub = np.full(m, -1)
     tier = np.full(m, -1)
@@ -299,21 +344,36 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
         if opts.tiers == "overlap" or idx.size == 1:
             tier[idx] = tiers_leader_overlap(r, lo, hi)
         else:
-            res = tiers_paired(r, ratings.samples[:, idx], level=opts.level, correction=opts.tiers,
-                               rule=opts.tier_rule,
-                               # Percentile p-values bottom out at 2/(rounds+1), too coarse
-                               # for Holm/BH over M(M-1)/2 pairs; max-t ignores this.
-                               pvalues="normal")
+            res = tiers_paired(
+                r,
+                ratings.samples[:, idx],
+                level=opts.level,
+                correction=opts.tiers,
+                rule=opts.tier_rule,
+                # Percentile p-values bottom out at 2/(rounds+1), too coarse
+                # for Holm/BH over M(M-1)/2 pairs; max-t ignores this.
+                pvalues="normal",
+            )
             tier[idx] = res.tiers
-            info.update(critical_t=None if np.isnan(res.critical_t) else float(res.critical_t),
-                        n_comparisons=int(res.n_comparisons), rule=res.rule,
-                        pvalues=res.pvalues)
+            info.update(
+                critical_t=None if np.isnan(res.critical_t) else float(res.critical_t),
+                n_comparisons=int(res.n_comparisons),
+                rule=res.rule,
+                pvalues=res.pvalues,
+            )
     return BoardResult(data, ratings, per_model, ranked, rank, ub, tier, flags, info)
 
 
 # ------------------------------------------------------------ write side
-def _write_snapshot(conn: Connection, result: BoardResult, opts: RebuildOptions, run_id: str,
-                    watermark: int, hidden: set[int], extra_diag: dict) -> int:
+def _write_snapshot(
+    conn: Connection,
+    result: BoardResult,
+    opts: RebuildOptions,
+    run_id: str,
+    watermark: int,
+    hidden: set[int],
+    extra_diag: dict,
+) -> int:
     data, ratings = result.data, result.ratings
     diagnostics = {
         **ratings.diagnostics,
@@ -323,36 +383,56 @@ def _write_snapshot(conn: Connection, result: BoardResult, opts: RebuildOptions,
         **extra_diag,
     }
     snapshot_id = conn.execute(
-        insert(Snapshot).values(
-            board=data.key, category=data.category, source=opts.source, run_id=run_id,
-            options_json=json.dumps(opts.as_json(), sort_keys=True), seed=opts.seed,
-            code_version=__version__, watermark=watermark,
-            n_battles=float(data.table.n.sum()), n_excluded=data.n_excluded,
+        insert(Snapshot)
+        .values(
+            board=data.key,
+            category=data.category,
+            source=opts.source,
+            run_id=run_id,
+            options_json=json.dumps(opts.as_json(), sort_keys=True),
+            seed=opts.seed,
+            code_version=__version__,
+            watermark=watermark,
+            n_battles=float(data.table.n.sum()),
+            n_excluded=data.n_excluded,
             n_models=int(data.table.n_models),
             diagnostics_json=json.dumps(diagnostics, sort_keys=True, default=float),
-        ).returning(Snapshot.id)
+        )
+        .returning(Snapshot.id)
     ).scalar_one()
     rows = []
     for i, mid in enumerate(data.model_ids.tolist()):
         flags = result.flags[i] + (("hidden",) if mid in hidden else ())
-        rows.append(dict(
-            snapshot_id=snapshot_id, model_id=mid, position=i,
-            rating=float(ratings.rating[i]), ci_low=float(ratings.ci_low[i]),
-            ci_high=float(ratings.ci_high[i]),
-            rank=int(result.rank[i]) if result.ranked[i] else None,
-            rank_ub=int(result.rank_ub[i]) if result.ranked[i] else None,
-            tier=int(result.tier[i]) if result.ranked[i] else None,
-            battles=float(result.per_model[i, 0]), wins=float(result.per_model[i, 1]),
-            losses=float(result.per_model[i, 2]), ties=float(result.per_model[i, 3]),
-            flags=",".join(flags)[:255], ranked=bool(result.ranked[i]),
-        ))
+        rows.append(
+            dict(
+                snapshot_id=snapshot_id,
+                model_id=mid,
+                position=i,
+                rating=float(ratings.rating[i]),
+                ci_low=float(ratings.ci_low[i]),
+                ci_high=float(ratings.ci_high[i]),
+                rank=int(result.rank[i]) if result.ranked[i] else None,
+                rank_ub=int(result.rank_ub[i]) if result.ranked[i] else None,
+                tier=int(result.tier[i]) if result.ranked[i] else None,
+                battles=float(result.per_model[i, 0]),
+                wins=float(result.per_model[i, 1]),
+                losses=float(result.per_model[i, 2]),
+                ties=float(result.per_model[i, 3]),
+                flags=",".join(flags)[:255],
+                ranked=bool(result.ranked[i]),
+            )
+        )
     conn.execute(insert(SnapshotRow), rows)
     conn.execute(insert(SnapshotPair), _pair_rows(snapshot_id, data))
     samples = np.ascontiguousarray(ratings.samples, dtype="<f4")
-    conn.execute(insert(SnapshotSamples).values(
-        snapshot_id=snapshot_id, rounds=samples.shape[0], n_models=samples.shape[1],
-        data=samples.tobytes(),
-    ))
+    conn.execute(
+        insert(SnapshotSamples).values(
+            snapshot_id=snapshot_id,
+            rounds=samples.shape[0],
+            n_models=samples.shape[1],
+            data=samples.tobytes(),
+        )
+    )
     return snapshot_id
 
 
@@ -372,14 +452,25 @@ def _pair_rows(snapshot_id: int, data: BoardData) -> list[dict]:
     sums = [np.bincount(inv, weights=w, minlength=uniq.size) for w in (lo_wins, hi_wins, ties)]
     ids = data.model_ids
     return [
-        dict(snapshot_id=snapshot_id, model_a_id=int(ids[k // m]), model_b_id=int(ids[k % m]),
-             a_wins=float(sums[0][j]), b_wins=float(sums[1][j]), ties=float(sums[2][j]))
+        dict(
+            snapshot_id=snapshot_id,
+            model_a_id=int(ids[k // m]),
+            model_b_id=int(ids[k % m]),
+            a_wins=float(sums[0][j]),
+            b_wins=float(sums[1][j]),
+            ties=float(sums[2][j]),
+        )
         for j, k in enumerate(uniq.tolist())
     ]
 
 
-def rebuild(engine: Engine, opts: RebuildOptions, *, all_categories: bool = False,
-            progress: Callable[[str], None] | None = None) -> RebuildResult:
+def rebuild(
+    engine: Engine,
+    opts: RebuildOptions,
+    *,
+    all_categories: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.
 
     Raises
@@ -414,8 +505,15 @@ def rebuild(engine: Engine, opts: RebuildOptions, *, all_categories: bool = Fals
     with engine.begin() as conn:
         for res in results:
             board_opts = replace(opts, category=res.data.category)
-            sid = _write_snapshot(conn, res, board_opts, run_id, watermark, hidden,
-                                  {"seconds": round(time.perf_counter() - started, 3)})
+            sid = _write_snapshot(
+                conn,
+                res,
+                board_opts,
+                run_id,
+                watermark,
+                hidden,
+                {"seconds": round(time.perf_counter() - started, 3)},
+            )
             out.snapshot_ids.append(sid)
             out.boards.append(res.data.key)
             out.warnings.extend(f"{res.data.key}: {w}" for w in res.ratings.warnings)
@@ -423,5 +521,14 @@ def rebuild(engine: Engine, opts: RebuildOptions, *, all_categories: bool = Fals
     return out
 
 
-__all__ = ["RebuildOptions", "RebuildError", "RebuildResult", "rebuild", "read_boards",
-           "rate_board", "model_record", "TIER_METHODS", "CLUSTERS"]
+__all__ = [
+    "RebuildOptions",
+    "RebuildError",
+    "RebuildResult",
+    "rebuild",
+    "read_boards",
+    "rate_board",
+    "model_record",
+    "TIER_METHODS",
+    "CLUSTERS",
+]

@@ -38,6 +38,5 @@ def demo_data() -> Path:
 
 #: Shown wherever the bundled demo data is used (CC-BY-4.0 requires attribution).
 DEMO_ATTRIBUTION = (
-    "Demo data: LMArena, arena-human-preference-140k (135,634 human votes), "
-    "licensed CC-BY-4.0."
+    "Demo data: LMArena, arena-human-preference-140k (135,634 human votes), licensed CC-BY-4.0."
 )

@@ -20,8 +20,20 @@ from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, Snapshot
 OVERALL = "overall"
 
 #: Row fields of the leaderboard JSON/CSV documents, in column order.
-ROW_FIELDS = ("model", "rating", "ci_low", "ci_high", "rank", "rank_ub", "tier",
-              "battles", "wins", "losses", "ties", "flags")
+ROW_FIELDS = (
+    "model",
+    "rating",
+    "ci_low",
+    "ci_high",
+    "rank",
+    "rank_ub",
+    "tier",
+    "battles",
+    "wins",
+    "losses",
+    "ties",
+    "flags",
+)
 
 
 def board_key(*, category: str | None = None, source: str | None = None) -> str:
@@ -120,10 +132,19 @@ class Board:
 
 def _info(s: Snapshot) -> SnapshotInfo:
     return SnapshotInfo(
-        id=s.id, created_at=s.created_at, board=s.board, category=s.category, source=s.source,
-        run_id=s.run_id, options=json.loads(s.options_json), seed=s.seed,
-        code_version=s.code_version, watermark=s.watermark, n_battles=s.n_battles,
-        n_excluded=s.n_excluded, n_models=s.n_models,
+        id=s.id,
+        created_at=s.created_at,
+        board=s.board,
+        category=s.category,
+        source=s.source,
+        run_id=s.run_id,
+        options=json.loads(s.options_json),
+        seed=s.seed,
+        code_version=s.code_version,
+        watermark=s.watermark,
+        n_battles=s.n_battles,
+        n_excluded=s.n_excluded,
+        n_models=s.n_models,
         diagnostics=json.loads(s.diagnostics_json),
     )
 
@@ -149,7 +170,8 @@ def previous_snapshot_id(conn: Connection, snapshot: SnapshotInfo) -> int | None
     return conn.execute(
         select(Snapshot.id)
         .where(Snapshot.board == snapshot.board, Snapshot.id < snapshot.id)
-        .order_by(Snapshot.id.desc()).limit(1)
+        .order_by(Snapshot.id.desc())
+        .limit(1)
     ).scalar()
 
 
@@ -169,22 +191,45 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
 
     with Session(bind=conn) as session:
         rows = session.execute(
-            select(SnapshotRow, Model.name, Model.hidden, Model.display_name, Model.organisation,
-                   Model.licence, Model.link)
+            select(
+                SnapshotRow,
+                Model.name,
+                Model.hidden,
+                Model.display_name,
+                Model.organisation,
+                Model.licence,
+                Model.link,
+            )
             .join(Model, Model.id == SnapshotRow.model_id)
             .where(SnapshotRow.snapshot_id == snapshot_id)
         ).all()
     out = []
     for r in rows:
         sr = r[0]
-        out.append(BoardRow(
-            model=r.name, model_id=sr.model_id, position=sr.position, rating=sr.rating,
-            ci_low=sr.ci_low, ci_high=sr.ci_high, rank=sr.rank, rank_ub=sr.rank_ub,
-            tier=sr.tier, battles=sr.battles, wins=sr.wins, losses=sr.losses, ties=sr.ties,
-            flags=tuple(f for f in sr.flags.split(",") if f), ranked=sr.ranked,
-            hidden=bool(r.hidden), display_name=r.display_name, organisation=r.organisation,
-            licence=r.licence, link=r.link,
-        ))
+        out.append(
+            BoardRow(
+                model=r.name,
+                model_id=sr.model_id,
+                position=sr.position,
+                rating=sr.rating,
+                ci_low=sr.ci_low,
+                ci_high=sr.ci_high,
+                rank=sr.rank,
+                rank_ub=sr.rank_ub,
+                tier=sr.tier,
+                battles=sr.battles,
+                wins=sr.wins,
+                losses=sr.losses,
+                ties=sr.ties,
+                flags=tuple(f for f in sr.flags.split(",") if f),
+                ranked=sr.ranked,
+                hidden=bool(r.hidden),
+                display_name=r.display_name,
+                organisation=r.organisation,
+                licence=r.licence,
+                link=r.link,
+            )
+        )
     out.sort(key=lambda b: (not b.ranked, -b.rating, b.model))
     return Board(info, tuple(out))
 
@@ -192,8 +237,9 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
 def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:
     """Bootstrap ratings, shape (rounds, models), columns in ``BoardRow.position`` order."""
     row = conn.execute(
-        select(SnapshotSamples.rounds, SnapshotSamples.n_models, SnapshotSamples.data)
-        .where(SnapshotSamples.snapshot_id == snapshot_id)
+        select(SnapshotSamples.rounds, SnapshotSamples.n_models, SnapshotSamples.data).where(
+            SnapshotSamples.snapshot_id == snapshot_id
+        )
     ).first()
     if row is None:
         return None
@@ -223,11 +269,19 @@ def load_pairs(conn: Connection, snapshot_id: int) -> list[PairRecord]:
     return [PairRecord(*r) for r in rows]
 
 
-def rating_history(conn: Connection, board: str) -> dict[str, list[tuple[int, datetime, float, float, float]]]:
+def rating_history(
+    conn: Connection, board: str
+) -> dict[str, list[tuple[int, datetime, float, float, float]]]:
     """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of ``board``."""
     rows = conn.execute(
-        select(Model.name, Snapshot.id, Snapshot.created_at, SnapshotRow.rating,
-               SnapshotRow.ci_low, SnapshotRow.ci_high)
+        select(
+            Model.name,
+            Snapshot.id,
+            Snapshot.created_at,
+            SnapshotRow.rating,
+            SnapshotRow.ci_low,
+            SnapshotRow.ci_high,
+        )
         .join(SnapshotRow, SnapshotRow.snapshot_id == Snapshot.id)
         .join(Model, Model.id == SnapshotRow.model_id)
         .where(Snapshot.board == board)

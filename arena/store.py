@@ -33,8 +33,9 @@ def model_records(conn: Connection) -> list[ModelRecord]:
     tally: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for side, column in (("a", Battle.model_a_id), ("b", Battle.model_b_id)):
         rows = conn.execute(
-            select(column, Battle.outcome, Battle.excluded_reason.is_(None), func.count())
-            .group_by(column, Battle.outcome, Battle.excluded_reason.is_(None))
+            select(column, Battle.outcome, Battle.excluded_reason.is_(None), func.count()).group_by(
+                column, Battle.outcome, Battle.excluded_reason.is_(None)
+            )
         )
         for model_id, outcome, rated, n in rows:
             t = tally[model_id]
@@ -55,10 +56,18 @@ def model_records(conn: Connection) -> list[ModelRecord]:
         select(Model.id, Model.name, Model.organisation, Model.licence, Model.hidden)
     ):
         t = tally.get(m.id, {})
-        out.append(ModelRecord(
-            model=m.name, battles=t.get("battles", 0), wins=t.get("wins", 0),
-            losses=t.get("losses", 0), ties=t.get("ties", 0), excluded=t.get("excluded", 0),
-            organisation=m.organisation, licence=m.licence, hidden=bool(m.hidden),
-        ))
+        out.append(
+            ModelRecord(
+                model=m.name,
+                battles=t.get("battles", 0),
+                wins=t.get("wins", 0),
+                losses=t.get("losses", 0),
+                ties=t.get("ties", 0),
+                excluded=t.get("excluded", 0),
+                organisation=m.organisation,
+                licence=m.licence,
+                hidden=bool(m.hidden),
+            )
+        )
     out.sort(key=lambda r: (-r.battles, r.model))
     return out

@@ -16,15 +16,18 @@ from sqlalchemy import create_engine, text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
-PG_BASE = os.environ.get("ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+PG_BASE = os.environ.get(
+    "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
 
 
 def run_arena(args: list[str], *, db: str) -> tuple[float, float, str]:
     """Run the installed CLI in a fresh process; (seconds, peak RSS MiB, stdout)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "arena", "--db", db, *args],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", "--db", db, *args], capture_output=True, text=True
+    )
     seconds = time.perf_counter() - t0
     if out.returncode != 0:
         raise SystemExit(f"arena {' '.join(args)} failed:\n{out.stderr}")
@@ -62,8 +65,9 @@ def pg_schema_url(name: str, *, ordinary_role: bool = False) -> tuple[str, calla
     return f"{base}{sep}options=-csearch_path%3D{schema}", drop
 
 
-def synthetic_csv(path: Path, rows: int, *, models: int = 250, seed: int = 0,
-                  ties: float = 0.1) -> None:
+def synthetic_csv(
+    path: Path, rows: int, *, models: int = 250, seed: int = 0, ties: float = 0.1
+) -> None:
     """LMArena-shaped CSV (id,model_a,model_b,winner) from known strengths, written in blocks."""
     rng = np.random.default_rng(seed)
     strength = rng.normal(0, 1, models)
@@ -77,8 +81,12 @@ def synthetic_csv(path: Path, rows: int, *, models: int = 250, seed: int = 0,
             b = (a + rng.integers(1, models, n)) % models
             p = 1 / (1 + np.exp(strength[b] - strength[a]))
             u = rng.random(n)
-            winner = np.where(u < ties, "tie", np.where(u < ties + (1 - ties) * p, "model_a", "model_b"))
+            winner = np.where(
+                u < ties, "tie", np.where(u < ties + (1 - ties) * p, "model_a", "model_b")
+            )
             ids = rng.integers(0, 2**62, n)
-            lines = [f"{i:016x}-{start + k},{x},{y},{w}\n"
-                     for k, (i, x, y, w) in enumerate(zip(ids, names[a], names[b], winner, strict=True))]
+            lines = [
+                f"{i:016x}-{start + k},{x},{y},{w}\n"
+                for k, (i, x, y, w) in enumerate(zip(ids, names[a], names[b], winner, strict=True))
+            ]
             fh.writelines(lines)

@@ -96,21 +96,33 @@ def section_scale(quick: bool) -> None:
     print(f"cells in table: {table.n_cells:,}")
     with Timer() as tf:
         point = fit(table)
-    print(f"point fit: {tf.wall:.2f} s wall, grad norm {point.grad_norm:.2e}, converged {point.converged}")
+    print(
+        f"point fit: {tf.wall:.2f} s wall, grad norm {point.grad_norm:.2e}, converged {point.converged}"
+    )
     with Timer() as tb:
         bs = bootstrap(table, rounds=rounds, rng=0, point=point)
-    print(f"bootstrap {rounds} rounds: {tb.wall:.2f} s wall ({tb.cpu:.2f} s CPU incl. workers); "
-          f"failed rounds {bs.failed_rounds.size}, prior rounds {bs.prior_rounds.size}")
+    print(
+        f"bootstrap {rounds} rounds: {tb.wall:.2f} s wall ({tb.cpu:.2f} s CPU incl. workers); "
+        f"failed rounds {bs.failed_rounds.size}, prior rounds {bs.prior_rounds.size}"
+    )
     print(f"end to end (fit + bootstrap): {tf.wall + tb.wall:.2f} s")
     own, kids = peak_rss_mb()
-    print(f"peak RSS: main process {own:.0f} MB, largest worker {kids:.0f} MB "
-          f"(working set scales with chunk rounds x categories, bounded by CHUNK_ELEMS, "
-          f"plus rounds x models for the samples; not with battles)")
+    print(
+        f"peak RSS: main process {own:.0f} MB, largest worker {kids:.0f} MB "
+        f"(working set scales with chunk rounds x categories, bounded by CHUNK_ELEMS, "
+        f"plus rounds x models for the samples; not with battles)"
+    )
 
 
 def load_lmarena():
     path = SHARED / "data" / "lmarena-140k" / "battles.csv.gz"
-    code = {"model_a": A_WINS, "model_b": B_WINS, "tie": TIE, "both_bad": TIE_BOTH_BAD, "tie (bothbad)": TIE_BOTH_BAD}
+    code = {
+        "model_a": A_WINS,
+        "model_b": B_WINS,
+        "tie": TIE,
+        "both_bad": TIE_BOTH_BAD,
+        "tie (bothbad)": TIE_BOTH_BAD,
+    }
     with gzip.open(path, "rt", newline="") as fh:
         rows = list(csv.DictReader(fh))
     names = sorted({r["model_a"] for r in rows} | {r["model_b"] for r in rows})
@@ -134,8 +146,10 @@ def section_real(quick: bool) -> None:
         point = fit(table)
     with Timer() as tb:
         bs = bootstrap(table, rounds=rounds, rng=0, point=point)
-    print(f"aggregate {ta.wall:.2f} s, point fit {tf.wall:.3f} s, bootstrap {tb.wall:.2f} s wall "
-          f"({tb.cpu:.2f} s CPU); failed {bs.failed_rounds.size}, prior rounds {bs.prior_rounds.size}")
+    print(
+        f"aggregate {ta.wall:.2f} s, point fit {tf.wall:.3f} s, bootstrap {tb.wall:.2f} s wall "
+        f"({tb.cpu:.2f} s CPU); failed {bs.failed_rounds.size}, prior rounds {bs.prior_rounds.size}"
+    )
 
 
 def _openblas_setters():
@@ -151,7 +165,11 @@ def _openblas_setters():
         libdir = os.path.join(os.path.dirname(pkg.__file__), os.pardir, f"{pkg.__name__}.libs")
         for path in glob.glob(os.path.join(libdir, "*openblas*")):
             lib = ctypes.CDLL(path)
-            for name in ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads"):
+            for name in (
+                "scipy_openblas_set_num_threads64_",
+                "scipy_openblas_set_num_threads",
+                "openblas_set_num_threads",
+            ):
                 if hasattr(lib, name):
                     setters.append(getattr(lib, name))
                     break
@@ -167,7 +185,9 @@ def battles_from_table(table, seed: int):
 
 def section_side(quick: bool, repeats: int = 5) -> None:
     m, n, rounds = (40, 200_000, 30) if quick else (100, 1_000_000, 100)
-    print(f"\n== side by side: {m} models, {n:,} battles, {rounds} rounds, from per-battle arrays ==")
+    print(
+        f"\n== side by side: {m} models, {n:,} battles, {rounds} rounds, from per-battle arrays =="
+    )
     table, _ = synthetic(m, n, 0.1, seed=2)
     a, b, o = battles_from_table(table, seed=3)
     y2 = np.where(o == A_WINS, 2, np.where(o == B_WINS, 0, 1))
@@ -189,17 +209,27 @@ def section_side(quick: bool, repeats: int = 5) -> None:
         with Timer() as tb:
             bs = bootstrap(counted, rounds=rounds, rng=0, point=point)
         te = ta.wall + tf.wall + tb.wall
-        runs.append((tr.wall, tc.wall, te, ta.wall, tf.wall, tb.wall, tr.cpu, ta.cpu + tf.cpu + tb.cpu))
-        print(f"  run: LMArena {tr.wall:.3f} s (collapse {tc.wall:.3f} s), engine {te:.3f} s "
-              f"(aggregate {ta.wall:.3f}, fit {tf.wall:.3f}, bootstrap {tb.wall:.3f}) -> {tr.wall / te:.1f}x")
+        runs.append(
+            (tr.wall, tc.wall, te, ta.wall, tf.wall, tb.wall, tr.cpu, ta.cpu + tf.cpu + tb.cpu)
+        )
+        print(
+            f"  run: LMArena {tr.wall:.3f} s (collapse {tc.wall:.3f} s), engine {te:.3f} s "
+            f"(aggregate {ta.wall:.3f}, fit {tf.wall:.3f}, bootstrap {tb.wall:.3f}) -> {tr.wall / te:.1f}x"
+        )
     ref_w, col_w, eng_w, agg_w, fit_w, boot_w, ref_cpu, eng_cpu = np.median(np.array(runs), axis=0)
     print(f"median of {repeats} alternating runs:")
-    print(f"LMArena method, serial: {ref_w:.3f} s wall, {ref_cpu:.2f} s CPU (collapse by np.unique {col_w:.3f} s, "
-          f"resample + {rounds} L-BFGS-B fits {ref_w - col_w:.3f} s)")
-    print(f"this engine:            {eng_w:.3f} s wall, {eng_cpu:.2f} s CPU (aggregate {agg_w:.3f} s, "
-          f"point fit {fit_w:.3f} s, bootstrap {boot_w:.3f} s)")
-    print(f"-> end to end {ref_w / eng_w:.1f}x faster (wall), {ref_cpu / eng_cpu:.1f}x less CPU; "
-          f"after aggregation (resample + fits only) {(ref_w - col_w) / (fit_w + boot_w):.1f}x")
+    print(
+        f"LMArena method, serial: {ref_w:.3f} s wall, {ref_cpu:.2f} s CPU (collapse by np.unique {col_w:.3f} s, "
+        f"resample + {rounds} L-BFGS-B fits {ref_w - col_w:.3f} s)"
+    )
+    print(
+        f"this engine:            {eng_w:.3f} s wall, {eng_cpu:.2f} s CPU (aggregate {agg_w:.3f} s, "
+        f"point fit {fit_w:.3f} s, bootstrap {boot_w:.3f} s)"
+    )
+    print(
+        f"-> end to end {ref_w / eng_w:.1f}x faster (wall), {ref_cpu / eng_cpu:.1f}x less CPU; "
+        f"after aggregation (resample + fits only) {(ref_w - col_w) / (fit_w + boot_w):.1f}x"
+    )
     lo_r, hi_r = np.percentile(ref, [2.5, 97.5], axis=0)
     lo_e, hi_e = bs.interval(0.95)
     width_r, width_e = hi_r - lo_r, hi_e - lo_e
@@ -207,15 +237,21 @@ def section_side(quick: bool, repeats: int = 5) -> None:
     # Monte Carlo noise of a 2.5% quantile from `rounds` draws, in SE units
     mc = np.sqrt(0.025 * 0.975 / rounds) / 0.0584 * se
     dev = np.maximum(np.abs(lo_e - lo_r), np.abs(hi_e - hi_r))
-    print(f"interval width: median {np.median(width_e):.2f} (engine) vs {np.median(width_r):.2f} (LMArena), "
-          f"mean ratio {np.mean(width_e / width_r):.3f}")
-    print(f"endpoint differences: median {np.median(dev):.2f} Elo, {np.mean(dev <= 3 * np.sqrt(2) * mc):.0%} "
-          f"within 3 Monte Carlo SDs (independent streams)")
+    print(
+        f"interval width: median {np.median(width_e):.2f} (engine) vs {np.median(width_r):.2f} (LMArena), "
+        f"mean ratio {np.mean(width_e / width_r):.3f}"
+    )
+    print(
+        f"endpoint differences: median {np.median(dev):.2f} Elo, {np.mean(dev <= 3 * np.sqrt(2) * mc):.0%} "
+        f"within 3 Monte Carlo SDs (independent streams)"
+    )
     ra, rb, ry, counts = collapse(a, b, y2)
     ref_point = point_reference(ra, rb, ry, counts, m)
     exact = point_reference(ra, rb, ry, counts, m, gtol=1e-13, maxiter=10_000)
-    print(f"point ratings: max |engine - exact scipy fit| {np.abs(point.rating - exact).max():.5f} Elo; "
-          f"LMArena's own stopping rule leaves {np.abs(ref_point - exact).max():.4f} Elo")
+    print(
+        f"point ratings: max |engine - exact scipy fit| {np.abs(point.rating - exact).max():.5f} Elo; "
+        f"LMArena's own stopping rule leaves {np.abs(ref_point - exact).max():.4f} Elo"
+    )
 
 
 def section_coverage(quick: bool) -> None:
@@ -229,22 +265,33 @@ def section_coverage(quick: bool) -> None:
             truth = BASE + SCALE * (theta - theta.mean())
             a = rng.integers(0, m, battles)
             b = (a + rng.integers(1, m, battles)) % m
-            o = np.where(rng.random(battles) < 1 / (1 + np.exp(-(theta[a] - theta[b]))), A_WINS, B_WINS)
+            o = np.where(
+                rng.random(battles) < 1 / (1 + np.exp(-(theta[a] - theta[b]))), A_WINS, B_WINS
+            )
             bs = bootstrap(count_table(a, b, o, n_models=m), rounds=rounds, rng=rng, workers=1)
             lo, hi = bs.interval(0.95)
             hits += int(((lo <= truth) & (truth <= hi)).sum())
             slo, shi = bs.interval(0.95, simultaneous=True)
             sim_hits += int(np.all((slo <= truth) & (truth <= shi)))
             total += m
-    print(f"per-model 95% coverage: {hits / total:.3f} (target 0.93-0.97); "
-          f"simultaneous 95% (all models at once): {sim_hits / arenas:.3f}; {t.wall:.1f} s")
+    print(
+        f"per-model 95% coverage: {hits / total:.3f} (target 0.93-0.97); "
+        f"simultaneous 95% (all models at once): {sim_hits / arenas:.3f}; {t.wall:.1f} s"
+    )
 
 
-SECTIONS = {"scale": section_scale, "real": section_real, "side": section_side, "coverage": section_coverage}
+SECTIONS = {
+    "scale": section_scale,
+    "real": section_real,
+    "side": section_side,
+    "coverage": section_coverage,
+}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="smaller sizes")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     args = parser.parse_args()

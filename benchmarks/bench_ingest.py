@@ -27,21 +27,27 @@ def main() -> None:
 
     shared = SHARED / "lmarena-140k" / "battles.csv.gz"
     secs, rss, _ = run_arena(["ingest", str(shared), "-q"], db=f"sqlite:///{tmp / 'shared.db'}")
-    print(f"shared LMArena file (135,634 rows) -> SQLite: {secs:.2f} s end to end, peak RSS {rss:.0f} MiB")
+    print(
+        f"shared LMArena file (135,634 rows) -> SQLite: {secs:.2f} s end to end, peak RSS {rss:.0f} MiB"
+    )
 
     csv_path = tmp / "synthetic.csv"
     synthetic_csv(csv_path, args.rows)
     size = csv_path.stat().st_size / 2**20
     print(f"synthetic file: {args.rows:,} rows, {size:.0f} MiB")
     secs, rss, _ = run_arena(["ingest", str(csv_path), "-q"], db=f"sqlite:///{tmp / 'big.db'}")
-    print(f"synthetic -> SQLite: {secs:.1f} s, {args.rows / secs:,.0f} rows/s, peak RSS {rss:.0f} MiB")
+    print(
+        f"synthetic -> SQLite: {secs:.1f} s, {args.rows / secs:,.0f} rows/s, peak RSS {rss:.0f} MiB"
+    )
     if not args.skip_pg:
         for ordinary, who in ((False, "as superuser"), (True, "as an ordinary role")):
             url, drop = pg_schema_url("ingest", ordinary_role=ordinary)
             try:
                 secs, rss, _ = run_arena(["ingest", str(csv_path), "-q"], db=url)
-                print(f"synthetic -> PostgreSQL {who}: {secs:.1f} s, {args.rows / secs:,.0f} rows/s, "
-                      f"peak RSS {rss:.0f} MiB (max over runs so far)")
+                print(
+                    f"synthetic -> PostgreSQL {who}: {secs:.1f} s, {args.rows / secs:,.0f} rows/s, "
+                    f"peak RSS {rss:.0f} MiB (max over runs so far)"
+                )
             finally:
                 drop()
     csv_path.unlink()

@@ -34,10 +34,19 @@ def main() -> int:
         engine = open_engine(f"sqlite:///{tmp}/bench.db")
         t0 = time.perf_counter()
         # Sparse pairs, as on a real arena: not every pair of 300 models has met.
-        build_site_db(engine, n_models=args.models, history=args.history, rounds=args.rounds,
-                      evil=True, hidden=("model-012",), pair_density=0.3)
-        print(f"fixture: {args.models} models x {args.history} snapshots + 1 category "
-              f"written in {time.perf_counter() - t0:.1f} s")
+        build_site_db(
+            engine,
+            n_models=args.models,
+            history=args.history,
+            rounds=args.rounds,
+            evil=True,
+            hidden=("model-012",),
+            pair_density=0.3,
+        )
+        print(
+            f"fixture: {args.models} models x {args.history} snapshots + 1 category "
+            f"written in {time.perf_counter() - t0:.1f} s"
+        )
         times, cpu = [], []
         for _ in range(args.repeat):
             t, c = time.perf_counter(), time.process_time()
@@ -46,12 +55,16 @@ def main() -> int:
             cpu.append(time.process_time() - c)
         best, worst = min(times), max(times)
         index_kb = report.index_bytes / 1024
-        print(f"publish: best {best:.2f} s, worst {worst:.2f} s over {args.repeat} runs "
-              f"(target < 2 s): {len(report.files)} files, {report.model_pages} model pages, "
-              f"{report.total_bytes / 1e6:.1f} MB total")
+        print(
+            f"publish: best {best:.2f} s, worst {worst:.2f} s over {args.repeat} runs "
+            f"(target < 2 s): {len(report.files)} files, {report.model_pages} model pages, "
+            f"{report.total_bytes / 1e6:.1f} MB total"
+        )
         # Wall time includes writing ~300 files; CPU time is the part we control.
-        print(f"publish CPU time: best {min(cpu):.2f} s, worst {max(cpu):.2f} s; "
-              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+        print(
+            f"publish CPU time: best {min(cpu):.2f} s, worst {max(cpu):.2f} s; "
+            f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+        )
         print(f"main page: {index_kb:.0f} KB (target < 500 KB)")
         engine.dispose()
         ok = best < 2.0 and report.index_bytes < 500 * 1024

@@ -46,12 +46,20 @@ NAMES = np.array(["a_wins", "b_wins", "tie"])
 def fill(url: str, n: int, models: int) -> None:
     engine = open_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, "
-                          "inserted, duplicates, excluded, rejected, started_at) VALUES "
-                          "(1, 'synthetic', 'x', 'csv', 0, 0, 0, 0, 0, CURRENT_TIMESTAMP)"))
-        conn.execute(text("INSERT INTO models (id, name, hidden, created_at) VALUES "
-                          "(:id, :name, false, CURRENT_TIMESTAMP)"),
-                     [{"id": i + 1, "name": f"model-{i:03d}"} for i in range(models)])
+        conn.execute(
+            text(
+                "INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, "
+                "inserted, duplicates, excluded, rejected, started_at) VALUES "
+                "(1, 'synthetic', 'x', 'csv', 0, 0, 0, 0, 0, CURRENT_TIMESTAMP)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO models (id, name, hidden, created_at) VALUES "
+                "(:id, :name, false, CURRENT_TIMESTAMP)"
+            ),
+            [{"id": i + 1, "name": f"model-{i:03d}"} for i in range(models)],
+        )
         # Bulk load with the aggregation index dropped, then rebuilt once (setup only).
         conn.execute(text("DROP INDEX ix_battles_pair_outcome"))
         pg = conn.dialect.name == "postgresql"
@@ -60,9 +68,13 @@ def fill(url: str, n: int, models: int) -> None:
                 buf = io.StringIO()
                 np.savetxt(buf, np.column_stack([ids, a, b]), fmt="%d", delimiter="\t")
                 lines = buf.getvalue().splitlines()
-                payload = "".join(f"{line}\t{NAMES[x]}\t1\n" for line, x in zip(lines, o, strict=True))
+                payload = "".join(
+                    f"{line}\t{NAMES[x]}\t1\n" for line, x in zip(lines, o, strict=True)
+                )
                 cur = conn.connection.cursor()
-                with cur.copy("COPY battles (id, model_a_id, model_b_id, outcome, batch_id) FROM STDIN") as cp:
+                with cur.copy(
+                    "COPY battles (id, model_a_id, model_b_id, outcome, batch_id) FROM STDIN"
+                ) as cp:
                     cp.write(payload)
             else:
                 conn.exec_driver_sql(
@@ -72,11 +84,17 @@ def fill(url: str, n: int, models: int) -> None:
                 )
         # Same definition as the migration (partial, covering; INCLUDE on PostgreSQL).
         include = " INCLUDE (id)" if pg else ""
-        conn.execute(text("CREATE INDEX ix_battles_pair_outcome ON battles "
-                          f"(model_a_id, model_b_id, outcome, weight){include} "
-                          "WHERE excluded_reason IS NULL"))
+        conn.execute(
+            text(
+                "CREATE INDEX ix_battles_pair_outcome ON battles "
+                f"(model_a_id, model_b_id, outcome, weight){include} "
+                "WHERE excluded_reason IS NULL"
+            )
+        )
         if pg:
-            conn.execute(text("SELECT setval(pg_get_serial_sequence('battles', 'id'), :n)"), {"n": n})
+            conn.execute(
+                text("SELECT setval(pg_get_serial_sequence('battles', 'id'), :n)"), {"n": n}
+            )
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text("VACUUM ANALYZE battles"))
@@ -98,21 +116,27 @@ def main() -> None:
         db = f"sqlite:///{tmp / 'shared.db'}"
         run_arena(["ingest", str(SHARED / "lmarena-140k" / "battles.csv.gz"), "-q"], db=db)
         secs, rss, _ = run_arena(["rebuild", *rounds, "-q"], db=db)
-        print(f"shared 135,634 battles, SQLite: rebuild {args.rounds} rounds {secs:.2f} s "
-              f"end to end, peak RSS {rss:.0f} MiB")
+        print(
+            f"shared 135,634 battles, SQLite: rebuild {args.rounds} rounds {secs:.2f} s "
+            f"end to end, peak RSS {rss:.0f} MiB"
+        )
 
     db = f"sqlite:///{tmp / 'big.db'}"
     fill(db, args.battles, args.models)
     secs, rss, out = run_arena(["rebuild", *rounds, "-q"], db=db)
-    print(f"synthetic {args.battles:,} battles / {args.models} models, SQLite: rebuild "
-          f"{secs:.1f} s, peak RSS {rss:.0f} MiB")
+    print(
+        f"synthetic {args.battles:,} battles / {args.models} models, SQLite: rebuild "
+        f"{secs:.1f} s, peak RSS {rss:.0f} MiB"
+    )
     if not args.skip_pg:
         url, drop = pg_schema_url("rebuild")
         try:
             fill(url, args.battles, args.models)
             secs, rss, out = run_arena(["rebuild", *rounds, "-q"], db=url)
-            print(f"synthetic {args.battles:,} battles / {args.models} models, PostgreSQL: rebuild "
-                  f"{secs:.1f} s, peak RSS {rss:.0f} MiB (max over runs so far)")
+            print(
+                f"synthetic {args.battles:,} battles / {args.models} models, PostgreSQL: rebuild "
+                f"{secs:.1f} s, peak RSS {rss:.0f} MiB (max over runs so far)"
+            )
         finally:
             drop()
 

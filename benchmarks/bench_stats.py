@@ -56,22 +56,27 @@ def main() -> None:
     x = synthetic(args.items, args.models, args.seed)
     pairs = args.models * (args.models - 1) // 2
     print(f"machine: {os.cpu_count()} CPUs, numpy {np.__version__}")
-    print(f"data: {args.items} items x {args.models} models ({pairs} pairs), "
-          f"{args.boot} resamples")
+    print(f"data: {args.items} items x {args.models} models ({pairs} pairs), {args.boot} resamples")
 
-    times = timed(lambda: bootstrap_models(x, np.random.default_rng(args.seed),
-                                           n_boot=args.boot), args.repeat)
+    times = timed(
+        lambda: bootstrap_models(x, np.random.default_rng(args.seed), n_boot=args.boot), args.repeat
+    )
     best, median = min(times), statistics.median(times)
     verdict = "OK" if best < BUDGET_S else "OVER BUDGET"
-    print(f"bootstrap_models (all models + all pairs): best {best:.2f} s, "
-          f"median {median:.2f} s over {args.repeat} runs  [{verdict}, budget {BUDGET_S:.0f} s]")
+    print(
+        f"bootstrap_models (all models + all pairs): best {best:.2f} s, "
+        f"median {median:.2f} s over {args.repeat} runs  [{verdict}, budget {BUDGET_S:.0f} s]"
+    )
 
     t_ci = min(timed(lambda: bootstrap_ci(x[:, 0], np.random.default_rng(1), args.boot), 2))
     print(f"bootstrap_ci, one model: {t_ci:.2f} s")
-    t_pair = min(timed(lambda: paired_bootstrap(x[:, 0], x[:, 1], np.random.default_rng(1),
-                                                args.boot), 2))
-    print(f"paired_bootstrap, one pair: {t_pair:.2f} s "
-          f"(x {pairs} pairs one by one would be ~{t_pair * pairs:.0f} s)")
+    t_pair = min(
+        timed(lambda: paired_bootstrap(x[:, 0], x[:, 1], np.random.default_rng(1), args.boot), 2)
+    )
+    print(
+        f"paired_bootstrap, one pair: {t_pair:.2f} s "
+        f"(x {pairs} pairs one by one would be ~{t_pair * pairs:.0f} s)"
+    )
 
     res = bootstrap_models(x[:, :2], np.random.default_rng(5), n_boot=1000)
     ref = paired_bootstrap(x[:, 0], x[:, 1], np.random.default_rng(5), 1000)

@@ -43,7 +43,12 @@ def collapse(model_a: np.ndarray, model_b: np.ndarray, y2: np.ndarray):
     schedule[:, 1] = model_b
     schedule[:, 2] = y2
     rows, counts = np.unique(schedule, return_counts=True, axis=0)
-    return rows[:, 0].astype(np.intp), rows[:, 1].astype(np.intp), rows[:, 2] / 2.0, counts.astype(np.float64)
+    return (
+        rows[:, 0].astype(np.intp),
+        rows[:, 1].astype(np.intp),
+        rows[:, 2] / 2.0,
+        counts.astype(np.float64),
+    )
 
 
 def fit_bt(ra, rb, ry, w, m, *, gtol=1e-6, maxiter=100):
@@ -55,7 +60,9 @@ def fit_bt(ra, rb, ry, w, m, *, gtol=1e-6, maxiter=100):
         g = -ALPHA * (ry - p) * w
         return val, np.bincount(ra, g, m) - np.bincount(rb, g, m)
 
-    res = minimize(loss, np.zeros(m), jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol})
+    res = minimize(
+        loss, np.zeros(m), jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol}
+    )
     return res.x
 
 

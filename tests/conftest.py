@@ -95,7 +95,9 @@ def run_cli(db_url):
     def run(*args: str, input: str | bytes | None = None, ok: bool = True):
         result = runner.invoke(cli, ["--db", db_url, *args], input=input, catch_exceptions=False)
         if ok and result.exit_code != 0:
-            raise AssertionError(f"arena {' '.join(args)} exited {result.exit_code}:\n{result.output}")
+            raise AssertionError(
+                f"arena {' '.join(args)} exited {result.exit_code}:\n{result.output}"
+            )
         return result
 
     return run

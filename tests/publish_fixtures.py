@@ -21,22 +21,28 @@ EVIL_NAMES = (
     '"onmouseover=alert(1) x="',
     "../../etc/passwd",
     "\u202eevil-rtl\u202c-model",
-    "=HYPERLINK(\"http://x\")",
+    '=HYPERLINK("http://x")',
     "-2+3",
     "@sum(a1)",
 )
 
 BASE_TIME = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 OPTIONS = {
-    "level": 0.95, "ci": "bootstrap", "rounds": 64, "tiers": "paired", "ties": "half",
-    "cluster": None, "simultaneous": False, "min_battles": 50,
+    "level": 0.95,
+    "ci": "bootstrap",
+    "rounds": 64,
+    "tiers": "paired",
+    "ties": "half",
+    "cluster": None,
+    "simultaneous": False,
+    "min_battles": 50,
 }
 
 
 def model_names(n: int, *, evil: bool = True) -> list[str]:
     names = [f"model-{i:03d}" for i in range(n)]
     if evil:
-        names[1:1 + len(EVIL_NAMES)] = EVIL_NAMES
+        names[1 : 1 + len(EVIL_NAMES)] = EVIL_NAMES
     return names[:n]
 
 
@@ -62,11 +68,21 @@ def _tiers(rating: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[int]:
     return tiers
 
 
-def add_snapshot(conn, *, names: list[str], strength: np.ndarray, when: datetime,
-                 board: str = "overall", category: str | None = None,
-                 rng: np.random.Generator, rounds: int = 64, unranked: int = 2,
-                 options: dict | None = None, diagnostics: dict | None = None,
-                 pair_density: float = 1.0) -> int:
+def add_snapshot(
+    conn,
+    *,
+    names: list[str],
+    strength: np.ndarray,
+    when: datetime,
+    board: str = "overall",
+    category: str | None = None,
+    rng: np.random.Generator,
+    rounds: int = 64,
+    unranked: int = 2,
+    options: dict | None = None,
+    diagnostics: dict | None = None,
+    pair_density: float = 1.0,
+) -> int:
     """Insert one snapshot of ``names``; the last ``unranked`` models get too few battles."""
     ids = _ensure_models(conn, names)
     m = len(names)
@@ -96,26 +112,50 @@ def add_snapshot(conn, *, names: list[str], strength: np.ndarray, when: datetime
     tier_of = dict(zip(order, _tiers(rating[order], lo[order], hi[order]), strict=True))
     opts = dict(OPTIONS if options is None else options)
     opts["rounds"] = rounds
-    sid = conn.execute(insert(Snapshot).returning(Snapshot.id), [{
-        "created_at": when, "board": board, "category": category, "source": None,
-        "run_id": f"run-{when:%Y%m%d}", "options_json": json.dumps(opts), "seed": 7,
-        "code_version": "0.1.0", "watermark": int(battles.sum() / 2),
-        "n_battles": float(battles.sum() / 2), "n_excluded": 3, "n_models": m,
-        "diagnostics_json": json.dumps(diagnostics or {}),
-    }]).scalar_one()
+    sid = conn.execute(
+        insert(Snapshot).returning(Snapshot.id),
+        [
+            {
+                "created_at": when,
+                "board": board,
+                "category": category,
+                "source": None,
+                "run_id": f"run-{when:%Y%m%d}",
+                "options_json": json.dumps(opts),
+                "seed": 7,
+                "code_version": "0.1.0",
+                "watermark": int(battles.sum() / 2),
+                "n_battles": float(battles.sum() / 2),
+                "n_excluded": 3,
+                "n_models": m,
+                "diagnostics_json": json.dumps(diagnostics or {}),
+            }
+        ],
+    ).scalar_one()
     rows = []
     for i, name in enumerate(names):
         r_ub = None
         if ranked[i]:
             r_ub = 1 + int(sum(1 for j in order if lo[j] > hi[i]))
-        rows.append({
-            "snapshot_id": sid, "model_id": ids[name], "position": i,
-            "rating": float(rating[i]), "ci_low": float(lo[i]), "ci_high": float(hi[i]),
-            "rank": (order.index(i) + 1) if ranked[i] else None, "rank_ub": r_ub,
-            "tier": tier_of.get(i), "battles": float(battles[i]), "wins": float(wins[i]),
-            "losses": float(losses[i]), "ties": float(tie_tot[i]),
-            "flags": "" if ranked[i] else "few_battles,low_data", "ranked": bool(ranked[i]),
-        })
+        rows.append(
+            {
+                "snapshot_id": sid,
+                "model_id": ids[name],
+                "position": i,
+                "rating": float(rating[i]),
+                "ci_low": float(lo[i]),
+                "ci_high": float(hi[i]),
+                "rank": (order.index(i) + 1) if ranked[i] else None,
+                "rank_ub": r_ub,
+                "tier": tier_of.get(i),
+                "battles": float(battles[i]),
+                "wins": float(wins[i]),
+                "losses": float(losses[i]),
+                "ties": float(tie_tot[i]),
+                "flags": "" if ranked[i] else "few_battles,low_data",
+                "ranked": bool(ranked[i]),
+            }
+        )
     conn.execute(insert(SnapshotRow), rows)
     pairs = []
     for i in range(m):
@@ -123,22 +163,45 @@ def add_snapshot(conn, *, names: list[str], strength: np.ndarray, when: datetime
             if a_w[i, j] + a_w[j, i] + ties[i, j] == 0:
                 continue
             a, b = (i, j) if ids[names[i]] < ids[names[j]] else (j, i)
-            pairs.append({"snapshot_id": sid, "model_a_id": ids[names[a]],
-                          "model_b_id": ids[names[b]], "a_wins": float(a_w[a, b]),
-                          "b_wins": float(a_w[b, a]), "ties": float(ties[a, b])})
+            pairs.append(
+                {
+                    "snapshot_id": sid,
+                    "model_a_id": ids[names[a]],
+                    "model_b_id": ids[names[b]],
+                    "a_wins": float(a_w[a, b]),
+                    "b_wins": float(a_w[b, a]),
+                    "ties": float(ties[a, b]),
+                }
+            )
     if pairs:
         conn.execute(insert(SnapshotPair), pairs)
-    conn.execute(insert(SnapshotSamples), [{
-        "snapshot_id": sid, "rounds": rounds, "n_models": m, "data": samples.tobytes(),
-    }])
+    conn.execute(
+        insert(SnapshotSamples),
+        [
+            {
+                "snapshot_id": sid,
+                "rounds": rounds,
+                "n_models": m,
+                "data": samples.tobytes(),
+            }
+        ],
+    )
     return sid
 
 
-def build_site_db(engine, *, n_models: int = 14, history: int = 3, evil: bool = True,
-                  hidden: tuple[str, ...] = ("model-012",), rounds: int = 64,
-                  category: bool = True, seed: int = 0, pair_density: float = 1.0,
-                  attribution: str | None = "LMArena arena-human-preference-140k (CC-BY-4.0)",
-                  ) -> dict:
+def build_site_db(
+    engine,
+    *,
+    n_models: int = 14,
+    history: int = 3,
+    evil: bool = True,
+    hidden: tuple[str, ...] = ("model-012",),
+    rounds: int = 64,
+    category: bool = True,
+    seed: int = 0,
+    pair_density: float = 1.0,
+    attribution: str | None = "LMArena arena-human-preference-140k (CC-BY-4.0)",
+) -> dict:
     """Several overall snapshots over time, one ``category:math`` board, hidden models.
 
     Returns ``{"overall": [ids...], "math": id, "names": [...]}``.
@@ -154,15 +217,32 @@ def build_site_db(engine, *, n_models: int = 14, history: int = 3, evil: bool = 
             take = names if k == history - 1 else [n for n in names if n != names[-3]]
             st = strength if k == history - 1 else strength[[names.index(n) for n in take]]
             drift = rng.normal(0, 10, len(take))
-            out["overall"].append(add_snapshot(
-                conn, names=take, strength=st + drift, when=BASE_TIME + timedelta(days=7 * k),
-                rng=rng, rounds=rounds, diagnostics=diag, pair_density=pair_density))
+            out["overall"].append(
+                add_snapshot(
+                    conn,
+                    names=take,
+                    strength=st + drift,
+                    when=BASE_TIME + timedelta(days=7 * k),
+                    rng=rng,
+                    rounds=rounds,
+                    diagnostics=diag,
+                    pair_density=pair_density,
+                )
+            )
         if category:
             sub = names[: max(4, n_models // 2)]
             out["math"] = add_snapshot(
-                conn, names=sub, strength=strength[: len(sub)][::-1].copy(),
-                when=BASE_TIME + timedelta(days=7 * history), board="category:math",
-                category="math", rng=rng, rounds=rounds, unranked=1, diagnostics=diag)
+                conn,
+                names=sub,
+                strength=strength[: len(sub)][::-1].copy(),
+                when=BASE_TIME + timedelta(days=7 * history),
+                board="category:math",
+                category="math",
+                rng=rng,
+                rounds=rounds,
+                unranked=1,
+                diagnostics=diag,
+            )
         for h in hidden:
             conn.execute(Model.__table__.update().where(Model.name == h).values(hidden=True))
     return out

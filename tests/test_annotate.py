@@ -22,15 +22,29 @@ def models(engine):
 
 def meta(engine, name):
     with engine.connect() as conn:
-        m = conn.execute(select(Model.display_name, Model.organisation, Model.licence,
-                                Model.link, Model.hidden).where(Model.name == name)).one()
+        m = conn.execute(
+            select(
+                Model.display_name, Model.organisation, Model.licence, Model.link, Model.hidden
+            ).where(Model.name == name)
+        ).one()
         return (m.display_name, m.organisation, m.licence, m.link, bool(m.hidden))
 
 
 def test_cli_sets_and_clears_fields(models, run_cli):
-    out = run_cli("models", "annotate", "alpha", "--display-name", "Alpha 1",
-                  "--organisation", "Acme", "--licence", "MIT", "--link", "https://a.example",
-                  "--hide").output
+    out = run_cli(
+        "models",
+        "annotate",
+        "alpha",
+        "--display-name",
+        "Alpha 1",
+        "--organisation",
+        "Acme",
+        "--licence",
+        "MIT",
+        "--link",
+        "https://a.example",
+        "--hide",
+    ).output
     assert "annotated 1 model" in out
     assert meta(models, "alpha") == ("Alpha 1", "Acme", "MIT", "https://a.example", True)
     run_cli("models", "annotate", "alpha", "--show", "--licence", "")
@@ -61,7 +75,9 @@ def test_from_csv_is_all_or_nothing(models, run_cli, tmp_path):
         "model,display_name,organisation,licence,link,hidden\n"
         "alpha,Alpha,Acme,Apache-2.0,https://alpha.example,no\n"
         "beta,,Beta Inc,,,yes\n"
-        '"<script>x</script>",Script,,,,\n', encoding="utf-8")
+        '"<script>x</script>",Script,,,,\n',
+        encoding="utf-8",
+    )
     assert "annotated 3 models" in run_cli("models", "annotate", "--from", str(good)).output
     assert meta(models, "alpha") == ("Alpha", "Acme", "Apache-2.0", "https://alpha.example", False)
     assert meta(models, "beta") == (None, "Beta Inc", None, None, True)
@@ -76,22 +92,30 @@ def test_from_csv_is_all_or_nothing(models, run_cli, tmp_path):
 
 def test_from_json(models, run_cli, tmp_path):
     f = tmp_path / "models.json"
-    f.write_text(json.dumps([
-        {"model": "beta", "organisation": "B", "hidden": True},
-        {"model": "alpha", "link": "https://alpha.example"},
-    ]), encoding="utf-8")
+    f.write_text(
+        json.dumps(
+            [
+                {"model": "beta", "organisation": "B", "hidden": True},
+                {"model": "alpha", "link": "https://alpha.example"},
+            ]
+        ),
+        encoding="utf-8",
+    )
     run_cli("models", "annotate", "--from", str(f))
     assert meta(models, "beta") == (None, "B", None, None, True)
     assert meta(models, "alpha")[3] == "https://alpha.example"
 
 
-@pytest.mark.parametrize("content,message", [
-    ("[1, 2]", "list of objects"),
-    ("{not json", "not valid JSON"),
-    ('[{"model": "a", "colour": "red"}]', "unknown column"),
-    ('[{"model": "a", "hidden": "maybe"}]', "hidden must be true or false"),
-    ('[{"organisation": "x"}]', "missing model name"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("[1, 2]", "list of objects"),
+        ("{not json", "not valid JSON"),
+        ('[{"model": "a", "colour": "red"}]', "unknown column"),
+        ('[{"model": "a", "hidden": "maybe"}]', "hidden must be true or false"),
+        ('[{"organisation": "x"}]', "missing model name"),
+    ],
+)
 def test_read_annotations_rejects(tmp_path, content, message):
     f = tmp_path / "a.json"
     f.write_text(content, encoding="utf-8")

@@ -36,5 +36,7 @@ def test_python_dash_m():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "arena", "--version"], capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", "--version"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "arena" in out.stdout

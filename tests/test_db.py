@@ -100,17 +100,27 @@ def test_installed_package_runs_from_any_directory(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ARENA_DATABASE_URL")}
     probe = subprocess.run(
-        [sys.executable, "-c",
-         "import arena, arena.resources as r; print(arena.__file__); "
-         "print(r.alembic_ini()); print(r.migrations_dir()); print(r.templates_dir())"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-c",
+            "import arena, arena.resources as r; print(arena.__file__); "
+            "print(r.alembic_ini()); print(r.migrations_dir()); print(r.templates_dir())",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     if os.environ.get("CI") == "true":
         # CI installs with a plain `pip install .`: everything must come from the wheel.
         assert all("site-packages" in line for line in probe), probe
     run = subprocess.run(
         [sys.executable, "-m", "arena", "--db", f"sqlite:///{tmp_path / 'w.db'}", "db", "upgrade"],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr
     assert head_revision() in run.stdout
@@ -126,23 +136,42 @@ def test_upgrade_0003_keeps_battles_links_and_uniqueness(db_url, tmp_path):
     command.upgrade(cfg, "0002")
     engine = create_db_engine(db_url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO models (id, name, hidden, created_at) VALUES (1, 'a', false, '2026-01-01'), "
-                          "(2, 'b', false, '2026-01-01')"))
-        conn.execute(text("INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, inserted, "
-                          "duplicates, excluded, rejected, started_at) VALUES "
-                          "(1, 'f', 'x', 'csv', 3, 3, 0, 0, 0, '2026-01-01')"))
+        conn.execute(
+            text(
+                "INSERT INTO models (id, name, hidden, created_at) VALUES (1, 'a', false, '2026-01-01'), "
+                "(2, 'b', false, '2026-01-01')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, inserted, "
+                "duplicates, excluded, rejected, started_at) VALUES "
+                "(1, 'f', 'x', 'csv', 3, 3, 0, 0, 0, '2026-01-01')"
+            )
+        )
         conn.execute(text("INSERT INTO categories (id, name) VALUES (1, 'math')"))
-        conn.execute(text("INSERT INTO battles (id, external_id, model_a_id, model_b_id, outcome, weight, batch_id, "
-                          "excluded_reason) VALUES (1, 'u1', 1, 2, 'a_wins', 1, 1, NULL), "
-                          "(2, NULL, 2, 1, 'tie', 3, 1, NULL), (3, 'u3', 1, 1, 'b_wins', 1, 1, 'self_play')"))
-        conn.execute(text("INSERT INTO battle_categories (category_id, battle_id) VALUES (1, 1), (1, 3)"))
+        conn.execute(
+            text(
+                "INSERT INTO battles (id, external_id, model_a_id, model_b_id, outcome, weight, batch_id, "
+                "excluded_reason) VALUES (1, 'u1', 1, 2, 'a_wins', 1, 1, NULL), "
+                "(2, NULL, 2, 1, 'tie', 3, 1, NULL), (3, 'u3', 1, 1, 'b_wins', 1, 1, 'self_play')"
+            )
+        )
+        conn.execute(
+            text("INSERT INTO battle_categories (category_id, battle_id) VALUES (1, 1), (1, 3)")
+        )
 
     def contents():
         with engine.connect() as conn:
-            battles = conn.execute(text(
-                "SELECT id, external_id, model_a_id, model_b_id, outcome, weight, excluded_reason "
-                "FROM battles ORDER BY id")).all()
-            links = conn.execute(text("SELECT category_id, battle_id FROM battle_categories ORDER BY 2")).all()
+            battles = conn.execute(
+                text(
+                    "SELECT id, external_id, model_a_id, model_b_id, outcome, weight, excluded_reason "
+                    "FROM battles ORDER BY id"
+                )
+            ).all()
+            links = conn.execute(
+                text("SELECT category_id, battle_id FROM battle_categories ORDER BY 2")
+            ).all()
         return battles, links
 
     before = contents()
@@ -150,8 +179,12 @@ def test_upgrade_0003_keeps_battles_links_and_uniqueness(db_url, tmp_path):
     assert contents() == before and len(before[0]) == 3 and len(before[1]) == 2
     assert "uq_battles_external_id" in {ix["name"] for ix in inspect(engine).get_indexes("battles")}
     with pytest.raises(IntegrityError), engine.begin() as conn:
-        conn.execute(text("INSERT INTO battles (id, external_id, model_a_id, model_b_id, outcome, weight, batch_id) "
-                          "VALUES (9, 'u1', 1, 2, 'tie', 1, 1)"))
+        conn.execute(
+            text(
+                "INSERT INTO battles (id, external_id, model_a_id, model_b_id, outcome, weight, batch_id) "
+                "VALUES (9, 'u1', 1, 2, 'tie', 1, 1)"
+            )
+        )
     command.downgrade(cfg, "0002")
     assert contents() == before
     command.upgrade(cfg, "head")

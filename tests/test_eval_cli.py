@@ -77,8 +77,9 @@ def test_clear_difference_is_significant_after_correction(tmp_path):
         for name, p in (("strong", 0.9), ("weak", 0.5), ("weak2", 0.5)):
             for i, s in enumerate(g.random(300) < p):
                 fh.write(f"{name},{i},{int(s)}\n")
-    doc = json.loads(run(["eval", str(path), "--seed", "1", "--format", "json",
-                          "--correction", "bh"]).stdout)
+    doc = json.loads(
+        run(["eval", str(path), "--seed", "1", "--format", "json", "--correction", "bh"]).stdout
+    )
     assert [m["model"] for m in doc["models"]][0] == "strong"
     verdicts = {(p["model_a"], p["model_b"]): p["verdict"] for p in doc["pairs"]}
     assert len(verdicts) == 3
@@ -102,8 +103,18 @@ def test_harness_samples_names_and_missing_items():
 
 
 def test_path_equals_name_and_metric(tmp_path):
-    args = ["eval", f"{X_FILE}=x", f"{Y_FILE}=y", "--metric", "acc_norm", "--seed", "0",
-            "--format", "json", "-q"]
+    args = [
+        "eval",
+        f"{X_FILE}=x",
+        f"{Y_FILE}=y",
+        "--metric",
+        "acc_norm",
+        "--seed",
+        "0",
+        "--format",
+        "json",
+        "-q",
+    ]
     result = run(args)
     doc = json.loads(result.stdout)
     assert {m["model"] for m in doc["models"]} == {"x", "y"}
@@ -145,8 +156,7 @@ def test_to_battles(tmp_path):
     assert {r["model_a"] for r in rows} == {"model-x"}  # alphabetical order
 
     skipped = tmp_path / "discordant.csv"
-    run(["eval", str(Y_FILE), str(X_FILE), "--to-battles", str(skipped), "--skip-concordant",
-         "-q"])
+    run(["eval", str(Y_FILE), str(X_FILE), "--to-battles", str(skipped), "--skip-concordant", "-q"])
     disc = _battles(skipped)
     assert sorted(r["winner"] for r in disc) == ["model_a"] * 3 + ["model_b"] * 2
     # Stable ids: same battles whatever the order of the input files.
@@ -202,8 +212,14 @@ def test_malformed_csv_is_a_one_line_error(tmp_path, content, needle):
         (['{"doc_id": 0, "acc": 1}', "{not json"], [], ":2: invalid JSON"),
         (['{"acc": 1}'], [], ":1: field 'doc_id': missing"),
         (['{"doc_id": 0, "acc": 0.25}'], [], ":1: field 'acc': score must be 0 or 1"),
-        (['{"doc_id": 0, "acc": 1, "filter": "strict"}', '{"doc_id": 0, "acc": 0, "filter": "flex"}'],
-         [], "choose one with --filter"),
+        (
+            [
+                '{"doc_id": 0, "acc": 1, "filter": "strict"}',
+                '{"doc_id": 0, "acc": 0, "filter": "flex"}',
+            ],
+            [],
+            "choose one with --filter",
+        ),
     ],
 )
 def test_malformed_samples_are_one_line_errors(tmp_path, lines, args, needle):
@@ -218,7 +234,9 @@ def test_fixture_with_a_bad_score():
     path = DATA / "eval_bad_score.csv"
     result = run(["eval", str(path)], ok=False)
     assert result.exit_code == 1
-    assert result.output.strip() == f"Error: {path}:3: field 'score': score must be 0 or 1, got '0.5'"
+    assert (
+        result.output.strip() == f"Error: {path}:3: field 'score': score must be 0 or 1, got '0.5'"
+    )
 
 
 def test_filter_selects_records(tmp_path):
@@ -227,8 +245,21 @@ def test_filter_selects_records(tmp_path):
         '{"doc_id": 0, "exact_match": 1, "filter": "strict"}\n'
         '{"doc_id": 0, "exact_match": 0, "filter": "flex"}\n'
     )
-    doc = json.loads(run(["eval", f"{path}=m", "--metric", "exact_match", "--filter", "flex",
-                          "--format", "json", "-q"]).stdout)
+    doc = json.loads(
+        run(
+            [
+                "eval",
+                f"{path}=m",
+                "--metric",
+                "exact_match",
+                "--filter",
+                "flex",
+                "--format",
+                "json",
+                "-q",
+            ]
+        ).stdout
+    )
     assert doc["models"][0]["correct"] == 0
 
 

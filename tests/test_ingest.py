@@ -41,10 +41,14 @@ def test_lmarena_shared_file_with_tags(run_cli, engine):
         excluded = conn.execute(
             select(func.count()).where(Battle.excluded_reason == "self_play")
         ).scalar_one()
-        outcomes = dict(conn.execute(select(Battle.outcome, func.count()).group_by(Battle.outcome)).all())
-        per_cat = dict(conn.execute(
-            select(Category.name, func.count()).join(BattleCategory).group_by(Category.name)
-        ).all())
+        outcomes = dict(
+            conn.execute(select(Battle.outcome, func.count()).group_by(Battle.outcome)).all()
+        )
+        per_cat = dict(
+            conn.execute(
+                select(Category.name, func.count()).join(BattleCategory).group_by(Category.name)
+            ).all()
+        )
     assert excluded == 10
     # Published counts of the data set (../shared/README.md).
     assert outcomes == {"a_wins": 48563, "b_wins": 49785, "tie": 21532, "tie_both_bad": 15754}
@@ -94,39 +98,65 @@ def test_llmfao_crowd_shape(run_cli, engine):
 
 
 def test_arena_hard_verdicts_weight_strong_three(run_cli, engine, tmp_path):
-    path = write_csv(tmp_path / "v.csv", ["model_a", "model_b", "verdict"], [
-        ["m1", "m2", "A>>B"], ["m1", "m2", "A>B"], ["m1", "m2", "A=B"],
-        ["m1", "m2", "B>A"], ["m1", "m2", "[[B>>A]]"],
-    ])
+    path = write_csv(
+        tmp_path / "v.csv",
+        ["model_a", "model_b", "verdict"],
+        [
+            ["m1", "m2", "A>>B"],
+            ["m1", "m2", "A>B"],
+            ["m1", "m2", "A=B"],
+            ["m1", "m2", "B>A"],
+            ["m1", "m2", "[[B>>A]]"],
+        ],
+    )
     run_cli("ingest", path)
     with engine.connect() as conn:
         rows = conn.execute(select(Battle.outcome, Battle.weight).order_by(Battle.id)).all()
     assert [tuple(r) for r in rows] == [
-        ("a_wins", 3.0), ("a_wins", 1.0), ("tie", 1.0), ("b_wins", 1.0), ("b_wins", 3.0)
+        ("a_wins", 3.0),
+        ("a_wins", 1.0),
+        ("tie", 1.0),
+        ("b_wins", 1.0),
+        ("b_wins", 3.0),
     ]
 
 
 def test_json_array_stdin_and_gzip(run_cli, engine, tmp_path):
-    records = [{"model_a": "x", "model_b": "y", "winner": "model_a", "id": "r1", "tstamp": 1700000000.5},
-               {"model_a": "y", "model_b": "x", "winner": "tie (bothbad)", "id": "r2"}]
+    records = [
+        {"model_a": "x", "model_b": "y", "winner": "model_a", "id": "r1", "tstamp": 1700000000.5},
+        {"model_a": "y", "model_b": "x", "winner": "tie (bothbad)", "id": "r2"},
+    ]
     run_cli("ingest", "-", input=json.dumps(records))
     gz = tmp_path / "more.jsonl.gz"
     with gzip.open(gz, "wt") as fh:
-        fh.write(json.dumps({"model_a": "x", "model_b": "z", "winner": "model_b", "id": "r3"}) + "\n")
+        fh.write(
+            json.dumps({"model_a": "x", "model_b": "z", "winner": "model_b", "id": "r3"}) + "\n"
+        )
     run_cli("ingest", str(gz))
     with engine.connect() as conn:
-        got = conn.execute(select(Battle.external_id, Battle.outcome, Battle.occurred_at).order_by(Battle.id)).all()
-    assert [(g[0], g[1]) for g in got] == [("r1", "a_wins"), ("r2", "tie_both_bad"), ("r3", "b_wins")]
+        got = conn.execute(
+            select(Battle.external_id, Battle.outcome, Battle.occurred_at).order_by(Battle.id)
+        ).all()
+    assert [(g[0], g[1]) for g in got] == [
+        ("r1", "a_wins"),
+        ("r2", "tie_both_bad"),
+        ("r3", "b_wins"),
+    ]
     assert got[0][2].year == 2023 and got[1][2] is None
 
 
-@pytest.mark.parametrize("rows, fragment", [
-    ([["a", "b", "bogus"]], "line 3: field 'winner': unknown value 'bogus'"),
-    ([["", "b", "tie"]], "line 3: field 'model_a': empty model name"),
-    ([["a", "b"]], "line 3: field 'winner': missing"),
-])
+@pytest.mark.parametrize(
+    "rows, fragment",
+    [
+        ([["a", "b", "bogus"]], "line 3: field 'winner': unknown value 'bogus'"),
+        ([["", "b", "tie"]], "line 3: field 'model_a': empty model name"),
+        ([["a", "b"]], "line 3: field 'winner': missing"),
+    ],
+)
 def test_bad_row_rejects_whole_file(run_cli, engine, tmp_path, rows, fragment):
-    path = write_csv(tmp_path / "bad.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"], *rows])
+    path = write_csv(
+        tmp_path / "bad.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"], *rows]
+    )
     result = run_cli("ingest", path, ok=False)
     assert result.exit_code != 0
     assert "bad.csv: " + fragment in result.output
@@ -139,7 +169,9 @@ def test_bad_json_and_encoding(run_cli, engine, tmp_path):
     jl = tmp_path / "bad.jsonl"
     jl.write_text('{"model_a": "a", "model_b": "b", "winner": "tie"}\n{"model_a": "a",\n')
     result = run_cli("ingest", str(jl), ok=False)
-    assert result.exit_code == 1 and "bad.jsonl: line 2: field 'json': invalid JSON" in result.output
+    assert (
+        result.exit_code == 1 and "bad.jsonl: line 2: field 'json': invalid JSON" in result.output
+    )
     latin = tmp_path / "latin.csv"
     latin.write_bytes("model_a,model_b,winner\na,b,tie\ncaf\xe9,b,tie\n".encode("latin-1"))
     result = run_cli("ingest", str(latin), ok=False)
@@ -151,10 +183,17 @@ def test_bad_json_and_encoding(run_cli, engine, tmp_path):
 
 
 def test_skip_invalid_writes_rejects(run_cli, engine, tmp_path):
-    path = write_csv(tmp_path / "mixed.csv", ["id", "model_a", "model_b", "winner"], [
-        ["1", "a", "b", "model_a"], ["2", "a", "b", "nope"], ["3", "a", "a", "tie"],
-        ["1", "a", "b", "model_b"], ["4", "b", "a", "model_b"],
-    ])
+    path = write_csv(
+        tmp_path / "mixed.csv",
+        ["id", "model_a", "model_b", "winner"],
+        [
+            ["1", "a", "b", "model_a"],
+            ["2", "a", "b", "nope"],
+            ["3", "a", "a", "tie"],
+            ["1", "a", "b", "model_b"],
+            ["4", "b", "a", "model_b"],
+        ],
+    )
     rejects = tmp_path / "rejects.csv"
     result = run_cli("ingest", path, "--skip-invalid", "--rejects", str(rejects))
     assert "5 rows read, 3 inserted, 1 of them excluded" in result.output
@@ -168,10 +207,16 @@ def test_skip_invalid_writes_rejects(run_cli, engine, tmp_path):
 
 
 def test_duplicate_ids_across_files_are_skipped(run_cli, engine, tmp_path):
-    first = write_csv(tmp_path / "one.csv", ["id", "model_a", "model_b", "winner"],
-                      [["u1", "a", "b", "tie"], ["u2", "a", "b", "model_a"]])
-    second = write_csv(tmp_path / "two.csv", ["id", "model_a", "model_b", "winner"],
-                       [["u2", "a", "b", "model_a"], ["u3", "b", "c", "model_b"]])
+    first = write_csv(
+        tmp_path / "one.csv",
+        ["id", "model_a", "model_b", "winner"],
+        [["u1", "a", "b", "tie"], ["u2", "a", "b", "model_a"]],
+    )
+    second = write_csv(
+        tmp_path / "two.csv",
+        ["id", "model_a", "model_b", "winner"],
+        [["u2", "a", "b", "model_a"], ["u3", "b", "c", "model_b"]],
+    )
     run_cli("ingest", first)
     out = run_cli("ingest", second).output
     assert "1 inserted" in out and "1 duplicates skipped" in out
@@ -179,10 +224,19 @@ def test_duplicate_ids_across_files_are_skipped(run_cli, engine, tmp_path):
 
 
 def test_model_names_are_data(run_cli, engine, tmp_path):
-    names = ["<script>alert(1)</script>", '"onmouseover=', "../../etc/passwd",
-             "\u202emodel-rtl", "模型 🚀", " padded "]
-    path = write_csv(tmp_path / "names.csv", ["model_a", "model_b", "winner"],
-                     [[n, "base", "model_a"] for n in names])
+    names = [
+        "<script>alert(1)</script>",
+        '"onmouseover=',
+        "../../etc/passwd",
+        "\u202emodel-rtl",
+        "模型 🚀",
+        " padded ",
+    ]
+    path = write_csv(
+        tmp_path / "names.csv",
+        ["model_a", "model_b", "winner"],
+        [[n, "base", "model_a"] for n in names],
+    )
     run_cli("ingest", path)
     with engine.connect() as conn:
         stored = set(conn.execute(select(Model.name)).scalars())
@@ -210,11 +264,15 @@ def interrupt_on_insert(monkeypatch, *, at: int) -> dict:
 def test_interrupted_ingest_leaves_database_as_before(run_cli, engine, tmp_path, monkeypatch):
     import arena.ingest.loader as loader
 
-    run_cli("ingest", write_csv(tmp_path / "seed.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"]]))
+    run_cli(
+        "ingest",
+        write_csv(tmp_path / "seed.csv", ["model_a", "model_b", "winner"], [["a", "b", "tie"]]),
+    )
     monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
     calls = interrupt_on_insert(monkeypatch, at=2)
-    path = write_csv(tmp_path / "big.csv", ["model_a", "model_b", "winner"],
-                     [["c", "d", "model_a"]] * 5)
+    path = write_csv(
+        tmp_path / "big.csv", ["model_a", "model_b", "winner"], [["c", "d", "model_a"]] * 5
+    )
     from click.testing import CliRunner
 
     from arena.cli import cli
@@ -232,7 +290,9 @@ def test_missing_file_is_a_clean_error(run_cli, tmp_path):
 
 
 def test_csv_output_neutralises_formulas(run_cli, tmp_path):
-    path = write_csv(tmp_path / "f.csv", ["model_a", "model_b", "winner"], [["=HYPERLINK(1)", "b", "tie"]])
+    path = write_csv(
+        tmp_path / "f.csv", ["model_a", "model_b", "winner"], [["=HYPERLINK(1)", "b", "tie"]]
+    )
     run_cli("ingest", path)
     out = run_cli("models", "--format", "csv").output
     rows = list(csv.reader(io.StringIO(out)))
@@ -261,10 +321,18 @@ def test_baseball_through_the_whole_pipeline_matches_agresti(run_cli, tmp_path):
 
     run_cli("ingest", str(shared_path("data", "classic", "baseball.csv")))
     scale = 400 / math.log(10)
-    published = {"Boston": 1.1077, "Cleveland": 0.6839, "Detroit": 1.4364,
-                 "Milwaukee": 1.5814, "New York": 1.2476, "Toronto": 1.2945}
+    published = {
+        "Boston": 1.1077,
+        "Cleveland": 0.6839,
+        "Detroit": 1.4364,
+        "Milwaukee": 1.5814,
+        "New York": 1.2476,
+        "Toronto": 1.2945,
+    }
     run_cli("rebuild", "--ci", "fisher", "--min-battles", "0", "--rounds", "20")
-    rows = {r["model"]: r for r in json.loads(run_cli("leaderboard", "--format", "json").output)["rows"]}
+    rows = {
+        r["model"]: r for r in json.loads(run_cli("leaderboard", "--format", "json").output)["rows"]
+    }
     for team, value in published.items():
         got = (rows[team]["rating"] - rows["Baltimore"]["rating"]) / scale
         assert abs(got - value) < 5e-5, team

@@ -31,7 +31,9 @@ def index_names(engine) -> set[str]:
     return {ix["name"] for ix in inspect(engine).get_indexes("battles")}
 
 
-def test_bulk_load_stores_the_same_and_restores_the_indexes(db_url, engine, run_cli, tmp_path, bulk_always):
+def test_bulk_load_stores_the_same_and_restores_the_indexes(
+    db_url, engine, run_cli, tmp_path, bulk_always
+):
     path = write_csv(tmp_path / "all.csv", HEADER, ROWS)
     out = run_cli("ingest", path).output
     assert "7 rows read, 7 inserted, 1 of them excluded" in out
@@ -45,7 +47,9 @@ def test_bulk_load_stores_the_same_and_restores_the_indexes(db_url, engine, run_
     battles, links, _ = stored(engine)
     assert len(battles) == 7 and ("u7", "math") in links
     # the unique index is live again: a second file with a stored id is a duplicate
-    again = write_csv(tmp_path / "again.csv", HEADER, [ROWS[0], ["u8", "a", "b", "tie", "False", "False"]])
+    again = write_csv(
+        tmp_path / "again.csv", HEADER, [ROWS[0], ["u8", "a", "b", "tie", "False", "False"]]
+    )
     out = run_cli("ingest", again).output
     assert "1 inserted" in out and "1 duplicates skipped" in out
 
@@ -56,18 +60,27 @@ def test_bulk_conflict_redoes_the_file_row_by_row(db_url, engine, run_cli, tmp_p
     rows = ROWS + [["u5", "a", "d", "model_a", "False", "False"]]
     path = write_csv(tmp_path / "over.csv", HEADER, rows)
     result = run_cli("ingest", path, ok=False)
-    assert result.exit_code == 1 and "over.csv: line 9: field 'id': 'u5' appears twice in this file" in result.output
+    assert (
+        result.exit_code == 1
+        and "over.csv: line 9: field 'id': 'u5' appears twice in this file" in result.output
+    )
     assert count(engine, Battle) == 2
     rejects = tmp_path / "rejects.csv"
     out = run_cli("ingest", path, "--skip-invalid", "--rejects", str(rejects)).output
-    assert "8 rows read, 5 inserted" in out and "2 duplicates skipped" in out and "1 rejected" in out
+    assert (
+        "8 rows read, 5 inserted" in out and "2 duplicates skipped" in out and "1 rejected" in out
+    )
     rej = list(csv.DictReader(open(rejects, encoding="utf-8")))
-    assert [(r["location"], r["field"]) for r in rej] == [("line 9", "id")]  # reported once, not per attempt
+    assert [(r["location"], r["field"]) for r in rej] == [
+        ("line 9", "id")
+    ]  # reported once, not per attempt
     assert count(engine, Battle) == 7
     assert {"uq_battles_external_id", "ix_battles_pair_outcome"} <= index_names(engine)
 
 
-def test_interrupted_bulk_load_keeps_the_indexes(db_url, engine, run_cli, tmp_path, bulk_always, monkeypatch):
+def test_interrupted_bulk_load_keeps_the_indexes(
+    db_url, engine, run_cli, tmp_path, bulk_always, monkeypatch
+):
     import arena.ingest.loader as loader
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
@@ -77,7 +90,9 @@ def test_interrupted_bulk_load_keeps_the_indexes(db_url, engine, run_cli, tmp_pa
     from arena.cli import cli
 
     url = engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)])
+    result = CliRunner().invoke(
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)]
+    )
     assert result.exit_code != 0 and calls["n"] == 2
     assert count(engine, Battle) == 0 and count(engine, IngestBatch) == 0
     assert {"uq_battles_external_id", "ix_battles_pair_outcome"} <= index_names(engine)
@@ -123,23 +138,33 @@ def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_pat
     if engine.dialect.name == "postgresql":
         # the check runs only where the triggers were off; a superuser turns them off
         with engine.connect() as conn:
-            assert conn.exec_driver_sql("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").scalar()
+            assert conn.exec_driver_sql(
+                "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+            ).scalar()
     from click.testing import CliRunner
 
     from arena.cli import cli
 
     url = engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)])
+    result = CliRunner().invoke(
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)]
+    )
     assert result.exit_code != 0 and "dangling reference" in str(result.exception)
     assert count(engine, Battle) == 0 and count(engine, IngestBatch) == 0
 
 
-@pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)  # SQLite has no per-row checks to keep
-def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, engine, run_cli, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "db_url", ["postgresql"], indirect=True
+)  # SQLite has no per-row checks to keep
+def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(
+    db_url, engine, run_cli, tmp_path, monkeypatch
+):
     import arena.ingest.writer as writer
 
     monkeypatch.setattr(writer.BattleWriter, "_defer_references", lambda self: False)
-    run_cli("ingest", write_csv(tmp_path / "ok.csv", HEADER, ROWS[:3]))  # works with the triggers on
+    run_cli(
+        "ingest", write_csv(tmp_path / "ok.csv", HEADER, ROWS[:3])
+    )  # works with the triggers on
     assert count(engine, Battle) == 3
     write_a_dangling_model_id(monkeypatch)
     from click.testing import CliRunner
@@ -147,7 +172,9 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(db_url, 
     from arena.cli import cli
 
     url = engine.url.render_as_string(hide_password=False)
-    result = CliRunner().invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, ROWS[3:])])
+    result = CliRunner().invoke(
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, ROWS[3:])]
+    )
     assert result.exit_code != 0  # the foreign-key trigger refused the row
     assert count(engine, Battle) == 3
 
@@ -160,7 +187,9 @@ def ordinary_role_url():
     yield from pg_schema(role=True)
 
 
-def test_bulk_load_as_an_ordinary_postgresql_role(ordinary_role_url, tmp_path, bulk_always, monkeypatch):
+def test_bulk_load_as_an_ordinary_postgresql_role(
+    ordinary_role_url, tmp_path, bulk_always, monkeypatch
+):
     """Without the privilege to skip triggers, a bulk load drops the foreign keys too and
     adds them back (validating every row in one join); they exist and hold afterwards."""
     from click.testing import CliRunner
@@ -172,26 +201,41 @@ def test_bulk_load_as_an_ordinary_postgresql_role(ordinary_role_url, tmp_path, b
     url = ordinary_role_url
     schema = url.rsplit("search_path%3D", 1)[1]
     runner = CliRunner()
-    first = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "first.csv", HEADER, ROWS[:2])])
+    first = runner.invoke(
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "first.csv", HEADER, ROWS[:2])]
+    )
     assert first.exit_code == 0, first.output
-    result = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "all.csv", HEADER, ROWS)])
+    result = runner.invoke(
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "all.csv", HEADER, ROWS)]
+    )
     assert result.exit_code == 0, result.output  # a conflict (u1, u2): redone row by row
     assert "5 inserted" in result.output and "2 duplicates skipped" in result.output
     engine = open_engine(url)
     with engine.connect() as conn:
-        assert not conn.exec_driver_sql("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").scalar()
-        fks = conn.execute(text(
-            "SELECT conname, convalidated FROM pg_constraint WHERE contype = 'f' AND conrelid IN "
-            "(:b ::regclass, :l ::regclass)"), {"b": f"{schema}.battles", "l": f"{schema}.battle_categories"}).all()
+        assert not conn.exec_driver_sql(
+            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+        ).scalar()
+        fks = conn.execute(
+            text(
+                "SELECT conname, convalidated FROM pg_constraint WHERE contype = 'f' AND conrelid IN "
+                "(:b ::regclass, :l ::regclass)"
+            ),
+            {"b": f"{schema}.battles", "l": f"{schema}.battle_categories"},
+        ).all()
     assert sorted(name for name, _ in fks) == [
-        "fk_battle_categories_battle_id_battles", "fk_battle_categories_category_id_categories",
-        "fk_battles_batch_id_ingest_batches", "fk_battles_model_a_id_models", "fk_battles_model_b_id_models",
+        "fk_battle_categories_battle_id_battles",
+        "fk_battle_categories_category_id_categories",
+        "fk_battles_batch_id_ingest_batches",
+        "fk_battles_model_a_id_models",
+        "fk_battles_model_b_id_models",
     ] and all(valid for _, valid in fks)
     assert {"uq_battles_external_id", "ix_battles_pair_outcome"} <= index_names(engine)
     try:  # keys and indexes exactly as the migrations define them (ON DELETE CASCADE included)
         command.check(alembic_config(url))
     except AutogenerateDiffsDetected as exc:  # pragma: no cover
-        raise AssertionError(f"schema after a bulk load by an ordinary role differs: {exc}") from None
+        raise AssertionError(
+            f"schema after a bulk load by an ordinary role differs: {exc}"
+        ) from None
     assert count(engine, Battle) == 7
     # a dangling reference is refused when the keys come back, and nothing is stored
     write_a_dangling_model_id(monkeypatch)

@@ -35,12 +35,23 @@ def stored(engine) -> tuple[list, list, list]:
         names = dict(conn.execute(select(Model.id, Model.name)).all())
         cats = dict(conn.execute(select(Category.id, Category.name)).all())
         battles = sorted(
-            (b.external_id, names[b.model_a_id], names[b.model_b_id], b.outcome, b.excluded_reason, b.weight)
+            (
+                b.external_id,
+                names[b.model_a_id],
+                names[b.model_b_id],
+                b.outcome,
+                b.excluded_reason,
+                b.weight,
+            )
             for b in conn.execute(select(Battle)).all()
         )
         ext = dict(conn.execute(select(Battle.id, Battle.external_id)).all())
-        links = sorted((ext[bid], cats[cid]) for cid, bid in conn.execute(
-            select(BattleCategory.category_id, BattleCategory.battle_id)).all())
+        links = sorted(
+            (ext[bid], cats[cid])
+            for cid, bid in conn.execute(
+                select(BattleCategory.category_id, BattleCategory.battle_id)
+            ).all()
+        )
     return battles, links, sorted(names.values())
 
 
@@ -64,7 +75,10 @@ def test_columns_and_rows_store_the_same(db_url, run_cli, tmp_path, monkeypatch)
     from arena.cli import cli
 
     for path in (first, str(jsonl)):
-        res = CliRunner().invoke(cli, ["--db", other, "ingest", path, "--format", "jsonl" if path.endswith("l") else "csv"])
+        res = CliRunner().invoke(
+            cli,
+            ["--db", other, "ingest", path, "--format", "jsonl" if path.endswith("l") else "csv"],
+        )
         assert res.exit_code == 0, res.output
     via_rows = stored(open_engine(other))
     assert via_columns == via_rows
@@ -80,7 +94,10 @@ def test_repeated_id_in_a_later_block_is_rejected(db_url, run_cli, tmp_path, mon
     rows = [r[:4] for r in ROWS[:4]] + [["u1", "a", "d", "model_a"], ["u9", "a", "d", "tie"]]
     path = write_csv(tmp_path / "rep.csv", HEADER[:4], rows)
     result = run_cli("ingest", path, ok=False)
-    assert result.exit_code == 1 and "rep.csv: line 6: field 'id': 'u1' appears twice in this file" in result.output
+    assert (
+        result.exit_code == 1
+        and "rep.csv: line 6: field 'id': 'u1' appears twice in this file" in result.output
+    )
     assert stored(open_engine(db_url))[0] == []  # the whole file was rejected
     rejects = tmp_path / "rejects.csv"
     out = run_cli("ingest", path, "--skip-invalid", "--rejects", str(rejects)).output
@@ -102,13 +119,17 @@ def test_bad_value_in_a_block_falls_back_and_names_the_line(db_url, run_cli, tmp
     assert "6 rows read, 4 inserted" in out and "2 rejected" in out
 
 
-def test_line_numbers_count_line_breaks_inside_quoted_fields(db_url, run_cli, tmp_path, monkeypatch):
+def test_line_numbers_count_line_breaks_inside_quoted_fields(
+    db_url, run_cli, tmp_path, monkeypatch
+):
     import arena.ingest.loader as loader
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
     path = tmp_path / "multi.csv"
-    path.write_text('model_a,model_b,winner,note\na,b,tie,"two\nlines"\n\na,b,model_a,x\na,b,nope,x\n',
-                    encoding="utf-8")
+    path.write_text(
+        'model_a,model_b,winner,note\na,b,tie,"two\nlines"\n\na,b,model_a,x\na,b,nope,x\n',
+        encoding="utf-8",
+    )
     result = run_cli("ingest", str(path), ok=False)
     # header 1, quoted record on lines 2-3, blank line 4, good row 5, bad row 6
     assert "multi.csv: line 6: field 'winner': unknown value 'nope'" in result.output
@@ -117,8 +138,11 @@ def test_line_numbers_count_line_breaks_inside_quoted_fields(db_url, run_cli, tm
 def test_ids_with_copy_special_characters_are_stored_exactly(engine, run_cli, tmp_path):
     """Backslashes, tabs and line breaks in ids (PostgreSQL's COPY text format escapes them)."""
     ids = ["back\\slash", "tab\there", "line\nbreak", "plain"]
-    path = write_csv(tmp_path / "odd.csv", ["id", "model_a", "model_b", "winner"],
-                     [[i, "a", "b", "tie"] for i in ids])
+    path = write_csv(
+        tmp_path / "odd.csv",
+        ["id", "model_a", "model_b", "winner"],
+        [[i, "a", "b", "tie"] for i in ids],
+    )
     run_cli("ingest", path, "--source", "src\\with\ttab")
     with engine.connect() as conn:
         got = set(conn.execute(select(Battle.external_id)).scalars())
@@ -126,7 +150,9 @@ def test_ids_with_copy_special_characters_are_stored_exactly(engine, run_cli, tm
     assert got == set(ids) and sources == {"src\\with\ttab"}
 
 
-def test_fast_split_and_csv_mode_agree_on_rows_and_lines(db_url, run_cli, engine, tmp_path, monkeypatch):
+def test_fast_split_and_csv_mode_agree_on_rows_and_lines(
+    db_url, run_cli, engine, tmp_path, monkeypatch
+):
     """Quote-free blocks are split directly; the first block with a quote hands the rest
     of the file to csv.reader.  Line numbers stay exact across the switch, CRLF included."""
     import arena.ingest.loader as loader
@@ -134,8 +160,18 @@ def test_fast_split_and_csv_mode_agree_on_rows_and_lines(db_url, run_cli, engine
 
     monkeypatch.setattr(sources, "_BLOCK_CHARS", 40)
     monkeypatch.setattr(loader, "CHUNK_ROWS", 3)
-    body = ["a,b,tie,x", "", "b,c,model_a,x", "c,d,model_b,x", "d,a,tie,x", "a,c,model_a,x",
-            '"quoted, name",a,tie,x', 'd,b,model_a,"multi\nline"', "a,b,model_b,x", "a,b,nope,x"]
+    body = [
+        "a,b,tie,x",
+        "",
+        "b,c,model_a,x",
+        "c,d,model_b,x",
+        "d,a,tie,x",
+        "a,c,model_a,x",
+        '"quoted, name",a,tie,x',
+        'd,b,model_a,"multi\nline"',
+        "a,b,model_b,x",
+        "a,b,nope,x",
+    ]
     path = tmp_path / "mixed.csv"
     path.write_bytes(("model_a,model_b,winner,note\r\n" + "\r\n".join(body) + "\r\n").encode())
     result = run_cli("ingest", str(path), ok=False)
@@ -153,7 +189,11 @@ def test_nul_byte_is_an_error_with_its_line(run_cli, tmp_path):
     path = tmp_path / "nul.csv"
     path.write_bytes(b"model_a,model_b,winner\na,b,tie\na\x00x,b,tie\n")
     result = run_cli("ingest", str(path), ok=False)
-    assert result.exit_code == 1 and "nul.csv: line 3:" in result.output and "Traceback" not in result.output
+    assert (
+        result.exit_code == 1
+        and "nul.csv: line 3:" in result.output
+        and "Traceback" not in result.output
+    )
 
 
 def test_ragged_rows_in_a_quote_free_block_are_reported_by_line(run_cli, tmp_path, monkeypatch):
@@ -161,8 +201,12 @@ def test_ragged_rows_in_a_quote_free_block_are_reported_by_line(run_cli, tmp_pat
 
     monkeypatch.setattr(sources, "_BLOCK_CHARS", 30)  # blocks of both shapes get joined
     path = tmp_path / "ragged.csv"
-    path.write_text("model_a,model_b,winner\na,b,tie\nb,c,model_a\nc,a,tie\na,b\nb,c,tie\n", encoding="utf-8")
+    path.write_text(
+        "model_a,model_b,winner\na,b,tie\nb,c,model_a\nc,a,tie\na,b\nb,c,tie\n", encoding="utf-8"
+    )
     result = run_cli("ingest", str(path), ok=False)
     assert result.exit_code == 1 and "ragged.csv: line 5: field 'winner'" in result.output
-    out = run_cli("ingest", str(path), "--skip-invalid", "--rejects", str(tmp_path / "r.csv")).output
+    out = run_cli(
+        "ingest", str(path), "--skip-invalid", "--rejects", str(tmp_path / "r.csv")
+    ).output
     assert "5 rows read, 4 inserted" in out and "1 rejected" in out

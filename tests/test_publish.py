@@ -103,8 +103,15 @@ def site(engine, tmp_path):
         board = load_board(conn, ids["overall"][-1])
         previous = load_board(conn, ids["overall"][-2])
         pairs = load_pairs(conn, board.snapshot.id)
-    return {"engine": engine, "ids": ids, "out": out, "report": report, "board": board,
-            "previous": previous, "pairs": pairs}
+    return {
+        "engine": engine,
+        "ids": ids,
+        "out": out,
+        "report": report,
+        "board": board,
+        "previous": previous,
+        "pairs": pairs,
+    }
 
 
 def f1(x: float) -> str:
@@ -130,8 +137,12 @@ def test_index_table_matches_snapshot(site):
     assert "Flags" in titles and not any("Organisation" in t for t in titles)
 
     visible = board.visible_rows()
-    body_rows = [tr for tb in table.find_all("tbody") for tr in tb.find_all("tr")
-                 if "tier-head" not in tr.classes()]
+    body_rows = [
+        tr
+        for tb in table.find_all("tbody")
+        for tr in tb.find_all("tr")
+        if "tier-head" not in tr.classes()
+    ]
     assert len(body_rows) == len(visible) == 13
     prev_rank = {r.model: r.rank_ub for r in site["previous"].rows}
     for row, tr in zip(visible, body_rows, strict=True):
@@ -237,7 +248,9 @@ def test_model_page_record_and_history(site):
     hidden_n = sum(p.a_wins + p.b_wins + p.ties for p in mine if p not in visible_opp)
     assert total + hidden_n == row.battles
     assert f"Plus {hidden_n:.0f} battles against hidden models" in doc.text()
-    history = [t for t in doc.find_all("table") if "Rating at each snapshot" in t.find("caption").text()]
+    history = [
+        t for t in doc.find_all("table") if "Rating at each snapshot" in t.find("caption").text()
+    ]
     assert len(list(history[0].find("tbody").find_all("tr"))) == 3
     # A model that appeared only in the latest snapshot has one history point.
     new = parse(out / "models" / f"{slug('model-011')}.html")
@@ -254,7 +267,11 @@ def test_hostile_names_render_as_text_everywhere(site):
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     doc = parse(out / "index.html")
-    names = [th.text() for th in doc.find("table", "board").find_all("th") if th.attrs.get("scope") == "row"]
+    names = [
+        th.text()
+        for th in doc.find("table", "board").find_all("th")
+        if th.attrs.get("scope") == "row"
+    ]
     for evil in EVIL_NAMES:
         assert evil in names
     for node in doc.iter():
@@ -284,7 +301,7 @@ def test_hostile_names_render_as_text_everywhere(site):
     rows = list(csv.DictReader(io.StringIO(raw_csv)))
     assert tuple(rows[0]) == ROW_FIELDS
     models = {r["model"] for r in rows}
-    assert "'=HYPERLINK(\"http://x\")" in models and "'-2+3" in models and "'@sum(a1)" in models
+    assert '\'=HYPERLINK("http://x")' in models and "'-2+3" in models and "'@sum(a1)" in models
     assert "<script>alert(1)</script>" in models
     assert not any(m.startswith(("=", "+", "-", "@")) for m in models)
     unranked = next(r for r in rows if r["model"] == "model-013")
@@ -302,7 +319,7 @@ def test_file_names_stay_inside_out_dir(site, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("arena.db")] == ["site"]
     assert slug("../../etc/passwd") == "etc-passwd-" + slug("../../etc/passwd")[-8:]
     assert slug("a/b") != slug("a-b")
-    assert slug("\u202e") .startswith("x-")
+    assert slug("\u202e").startswith("x-")
 
 
 # ---------------------------------------------------------------- atomic, deterministic
@@ -350,17 +367,30 @@ def test_older_snapshot_and_hidden_and_links(site, run_cli, tmp_path):
     assert f"Snapshot {ids['overall'][0]} " in doc.find("p", "lede").text()
     assert doc.find("td") is not None and "new" not in doc.find("table", "board").text()
     page = parse(out / "models" / f"{slug('model-000')}.html")
-    hist = [t for t in page.find_all("table") if "Rating at each snapshot" in t.find("caption").text()]
+    hist = [
+        t for t in page.find_all("table") if "Rating at each snapshot" in t.find("caption").text()
+    ]
     assert len(list(hist[0].find("tbody").find_all("tr"))) == 1  # later snapshots not shown
 
-    run_cli("models", "annotate", "model-000", "--display-name", "Model Zero",
-            "--organisation", "Acme <Labs>", "--licence", "=cmd|' /C calc'!A0",
-            "--link", "https://example.org/zero")
+    run_cli(
+        "models",
+        "annotate",
+        "model-000",
+        "--display-name",
+        "Model Zero",
+        "--organisation",
+        "Acme <Labs>",
+        "--licence",
+        "=cmd|' /C calc'!A0",
+        "--link",
+        "https://example.org/zero",
+    )
     run_cli("models", "annotate", "model-008", "--hide")
     # annotate refuses such links; a row written some other way must still not become one.
     with site["engine"].begin() as conn:
-        conn.execute(update(Model).where(Model.name == "model-009")
-                     .values(link="javascript:alert(1)"))
+        conn.execute(
+            update(Model).where(Model.name == "model-009").values(link="javascript:alert(1)")
+        )
     res = run_cli("publish", str(out), "--attribution", "Data <b>CC-BY</b> 4.0")
     assert "published snapshot" in res.output
     html = (out / "index.html").read_text(encoding="utf-8")
@@ -417,10 +447,17 @@ def test_publish_error_on_category_only(engine, tmp_path):
 
     with engine.begin() as conn:
         # Options from some other writer: almost nothing the caption would like to say.
-        add_snapshot(conn, names=["a", "b", "c"], strength=np.array([1100.0, 1000, 900]),
-                     when=datetime(2026, 2, 1, tzinfo=UTC), board="category:code",
-                     category="code", rng=np.random.default_rng(1), unranked=0,
-                     options={"ci": "sandwich", "cluster": "battle"})
+        add_snapshot(
+            conn,
+            names=["a", "b", "c"],
+            strength=np.array([1100.0, 1000, 900]),
+            when=datetime(2026, 2, 1, tzinfo=UTC),
+            board="category:code",
+            category="code",
+            rng=np.random.default_rng(1),
+            unranked=0,
+            options={"ci": "sandwich", "cluster": "battle"},
+        )
     with pytest.raises(PublishError, match="no overall snapshot"):
         publish_site(engine, tmp_path / "s")
     with engine.connect() as conn:
@@ -443,12 +480,24 @@ def test_hostile_category_and_all_hidden(engine, tmp_path):
 
     evil_cat = '../../<img src=x onerror="alert(1)">'
     with engine.begin() as conn:
-        add_snapshot(conn, names=["a", "b", "c"], strength=np.array([1100.0, 1000, 900]),
-                     when=datetime(2026, 2, 1, tzinfo=UTC), rng=np.random.default_rng(2),
-                     unranked=0)
-        add_snapshot(conn, names=["a", "b"], strength=np.array([1000.0, 990]),
-                     when=datetime(2026, 2, 2, tzinfo=UTC), board=f"category:{evil_cat}",
-                     category=evil_cat, rng=np.random.default_rng(3), unranked=0)
+        add_snapshot(
+            conn,
+            names=["a", "b", "c"],
+            strength=np.array([1100.0, 1000, 900]),
+            when=datetime(2026, 2, 1, tzinfo=UTC),
+            rng=np.random.default_rng(2),
+            unranked=0,
+        )
+        add_snapshot(
+            conn,
+            names=["a", "b"],
+            strength=np.array([1000.0, 990]),
+            when=datetime(2026, 2, 2, tzinfo=UTC),
+            board=f"category:{evil_cat}",
+            category=evil_cat,
+            rng=np.random.default_rng(3),
+            unranked=0,
+        )
     out = tmp_path / "s"
     report = publish_site(engine, out)
     assert len(report.boards) == 2
@@ -478,7 +527,7 @@ def _contrast(a: str, b: str) -> float:
         h = hexcol.lstrip("#")
         if len(h) == 3:
             h = "".join(c * 2 for c in h)
-        rgb = [int(h[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        rgb = [int(h[i : i + 2], 16) / 255 for i in (0, 2, 4)]
         lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
@@ -492,8 +541,10 @@ def test_theme_colours_have_sufficient_contrast():
 
     css = (templates_dir() / "style.css").read_text(encoding="utf-8")
     light = dict(re.findall(r"--([a-z0-9]+):\s*(#[0-9a-f]{3,6})", css.split("@media")[0]))
-    dark_block = css[css.index("prefers-color-scheme: dark"):]
-    dark = dict(re.findall(r"--([a-z0-9]+):\s*(#[0-9a-f]{3,6})", dark_block[:dark_block.index("}\n}")]))
+    dark_block = css[css.index("prefers-color-scheme: dark") :]
+    dark = dict(
+        re.findall(r"--([a-z0-9]+):\s*(#[0-9a-f]{3,6})", dark_block[: dark_block.index("}\n}")])
+    )
     for theme in (light, dark):
         for text in ("fg", "muted", "link", "flag"):
             for bg in ("bg", "band0", "band1", "bandu", "head"):

@@ -26,19 +26,33 @@ from tests.test_publish import Node, _Builder
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+)
 
 
 def chromium(args: list[str], profile: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     if CHROMIUM is None:
-        pytest.skip("CHROMIUM NOT INSTALLED: browser test skipped. Install it with "
-                    "`apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation` "
-                    "(CI must install it; see .ci/run)")
+        pytest.skip(
+            "CHROMIUM NOT INSTALLED: browser test skipped. Install it with "
+            "`apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation` "
+            "(CI must install it; see .ci/run)"
+        )
     cmd = [
-        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--hide-scrollbars", f"--user-data-dir={profile}",
-        "--enable-logging=stderr", "--v=0", *args,
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *args,
     ]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
 
@@ -56,10 +70,10 @@ def png_facts(path: Path) -> tuple[int, int, int]:
     width, height = struct.unpack(">II", data[16:24])
     idat, pos = b"", 8
     while pos < len(data):
-        length = struct.unpack(">I", data[pos:pos + 4])[0]
-        kind = data[pos + 4:pos + 8]
+        length = struct.unpack(">I", data[pos : pos + 4])[0]
+        kind = data[pos + 4 : pos + 8]
         if kind == b"IDAT":
-            idat += data[pos + 8:pos + 8 + length]
+            idat += data[pos + 8 : pos + 8 + length]
         pos += 12 + length
     return width, height, len(set(zlib.decompress(idat)))
 
@@ -76,8 +90,10 @@ def published(engine, tmp_path):
 def test_screenshot_at_width(published, tmp_path, width):
     out, _ = published
     shot = tmp_path / f"index-{width}.png"
-    res = chromium([f"--screenshot={shot}", f"--window-size={width},2200",
-                    (out / "index.html").as_uri()], tmp_path / "profile")
+    res = chromium(
+        [f"--screenshot={shot}", f"--window-size={width},2200", (out / "index.html").as_uri()],
+        tmp_path / "profile",
+    )
     assert shot.is_file(), f"no screenshot; chromium said:\n{res.stderr[-2000:]}"
     w, h, distinct = png_facts(shot)
     assert (w, h) == (width, 2200)
@@ -104,8 +120,11 @@ def test_rendered_dom_has_table_and_charts(published, tmp_path):
     dom, stderr = rendered_dom((out / "index.html").as_uri(), tmp_path / "profile")
     assert console_errors(stderr) == []
     table = dom.find("table", "board")
-    rows = [tr for tr in table.find_all("tr")
-            if tr.find("th") is not None and tr.find("th").attrs.get("scope") == "row"]
+    rows = [
+        tr
+        for tr in table.find_all("tr")
+        if tr.find("th") is not None and tr.find("th").attrs.get("scope") == "row"
+    ]
     assert len(rows) == report.visible_models == 13
     names = {tr.find("th").text() for tr in rows}
     assert "<script>alert(1)</script>" in names  # text, not an executed script
@@ -125,7 +144,10 @@ def test_rendered_dom_has_table_and_charts(published, tmp_path):
 
 def test_console_error_detection_is_not_vacuous(tmp_path):
     page = tmp_path / "bad.html"
-    page.write_text("<!doctype html><title>x</title><table><tr><td>1</td></tr></table>"
-                    "<script>throw new Error('boom')</script>", encoding="utf-8")
+    page.write_text(
+        "<!doctype html><title>x</title><table><tr><td>1</td></tr></table>"
+        "<script>throw new Error('boom')</script>",
+        encoding="utf-8",
+    )
     res = chromium(["--dump-dom", page.as_uri()], tmp_path / "profile")
     assert any("boom" in line for line in console_errors(res.stderr)), res.stderr[-2000:]

@@ -28,8 +28,16 @@ def synth_battles(path, *, n=3000, models=8, seed=1, categories=("math", "code")
         u = rng.random()
         winner = "tie" if u < 0.1 else ("model_a" if u < 0.1 + 0.9 * p else "model_b")
         tags = {c: str(bool(rng.random() < 0.5)) for c in categories}
-        rows.append({"id": f"b{k + extra_id}", "model_a": f"model-{a}", "model_b": f"model-{b}",
-                     "winner": winner, "judge": f"j{rng.integers(40)}", **tags})
+        rows.append(
+            {
+                "id": f"b{k + extra_id}",
+                "model_a": f"model-{a}",
+                "model_b": f"model-{b}",
+                "winner": winner,
+                "judge": f"j{rng.integers(40)}",
+                **tags,
+            }
+        )
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
@@ -54,8 +62,24 @@ def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
     assert snap["watermark"] == 3000 and snap["counts"]["battles"] == 3000
     assert snap["options"]["rounds"] == 200 and snap["options"]["seed"] == 20240501
     assert [r["model"] for r in rows] == [f"model-{i}" for i in range(8)]  # true order recovered
-    assert all(set(r) == {"model", "rating", "ci_low", "ci_high", "rank", "rank_ub", "tier",
-                          "battles", "wins", "losses", "ties", "flags"} for r in rows)
+    assert all(
+        set(r)
+        == {
+            "model",
+            "rating",
+            "ci_low",
+            "ci_high",
+            "rank",
+            "rank_ub",
+            "tier",
+            "battles",
+            "wins",
+            "losses",
+            "ties",
+            "flags",
+        }
+        for r in rows
+    )
     ratings = [r["rating"] for r in rows]
     assert ratings == sorted(ratings, reverse=True)
     assert abs(np.mean(ratings) - 1000) < 1e-6
@@ -71,7 +95,9 @@ def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
     table = run_cli("leaderboard").output
     assert "rank_ub" in table and "model-0" in table
     csv_out = run_cli("leaderboard", "--format", "csv").output.splitlines()
-    assert csv_out[0] == "model,rating,ci_low,ci_high,rank,rank_ub,tier,battles,wins,losses,ties,flags"
+    assert (
+        csv_out[0] == "model,rating,ci_low,ci_high,rank,rank_ub,tier,battles,wins,losses,ties,flags"
+    )
 
 
 def test_same_data_same_seed_same_numbers(run_cli, engine, loaded):
@@ -90,7 +116,9 @@ def test_same_data_same_seed_same_numbers(run_cli, engine, loaded):
     assert [r.ci_low for r in c.rows] != [r.ci_low for r in a.rows]
 
 
-def test_battles_ingested_during_rebuild_are_not_in_it(run_cli, engine, loaded, tmp_path, monkeypatch):
+def test_battles_ingested_during_rebuild_are_not_in_it(
+    run_cli, engine, loaded, tmp_path, monkeypatch
+):
     import arena.rebuild as rb
     from arena.ingest import ingest_file
 
@@ -181,7 +209,9 @@ def test_per_category_snapshot_matches_filtered_copy(run_cli, engine, loaded, tm
         assert abs(got[r.model].rating - r.rating) < RATING_TOL
         assert got[r.model].battles == r.battles and got[r.model].wins == r.wins
     assert math_board.snapshot.n_battles == copy_board.snapshot.n_battles
-    leaderboard = json.loads(run_cli("leaderboard", "--category", "math", "--format", "json").output)
+    leaderboard = json.loads(
+        run_cli("leaderboard", "--category", "math", "--format", "json").output
+    )
     assert leaderboard["snapshot"]["id"] == boards["category:math"]
 
 
@@ -189,8 +219,17 @@ def test_min_battles_anchor_and_options(run_cli, engine, loaded, tmp_path):
     extra = tmp_path / "newcomer.csv"
     extra.write_text("model_a,model_b,winner\nnewbie,model-0,model_b\nnewbie,model-1,tie\n")
     run_cli("ingest", str(extra))
-    run_cli("rebuild", "--rounds", ROUNDS, "--anchor", "model-7=800", "--ci", "sandwich",
-            "--tiers", "overlap")
+    run_cli(
+        "rebuild",
+        "--rounds",
+        ROUNDS,
+        "--anchor",
+        "model-7=800",
+        "--ci",
+        "sandwich",
+        "--tiers",
+        "overlap",
+    )
     doc = json.loads(run_cli("leaderboard", "--format", "json").output)
     rows = {r["model"]: r for r in doc["rows"]}
     assert abs(rows["model-7"]["rating"] - 800) < 1e-9
@@ -240,14 +279,19 @@ def test_rebuild_with_no_battles_is_a_clean_error(run_cli):
 
 def test_excluded_counts_per_board(run_cli, engine, tmp_path):
     path = tmp_path / "selfplay.csv"
-    path.write_text("model_a,model_b,winner,math\n"
-                    "x,y,model_a,True\nx,x,tie,True\ny,y,tie,False\nx,y,model_b,False\n")
+    path.write_text(
+        "model_a,model_b,winner,math\n"
+        "x,y,model_a,True\nx,x,tie,True\ny,y,tie,False\nx,y,model_b,False\n"
+    )
     run_cli("ingest", str(path))
     run_cli("rebuild", "--rounds", "20", "--min-battles", "0", "--all-categories")
     run_cli("rebuild", "--rounds", "20", "--min-battles", "0", "--category", "math")
     with engine.connect() as conn:
-        rows = conn.execute(select(Snapshot.board, Snapshot.n_excluded, Snapshot.n_battles)
-                            .order_by(Snapshot.id)).all()
+        rows = conn.execute(
+            select(Snapshot.board, Snapshot.n_excluded, Snapshot.n_battles).order_by(Snapshot.id)
+        ).all()
     assert [tuple(r) for r in rows] == [
-        ("overall", 2, 2.0), ("category:math", 1, 1.0), ("category:math", 1, 1.0)
+        ("overall", 2, 2.0),
+        ("category:math", 1, 1.0),
+        ("category:math", 1, 1.0),
     ]

@@ -225,14 +225,23 @@ def test_wilson_issue_example():
 @pytest.mark.parametrize(
     "data_kind, statistic",
     # (the median of 0/1 data is degenerate: scipy returns NaN, so it is not compared)
-    [("binary", None), ("binary", np.std), ("continuous", None), ("continuous", np.median),
-     ("continuous", np.std)],
+    [
+        ("binary", None),
+        ("binary", np.std),
+        ("continuous", None),
+        ("continuous", np.median),
+        ("continuous", np.std),
+    ],
 )
 def test_bca_matches_scipy_on_the_same_draws(data_kind, statistic):
     g = np.random.default_rng(11)
     data = (g.random(60) < 0.7).astype(float) if data_kind == "binary" else g.gamma(2.0, size=60)
     ref = stats.bootstrap(
-        (data,), statistic or np.mean, method="BCa", n_resamples=999, confidence_level=0.9,
+        (data,),
+        statistic or np.mean,
+        method="BCa",
+        n_resamples=999,
+        confidence_level=0.9,
         rng=np.random.default_rng(5),
     ).confidence_interval
     got = bca_interval(data, np.random.default_rng(5), statistic=statistic, n_boot=999, level=0.9)
@@ -318,7 +327,9 @@ def test_mcnemar_threshold_is_configurable():
 # --- chance floor -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("k, n, p0", [(30, 100, 0.25), (40, 100, 0.25), (0, 10, 0.5), (10, 10, 0.5)])
+@pytest.mark.parametrize(
+    "k, n, p0", [(30, 100, 0.25), (40, 100, 0.25), (0, 10, 0.5), (10, 10, 0.5)]
+)
 def test_chance_test_matches_one_sided_binomtest(k, n, p0):
     correct = np.r_[np.ones(k), np.zeros(n - k)]
     res = chance_test(correct, p0)

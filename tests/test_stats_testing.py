@@ -48,10 +48,10 @@ def test_permutation_of_accuracy_is_the_exact_sign_test(a_only, b_only):
 
 def test_permutation_one_sided():
     a, b = _pair(100, 15, 4, 50)
-    greater = paired_permutation_test(a, b, np.random.default_rng(1), n_perm=20000,
-                                      alternative="greater")
-    less = paired_permutation_test(a, b, np.random.default_rng(1), n_perm=20000,
-                                   alternative="less")
+    greater = paired_permutation_test(
+        a, b, np.random.default_rng(1), n_perm=20000, alternative="greater"
+    )
+    less = paired_permutation_test(a, b, np.random.default_rng(1), n_perm=20000, alternative="less")
     exact = stats.binomtest(15, 19, 0.5, alternative="greater").pvalue
     assert greater.pvalue == pytest.approx(exact, abs=PERM_TOL)
     assert less.pvalue > 0.99

@@ -11,14 +11,22 @@ import click
 @click.option("--organisation", default=None, help="Who makes the model.")
 @click.option("--licence", default=None, help="Licence, e.g. 'Apache-2.0' or 'proprietary'.")
 @click.option("--link", default=None, help="http(s) link to the model's page.")
-@click.option("--hide/--show", "hidden", default=None,
-              help="Leave the model off the published page (its battles still count).")
-@click.option("--from", "from_file", type=click.Path(exists=True, dir_okay=False),
-              help="CSV or JSON file with columns model,display_name,organisation,"
-                   "licence,link,hidden.")
+@click.option(
+    "--hide/--show",
+    "hidden",
+    default=None,
+    help="Leave the model off the published page (its battles still count).",
+)
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="CSV or JSON file with columns model,display_name,organisation,licence,link,hidden.",
+)
 @click.pass_obj
-def annotate_command(app, name, display_name, organisation, licence, link, hidden,
-                     from_file) -> None:
+def annotate_command(
+    app, name, display_name, organisation, licence, link, hidden, from_file
+) -> None:
     """Set a model's display name, organisation, licence, link or visibility.
 
     An empty value ("") clears a field. In a --from file an empty cell leaves
@@ -43,8 +51,10 @@ def annotate_command(app, name, display_name, organisation, licence, link, hidde
             if not name:
                 raise click.UsageError("give a model NAME or --from FILE")
             if all(v is None for v in fields):
-                raise click.UsageError("nothing to set: give --display-name, --organisation, "
-                                       "--licence, --link, --hide or --show")
+                raise click.UsageError(
+                    "nothing to set: give --display-name, --organisation, "
+                    "--licence, --link, --hide or --show"
+                )
             items = [Annotation(name, display_name, organisation, licence, link, hidden)]
         with app.engine().begin() as conn:
             changed = annotate(conn, items)

@@ -37,14 +37,18 @@ def demo_command(app, out_dir, rounds, quiet):
     if report.already_ingested_as is not None:
         click.echo(f"demo data already ingested (batch {report.already_ingested_as})")
     else:
-        click.echo(f"ingested {report.inserted} battles ({report.excluded} excluded: "
-                   f"a model playing itself) from {data.name}")
+        click.echo(
+            f"ingested {report.inserted} battles ({report.excluded} excluded: "
+            f"a model playing itself) from {data.name}"
+        )
     try:
         result = rebuild(engine, RebuildOptions(rounds=rounds), all_categories=True)
     except RebuildError as exc:
         raise click.ClickException(f"{exc}; no snapshot was written") from None
-    click.echo(f"rebuilt {len(result.snapshot_ids)} boards in {result.seconds:.1f}s "
-               f"(snapshots {result.snapshot_ids[0]}-{result.snapshot_ids[-1]})")
+    click.echo(
+        f"rebuilt {len(result.snapshot_ids)} boards in {result.seconds:.1f}s "
+        f"(snapshots {result.snapshot_ids[0]}-{result.snapshot_ids[-1]})"
+    )
     try:
         publish_site(engine, out_dir, attribution=resources.DEMO_ATTRIBUTION)
     except PublishError as exc:

@@ -10,12 +10,29 @@ import click
 from arena.cli.output import emit, format_option, quiet_option
 
 _MODEL_COLUMNS = [
-    "rank", "model", "items", "correct", "accuracy", "boot_low", "boot_high",
-    "wilson_low", "wilson_high", "missing",
+    "rank",
+    "model",
+    "items",
+    "correct",
+    "accuracy",
+    "boot_low",
+    "boot_high",
+    "wilson_low",
+    "wilson_high",
+    "missing",
 ]
 _PAIR_COLUMNS = [
-    "model_a", "model_b", "items", "a_only", "b_only", "diff", "low", "high",
-    "p_mcnemar", "p_adjusted", "verdict",
+    "model_a",
+    "model_b",
+    "items",
+    "a_only",
+    "b_only",
+    "diff",
+    "low",
+    "high",
+    "p_mcnemar",
+    "p_adjusted",
+    "verdict",
 ]
 #: How many missing item ids a warning lists before "...".
 _SHOW_MISSING = 5
@@ -84,8 +101,14 @@ def _write_battles(path, models, items, correct, present, bench, skip_concordant
                         )
                     seen_ids.update(ids)
                 writer.writerows(
-                    zip(ids, (a,) * len(ids), (b,) * len(ids), winner.tolist(),
-                        [f"{bench}:{item}" for item in item_arr[keep]], strict=True)
+                    zip(
+                        ids,
+                        (a,) * len(ids),
+                        (b,) * len(ids),
+                        winner.tolist(),
+                        [f"{bench}:{item}" for item in item_arr[keep]],
+                        strict=True,
+                    )
                 )
                 written += len(ids)
     return written
@@ -93,28 +116,79 @@ def _write_battles(path, models, items, correct, present, bench, skip_concordant
 
 @click.command("eval")
 @click.argument("results", nargs=-1, required=True, metavar="RESULTS...")
-@click.option("--metric", default="acc", show_default=True,
-              help="Per-item metric key in lm-eval-harness samples (acc, acc_norm, exact_match, ...).")
-@click.option("--filter", "filter_name", default=None,
-              help="lm-eval-harness filter to use when a samples file holds several.")
-@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, show_default=True, help="Confidence level of intervals and tests.")
-@click.option("--boot", "n_boot", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="Bootstrap resamples.")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Random seed (default: fresh; the seed used is in the JSON output).")
-@click.option("--correction", type=click.Choice(["holm", "bh", "none"]), default="holm",
-              show_default=True, help="Multiple-comparison correction of the pairwise p-values.")
-@click.option("--to-battles", "battles_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write every pair's items as battles (CSV for `arena ingest`).")
-@click.option("--skip-concordant", is_flag=True,
-              help="With --to-battles: leave out items both models got right or both wrong.")
-@click.option("--benchmark", default=None,
-              help="Benchmark name used in battle ids (default: harness task or file stem).")
+@click.option(
+    "--metric",
+    default="acc",
+    show_default=True,
+    help="Per-item metric key in lm-eval-harness samples (acc, acc_norm, exact_match, ...).",
+)
+@click.option(
+    "--filter",
+    "filter_name",
+    default=None,
+    help="lm-eval-harness filter to use when a samples file holds several.",
+)
+@click.option(
+    "--level",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Confidence level of intervals and tests.",
+)
+@click.option(
+    "--boot",
+    "n_boot",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Random seed (default: fresh; the seed used is in the JSON output).",
+)
+@click.option(
+    "--correction",
+    type=click.Choice(["holm", "bh", "none"]),
+    default="holm",
+    show_default=True,
+    help="Multiple-comparison correction of the pairwise p-values.",
+)
+@click.option(
+    "--to-battles",
+    "battles_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write every pair's items as battles (CSV for `arena ingest`).",
+)
+@click.option(
+    "--skip-concordant",
+    is_flag=True,
+    help="With --to-battles: leave out items both models got right or both wrong.",
+)
+@click.option(
+    "--benchmark",
+    default=None,
+    help="Benchmark name used in battle ids (default: harness task or file stem).",
+)
 @format_option
 @quiet_option
-def eval_command(results, metric, filter_name, level, n_boot, seed, correction, battles_path,
-                 skip_concordant, benchmark, fmt, quiet):
+def eval_command(
+    results,
+    metric,
+    filter_name,
+    level,
+    n_boot,
+    seed,
+    correction,
+    battles_path,
+    skip_concordant,
+    benchmark,
+    fmt,
+    quiet,
+):
     """Compare models scored item by item on the same benchmark.
 
     RESULTS are lm-evaluation-harness `--log_samples` files (JSON lines, one
@@ -211,13 +285,20 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
     for rank, j in enumerate(order, 1):
         k, n = int(correct[:, j].sum()), int(boot.n_items[j])
         w = wilson_interval(k, n, level=level)
-        model_rows.append({
-            "rank": rank, "model": models[j], "items": n, "correct": k,
-            "accuracy": float(boot.accuracy[j]),
-            "boot_low": float(boot.low[j]), "boot_high": float(boot.high[j]),
-            "wilson_low": w.low, "wilson_high": w.high,
-            "missing": len(missing.get(models[j], [])),
-        })
+        model_rows.append(
+            {
+                "rank": rank,
+                "model": models[j],
+                "items": n,
+                "correct": k,
+                "accuracy": float(boot.accuracy[j]),
+                "boot_low": float(boot.low[j]),
+                "boot_high": float(boot.high[j]),
+                "wilson_low": w.low,
+                "wilson_high": w.high,
+                "missing": len(missing.get(models[j], [])),
+            }
+        )
 
     pair_rows = []
     for x, i in enumerate(order):
@@ -226,13 +307,20 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
             a_only = int(np.count_nonzero(both & (correct[:, i] == 1) & (correct[:, j] == 0)))
             b_only = int(np.count_nonzero(both & (correct[:, i] == 0) & (correct[:, j] == 1)))
             test = mcnemar_counts(a_only, b_only)
-            pair_rows.append({
-                "model_a": models[i], "model_b": models[j], "items": int(boot.shared[i, j]),
-                "a_only": a_only, "b_only": b_only,
-                "diff": float(boot.diff[i, j]),
-                "low": float(boot.diff_low[i, j]), "high": float(boot.diff_high[i, j]),
-                "p_mcnemar": test.pvalue, "test": test.method,
-            })
+            pair_rows.append(
+                {
+                    "model_a": models[i],
+                    "model_b": models[j],
+                    "items": int(boot.shared[i, j]),
+                    "a_only": a_only,
+                    "b_only": b_only,
+                    "diff": float(boot.diff[i, j]),
+                    "low": float(boot.diff_low[i, j]),
+                    "high": float(boot.diff_high[i, j]),
+                    "p_mcnemar": test.pvalue,
+                    "test": test.method,
+                }
+            )
     adjusted = adjust_pvalues([r["p_mcnemar"] for r in pair_rows], correction)
     alpha = 1.0 - level
     for row, p_adj in zip(pair_rows, adjusted, strict=True):
@@ -244,17 +332,30 @@ def eval_command(results, metric, filter_name, level, n_boot, seed, correction, 
             row["verdict"] = "not significant"
 
     if battles_path:
-        written = _write_battles(battles_path, models, items, correct, present, bench,
-                                 skip_concordant)
+        written = _write_battles(
+            battles_path, models, items, correct, present, bench, skip_concordant
+        )
         if not quiet:
             click.echo(f"wrote {written} battles to {battles_path}", err=True)
 
     if fmt == "json":
-        emit(model_rows, _MODEL_COLUMNS, fmt, json_obj={
-            "level": level, "n_boot": n_boot, "seed": seed, "correction": correction,
-            "metric": metric, "items": len(items), "benchmarks": sorted(data.benchmarks),
-            "models": model_rows, "pairs": pair_rows, "missing": missing,
-        })
+        emit(
+            model_rows,
+            _MODEL_COLUMNS,
+            fmt,
+            json_obj={
+                "level": level,
+                "n_boot": n_boot,
+                "seed": seed,
+                "correction": correction,
+                "metric": metric,
+                "items": len(items),
+                "benchmarks": sorted(data.benchmarks),
+                "models": model_rows,
+                "pairs": pair_rows,
+                "missing": missing,
+            },
+        )
         return
     emit(model_rows, _MODEL_COLUMNS, fmt)
     if pair_rows:

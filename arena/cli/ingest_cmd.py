@@ -27,15 +27,32 @@ def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
 
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "input_format", type=click.Choice(["auto", "csv", "jsonl", "json"]),
-              default="auto", show_default=True, help="Input format (guessed from name or content).")
+@click.option(
+    "--format",
+    "input_format",
+    type=click.Choice(["auto", "csv", "jsonl", "json"]),
+    default="auto",
+    show_default=True,
+    help="Input format (guessed from name or content).",
+)
 @click.option("--source", help="Source label stored on every battle (e.g. human, gpt-4-judge).")
-@click.option("--map", "maps", multiple=True, metavar="FIELD=COLUMN",
-              help="Read FIELD from COLUMN (repeatable); FIELD= ignores a field, e.g. --map id=.")
-@click.option("--skip-invalid", is_flag=True,
-              help="Store the valid rows and write rejected rows to --rejects.")
-@click.option("--rejects", type=click.Path(dir_okay=False, writable=True),
-              help="CSV file for rejected rows (required with --skip-invalid).")
+@click.option(
+    "--map",
+    "maps",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Read FIELD from COLUMN (repeatable); FIELD= ignores a field, e.g. --map id=.",
+)
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Store the valid rows and write rejected rows to --rejects.",
+)
+@click.option(
+    "--rejects",
+    type=click.Path(dir_okay=False, writable=True),
+    help="CSV file for rejected rows (required with --skip-invalid).",
+)
 @quiet_option
 @click.pass_obj
 def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects, quiet):
@@ -70,12 +87,21 @@ def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects
             total = os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
             with progress_bar(total, f"ingest {os.path.basename(path)}", quiet=quiet) as update:
                 try:
-                    report = ingest_file(engine, path, fmt=input_format, source=source,
-                                         mapping=mapping, rejects=sink, progress=update)
+                    report = ingest_file(
+                        engine,
+                        path,
+                        fmt=input_format,
+                        source=source,
+                        mapping=mapping,
+                        rejects=sink,
+                        progress=update,
+                    )
                 except IngestError as exc:
                     done = ", ".join(r.file for r in reports)
                     kept = f" (already stored: {done})" if done else ""
-                    raise click.ClickException(f"{exc}; nothing from this file was stored{kept}") from None
+                    raise click.ClickException(
+                        f"{exc}; nothing from this file was stored{kept}"
+                    ) from None
             reports.append(report)
             click.echo(_summary(report))
     finally:

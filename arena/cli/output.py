@@ -22,9 +22,7 @@ format_option = click.option(
     help="Output format.",
 )
 
-quiet_option = click.option(
-    "-q", "--quiet", is_flag=True, help="No progress output on stderr."
-)
+quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress output on stderr.")
 
 # Spreadsheet programs execute cells that start with these characters.
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -77,8 +75,10 @@ def render_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str
     writer.writerow(columns)
     for r in rows:
         writer.writerow(
-            [csv_safe(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
-             for v in (r.get(c) for c in columns)]
+            [
+                csv_safe(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                for v in (r.get(c) for c in columns)
+            ]
         )
     return buf.getvalue()
 

@@ -9,16 +9,31 @@ from arena.cli.output import quiet_option
 
 @click.command("publish")
 @click.argument("out_dir", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
-@click.option("--snapshot", "snapshot_id", type=int, default=None,
-              help="Snapshot to render on the main page (default: latest overall).")
-@click.option("--top", type=click.IntRange(min=2), default=20, show_default=True,
-              help="Models in the win-probability and head-to-head matrices.")
-@click.option("--attribution", default=None, metavar="TEXT",
-              help="Data-source attribution shown in every page footer.")
+@click.option(
+    "--snapshot",
+    "snapshot_id",
+    type=int,
+    default=None,
+    help="Snapshot to render on the main page (default: latest overall).",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=2),
+    default=20,
+    show_default=True,
+    help="Models in the win-probability and head-to-head matrices.",
+)
+@click.option(
+    "--attribution",
+    default=None,
+    metavar="TEXT",
+    help="Data-source attribution shown in every page footer.",
+)
 @quiet_option
 @click.pass_obj
-def publish_command(app, out_dir: str, snapshot_id: int | None, top: int,
-                    attribution: str | None, quiet: bool) -> None:
+def publish_command(
+    app, out_dir: str, snapshot_id: int | None, top: int, attribution: str | None, quiet: bool
+) -> None:
     """Write the leaderboard as a static site into OUT_DIR.
 
     The main page shows the latest overall snapshot (or --snapshot ID); every
@@ -40,8 +55,9 @@ def publish_command(app, out_dir: str, snapshot_id: int | None, top: int,
 
     engine = app.engine()
     try:
-        report = publish_site(engine, out_dir, snapshot_id=snapshot_id, top=top,
-                              attribution=attribution)
+        report = publish_site(
+            engine, out_dir, snapshot_id=snapshot_id, top=top, attribution=attribution
+        )
     except PublishError as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:

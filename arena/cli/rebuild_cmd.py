@@ -22,8 +22,9 @@ def _anchor(value: str | None) -> tuple[str, float] | None:
             raise ValueError
         return name, float(rating)
     except ValueError:
-        raise click.BadParameter(f"{value!r}: expected MODEL=RATING, e.g. gpt-4o=1200",
-                                 param_hint="--anchor") from None
+        raise click.BadParameter(
+            f"{value!r}: expected MODEL=RATING, e.g. gpt-4o=1200", param_hint="--anchor"
+        ) from None
 
 
 def _when(value: str | None) -> datetime | None:
@@ -43,38 +44,100 @@ def _when(value: str | None) -> datetime | None:
 @click.option("--rounds", type=int, default=1000, show_default=True, help="Bootstrap rounds.")
 @click.option("--seed", type=int, default=None, help="Random seed [default: fixed, 20240501].")
 @click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
-@click.option("--ci", type=click.Choice(["bootstrap", "sandwich", "fisher"]), default="bootstrap",
-              show_default=True, help="Interval method.")
-@click.option("--simultaneous", is_flag=True,
-              help="Intervals that hold for all models together (max-|t|).")
-@click.option("--ties", type=click.Choice(["half", "davidson"]), default="half", show_default=True,
-              help="Ties as half wins (LMArena) or the Davidson tie model.")
-@click.option("--both-bad", type=click.Choice(["tie", "drop"]), default="tie", show_default=True,
-              help="Treat 'both bad' votes as ties or leave them out.")
-@click.option("--position", is_flag=True, help="Also estimate a first-position (model_a) advantage.")
+@click.option(
+    "--ci",
+    type=click.Choice(["bootstrap", "sandwich", "fisher"]),
+    default="bootstrap",
+    show_default=True,
+    help="Interval method.",
+)
+@click.option(
+    "--simultaneous", is_flag=True, help="Intervals that hold for all models together (max-|t|)."
+)
+@click.option(
+    "--ties",
+    type=click.Choice(["half", "davidson"]),
+    default="half",
+    show_default=True,
+    help="Ties as half wins (LMArena) or the Davidson tie model.",
+)
+@click.option(
+    "--both-bad",
+    type=click.Choice(["tie", "drop"]),
+    default="tie",
+    show_default=True,
+    help="Treat 'both bad' votes as ties or leave them out.",
+)
+@click.option(
+    "--position", is_flag=True, help="Also estimate a first-position (model_a) advantage."
+)
 @click.option("--anchor", help="Pin one model's rating, MODEL=RATING (default: mean 1000).")
-@click.option("--prior", type=float, default=None,
-              help="Prior strength; 0 = pure MLE (error if it does not exist) [default: weak prior "
-                   "only when the MLE does not exist].")
-@click.option("--min-battles", type=int, default=50, show_default=True,
-              help="Models with fewer battles are listed but not ranked.")
-@click.option("--tiers", "tiers", type=click.Choice(["maxt", "holm", "bh", "overlap"]),
-              default="maxt", show_default=True,
-              help="Tier method: paired bootstrap differences with max-t/Holm/BH correction, "
-                   "or leader-anchored interval overlap.")
-@click.option("--tier-rule", type=click.Choice(["leader", "cut"]), default="leader",
-              show_default=True,
-              help="Paired tiers: split from the tier leader, or only where every pair across "
-                   "the cut differs (stricter).")
-@click.option("--cluster", type=click.Choice(["battle", "judge", "question", "source"]),
-              default="battle", show_default=True, help="Resampling unit of the bootstrap.")
-@click.option("--all-categories", is_flag=True,
-              help="Also build one snapshot per category, in the same run.")
+@click.option(
+    "--prior",
+    type=float,
+    default=None,
+    help="Prior strength; 0 = pure MLE (error if it does not exist) [default: weak prior "
+    "only when the MLE does not exist].",
+)
+@click.option(
+    "--min-battles",
+    type=int,
+    default=50,
+    show_default=True,
+    help="Models with fewer battles are listed but not ranked.",
+)
+@click.option(
+    "--tiers",
+    "tiers",
+    type=click.Choice(["maxt", "holm", "bh", "overlap"]),
+    default="maxt",
+    show_default=True,
+    help="Tier method: paired bootstrap differences with max-t/Holm/BH correction, "
+    "or leader-anchored interval overlap.",
+)
+@click.option(
+    "--tier-rule",
+    type=click.Choice(["leader", "cut"]),
+    default="leader",
+    show_default=True,
+    help="Paired tiers: split from the tier leader, or only where every pair across "
+    "the cut differs (stricter).",
+)
+@click.option(
+    "--cluster",
+    type=click.Choice(["battle", "judge", "question", "source"]),
+    default="battle",
+    show_default=True,
+    help="Resampling unit of the bootstrap.",
+)
+@click.option(
+    "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
+)
 @quiet_option
 @click.pass_obj
-def rebuild_command(app, category, source, since, until, rounds, seed, level, ci, simultaneous,
-                    ties, both_bad, position, anchor, prior, min_battles, tiers, tier_rule,
-                    cluster, all_categories, quiet):
+def rebuild_command(
+    app,
+    category,
+    source,
+    since,
+    until,
+    rounds,
+    seed,
+    level,
+    ci,
+    simultaneous,
+    ties,
+    both_bad,
+    position,
+    anchor,
+    prior,
+    min_battles,
+    tiers,
+    tier_rule,
+    cluster,
+    all_categories,
+    quiet,
+):
     """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
 
     Reads battles up to the current largest battle id (the watermark) in one
@@ -91,11 +154,24 @@ def rebuild_command(app, category, source, since, until, rounds, seed, level, ci
     from arena.rebuild import DEFAULT_SEED, RebuildError, RebuildOptions, rebuild
 
     opts = RebuildOptions(
-        category=category, source=source, since=_when(since), until=_when(until),
-        rounds=rounds, seed=DEFAULT_SEED if seed is None else seed, level=level, ci=ci,
-        simultaneous=simultaneous, ties=ties, both_bad=both_bad, position=position,
-        anchor=_anchor(anchor), prior=prior, min_battles=min_battles, tiers=tiers,
-        tier_rule=tier_rule, cluster=cluster,
+        category=category,
+        source=source,
+        since=_when(since),
+        until=_when(until),
+        rounds=rounds,
+        seed=DEFAULT_SEED if seed is None else seed,
+        level=level,
+        ci=ci,
+        simultaneous=simultaneous,
+        ties=ties,
+        both_bad=both_bad,
+        position=position,
+        anchor=_anchor(anchor),
+        prior=prior,
+        min_battles=min_battles,
+        tiers=tiers,
+        tier_rule=tier_rule,
+        cluster=cluster,
     )
     engine = app.engine()
 
@@ -111,8 +187,10 @@ def rebuild_command(app, category, source, since, until, rounds, seed, level, ci
         click.echo(f"warning: {warning}", err=True)
     for sid, board in zip(result.snapshot_ids, result.boards, strict=True):
         click.echo(f"snapshot {sid}: {board}")
-    click.echo(f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.watermark} "
-               f"in {result.seconds:.2f}s")
+    click.echo(
+        f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.watermark} "
+        f"in {result.seconds:.2f}s"
+    )
 
 
 def _resolve_snapshot(conn, snapshot_id: int | None, category: str | None):
@@ -165,11 +243,16 @@ def leaderboard_command(app, snapshot_id, category, show_all, fmt):
             f"tiers: {opts.get('tiers')}"
         )
         rows = [
-            dict(rank_ub=r["rank_ub"] if r["rank_ub"] is not None else "-",
-                 tier=r["tier"] if r["tier"] is not None else "-", model=r["model"],
-                 rating=_fmt(r["rating"]), minus=_fmt(r["rating"] - r["ci_low"]),
-                 plus=_fmt(r["ci_high"] - r["rating"]), battles=r["battles"],
-                 flags=",".join(r["flags"]))
+            dict(
+                rank_ub=r["rank_ub"] if r["rank_ub"] is not None else "-",
+                tier=r["tier"] if r["tier"] is not None else "-",
+                model=r["model"],
+                rating=_fmt(r["rating"]),
+                minus=_fmt(r["rating"] - r["ci_low"]),
+                plus=_fmt(r["ci_high"] - r["rating"]),
+                battles=r["battles"],
+                flags=",".join(r["flags"]),
+            )
             for r in doc["rows"]
         ]
         emit(rows, LEADERBOARD_COLUMNS, "table")
@@ -193,12 +276,25 @@ def snapshots_command(app, fmt):
 
     with app.engine().connect() as conn:
         snaps = list_snapshots(conn)
-    rows = [dict(id=s.id, created_at=s.created_at.isoformat()[:19], board=s.board,
-                 models=s.n_models, battles=int(s.n_battles), watermark=s.watermark,
-                 method=s.options.get("ci"), rounds=s.options.get("rounds"), seed=s.seed)
-            for s in snaps]
-    emit(rows, ["id", "created_at", "board", "models", "battles", "watermark", "method",
-                "rounds", "seed"], fmt)
+    rows = [
+        dict(
+            id=s.id,
+            created_at=s.created_at.isoformat()[:19],
+            board=s.board,
+            models=s.n_models,
+            battles=int(s.n_battles),
+            watermark=s.watermark,
+            method=s.options.get("ci"),
+            rounds=s.options.get("rounds"),
+            seed=s.seed,
+        )
+        for s in snaps
+    ]
+    emit(
+        rows,
+        ["id", "created_at", "board", "models", "battles", "watermark", "method", "rounds", "seed"],
+        fmt,
+    )
 
 
 @click.command("diff")
@@ -225,18 +321,37 @@ def diff_command(app, old, new, fmt):
     rows = []
     for r in b.rows:
         p = before.get(r.model)
-        rows.append(dict(
-            model=r.model, status="new" if p is None else "",
-            rating=_fmt(r.rating), d_rating=None if p is None else _fmt(r.rating - p.rating),
-            rank_ub=r.rank_ub, old_rank_ub=None if p is None else p.rank_ub,
-            tier=r.tier, old_tier=None if p is None else p.tier,
-        ))
+        rows.append(
+            dict(
+                model=r.model,
+                status="new" if p is None else "",
+                rating=_fmt(r.rating),
+                d_rating=None if p is None else _fmt(r.rating - p.rating),
+                rank_ub=r.rank_ub,
+                old_rank_ub=None if p is None else p.rank_ub,
+                tier=r.tier,
+                old_tier=None if p is None else p.tier,
+            )
+        )
     for name, p in before.items():
         if name not in after:
-            rows.append(dict(model=name, status="gone", rating=None, d_rating=None, rank_ub=None,
-                             old_rank_ub=p.rank_ub, tier=None, old_tier=p.tier))
-    emit(rows, ["model", "status", "rating", "d_rating", "rank_ub", "old_rank_ub", "tier",
-                "old_tier"], fmt)
+            rows.append(
+                dict(
+                    model=name,
+                    status="gone",
+                    rating=None,
+                    d_rating=None,
+                    rank_ub=None,
+                    old_rank_ub=p.rank_ub,
+                    tier=None,
+                    old_tier=p.tier,
+                )
+            )
+    emit(
+        rows,
+        ["model", "status", "rating", "d_rating", "rank_ub", "old_rank_ub", "tier", "old_tier"],
+        fmt,
+    )
 
 
 @click.command("compare")
@@ -276,8 +391,9 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
     rating = np.zeros(samples.shape[1])
     rating[ra.position], rating[rb.position] = ra.rating, rb.rating
     level = float(board.snapshot.options.get("level", 0.95))
-    c = compare_pair(samples.astype(np.float64), ra.position, rb.position, rating=rating,
-                     level=level)
+    c = compare_pair(
+        samples.astype(np.float64), ra.position, rb.position, rating=rating, level=level
+    )
     wins_a = wins_b = ties = 0.0
     for p in pairs:
         if {p.model_a, p.model_b} == {model_a, model_b}:
@@ -285,14 +401,27 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
             wins_a, wins_b = (p.b_wins, p.a_wins) if flip else (p.a_wins, p.b_wins)
             ties = p.ties
     # The direction comes from the paired interval itself, not the point difference.
-    verdict = (f"{model_a} is better" if c.low > 0 else
-               f"{model_b} is better" if c.high < 0 else
-               "not distinguishable at this level")
+    verdict = (
+        f"{model_a} is better"
+        if c.low > 0
+        else f"{model_b} is better"
+        if c.high < 0
+        else "not distinguishable at this level"
+    )
     doc = dict(
-        snapshot=board.snapshot.id, model_a=model_a, model_b=model_b,
-        rating_a=ra.rating, rating_b=rb.rating, difference=c.diff, ci_low=c.low, ci_high=c.high,
-        level=level, p_a_better=c.p_better, win_probability_a=c.win_prob,
-        significant=bool(c.significant), verdict=verdict,
+        snapshot=board.snapshot.id,
+        model_a=model_a,
+        model_b=model_b,
+        rating_a=ra.rating,
+        rating_b=rb.rating,
+        difference=c.diff,
+        ci_low=c.low,
+        ci_high=c.high,
+        level=level,
+        p_a_better=c.p_better,
+        win_probability_a=c.win_prob,
+        significant=bool(c.significant),
+        verdict=verdict,
         record={"a_wins": wins_a, "b_wins": wins_b, "ties": ties},
     )
     if fmt == "json":
@@ -306,8 +435,10 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
     pct = round(100 * level)
     n = wins_a + wins_b + ties
     click.echo(f"{model_a} vs {model_b} (snapshot {board.snapshot.id})")
-    click.echo(f"  rating difference  {c.diff:+.1f}  ({pct}% paired interval "
-               f"{c.low:+.1f} to {c.high:+.1f})")
+    click.echo(
+        f"  rating difference  {c.diff:+.1f}  ({pct}% paired interval "
+        f"{c.low:+.1f} to {c.high:+.1f})"
+    )
     click.echo(f"  P({model_a} better) {c.p_better:.3f} over bootstrap rounds")
     click.echo(f"  predicted win probability of {model_a}: {c.win_prob:.3f}")
     record = f"{int(wins_a)} wins, {int(wins_b)} losses, {int(ties)} ties" if n else "never met"

@@ -96,7 +96,11 @@ class Battle(Base):
         # no table lookups (10M battles: 57 s -> seconds), with `id` covered for the
         # watermark (SQLite: the rowid is in every index; PostgreSQL: INCLUDE).
         Index(
-            "ix_battles_pair_outcome", "model_a_id", "model_b_id", "outcome", "weight",
+            "ix_battles_pair_outcome",
+            "model_a_id",
+            "model_b_id",
+            "outcome",
+            "weight",
             sqlite_where=text("excluded_reason IS NULL"),
             postgresql_where=text("excluded_reason IS NULL"),
             postgresql_include=["id"],

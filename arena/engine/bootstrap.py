@@ -114,7 +114,9 @@ class Bootstrap:
         good = self.good
         return good.std(axis=0, ddof=1) if good.shape[0] > 1 else np.zeros(self.point.shape)
 
-    def interval(self, level: float = 0.95, *, simultaneous: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    def interval(
+        self, level: float = 0.95, *, simultaneous: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Confidence intervals for all ratings.
 
         Parameters
@@ -169,7 +171,14 @@ def _seed_sequence(rng) -> np.random.SeedSequence:
 class _Job:
     """Everything a chunk needs; one instance shared read-only by the threads."""
 
-    def __init__(self, point: Fit, clusters: sp.csr_matrix | None, chord_iters: int, newton_iters: int, rounds: int):
+    def __init__(
+        self,
+        point: Fit,
+        clusters: sp.csr_matrix | None,
+        chord_iters: int,
+        newton_iters: int,
+        rounds: int,
+    ):
         self.point = point
         self.design = d = point.design
         self.chord_iters = chord_iters
@@ -212,7 +221,9 @@ class _Job:
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
-        draws = multinomial_rows(rng, self.n_draw, self.p, rounds, table=self.table, categorical=self.categorical)
+        draws = multinomial_rows(
+            rng, self.n_draw, self.p, rounds, table=self.table, categorical=self.categorical
+        )
         counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
         gtol = GTOL_REL_BOOT * gradient_scale(d, stats)
@@ -244,7 +255,14 @@ class _Job:
             )
             slow = np.flatnonzero(~cs)
             if slow.size:
-                xn, cn, _, gn = newton(d, stats[std[slow]], xs[slow], lam=lam, gtol=gtol[std[slow]], max_iter=self.newton_iters)
+                xn, cn, _, gn = newton(
+                    d,
+                    stats[std[slow]],
+                    xs[slow],
+                    lam=lam,
+                    gtol=gtol[std[slow]],
+                    max_iter=self.newton_iters,
+                )
                 xs[slow], cs[slow], gs[slow] = xn, cn, gn
             x[std], converged[std], gnorm[std] = xs, cs, gs
             if self.lam0 == 0.0:
@@ -253,19 +271,30 @@ class _Job:
                         use_prior[r] = True
         pri = np.flatnonzero(use_prior)
         if pri.size:
-            xp, cp, _, gp = newton(d, stats[pri], np.tile(point.x, (pri.size, 1)), lam=DEFAULT_PRIOR, gtol=gtol[pri], max_iter=self.newton_iters)
+            xp, cp, _, gp = newton(
+                d,
+                stats[pri],
+                np.tile(point.x, (pri.size, 1)),
+                lam=DEFAULT_PRIOR,
+                gtol=gtol[pri],
+                max_iter=self.newton_iters,
+            )
             x[pri], converged[pri], gnorm[pri] = xp, cp, gp
         theta = to_models(d, x[:, : d.n_active], point.anchor)
         if self.none_idx.size:
             # no data at all: the prior is all we know about these models
-            theta[:, self.none_idx] += rng.normal(0.0, 1.0 / np.sqrt(max(self.lam0, DEFAULT_PRIOR)), size=(rounds, self.none_idx.size))
+            theta[:, self.none_idx] += rng.normal(
+                0.0, 1.0 / np.sqrt(max(self.lam0, DEFAULT_PRIOR)), size=(rounds, self.none_idx.size)
+            )
         ratings = BASE + SCALE * theta
         if point.anchor is not None:
             ratings += point.anchor[1] - BASE
         return ratings, converged, use_prior, gnorm
 
 
-def _mle_possible(d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray) -> np.ndarray:
+def _mle_possible(
+    d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray
+) -> np.ndarray:
     """Cheap necessary condition for the MLE per round: every model won and lost (ties count)."""
     ok = (credit > 0).all(axis=1) & (debit > 0).all(axis=1)
     if d.ties == "davidson":
@@ -277,12 +306,17 @@ def _mle_possible(d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.nd
 def _forked_chunks(job: _Job, sizes, seeds, workers: int):
     """Chunks in forked worker processes, or None if processes are unavailable."""
     global _JOB
-    if "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+    if (
+        "fork" not in multiprocessing.get_all_start_methods()
+        or multiprocessing.current_process().daemon
+    ):
         return None
     _JOB = job
     try:
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_worker_init
+        ) as pool:
             return list(pool.map(_run_forked, zip(sizes, seeds, strict=True)))
     except (BrokenProcessPool, OSError):
         return None  # could not fork, or a worker died: the caller reruns the same chunks
@@ -358,7 +392,9 @@ def bootstrap(
     if rng is None:
         rng = 0 if seed is None else int(seed)
     if point is None:
-        point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
+        point = fit(
+            table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor
+        )
     job = _Job(point, clusters, chord_iters, newton_iters, rounds)
     # at least MIN_CHUNKS chunks so that the workers share even short runs; the
     # chunking depends only on the problem, never on `workers` (reproducibility)

@@ -17,7 +17,14 @@ import scipy.sparse as sp
 
 from arena.outcomes import N_OUTCOMES
 
-__all__ = ["CountTable", "count_table", "from_cells", "cluster_matrix", "clustered_table", "unique_rows"]
+__all__ = [
+    "CountTable",
+    "count_table",
+    "from_cells",
+    "cluster_matrix",
+    "clustered_table",
+    "unique_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,11 @@ def _battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray
         raise ValueError(f"model indices must lie in [0, {n_models})")
     if outcome.size and (outcome.min() < 0 or outcome.max() >= N_OUTCOMES):
         raise ValueError(f"outcome codes must lie in [0, {N_OUTCOMES})")
-    return a.astype(np.intp, copy=False), b.astype(np.intp, copy=False), outcome.astype(np.intp, copy=False)
+    return (
+        a.astype(np.intp, copy=False),
+        b.astype(np.intp, copy=False),
+        outcome.astype(np.intp, copy=False),
+    )
 
 
 def unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -237,7 +248,11 @@ def cluster_matrix(cluster_ids, cell_index, *, n_cells: int, n=None) -> sp.csr_m
         raise ValueError(f"cell_index must lie in [0, {n_cells})")
     _, k = np.unique(cluster_ids, return_inverse=True)
     k = k.reshape(-1)
-    vals = np.ones(cell_index.shape, dtype=np.float64) if n is None else np.asarray(n, dtype=np.float64)
+    vals = (
+        np.ones(cell_index.shape, dtype=np.float64)
+        if n is None
+        else np.asarray(n, dtype=np.float64)
+    )
     n_clusters = int(k.max()) + 1 if k.size else 0
     z = sp.coo_matrix((vals, (k, cell_index)), shape=(n_clusters, n_cells)).tocsr()
     z.sum_duplicates()

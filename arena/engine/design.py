@@ -124,7 +124,9 @@ class Design:
         """
         c = self.cell_cat.size
         if clusters.shape[1] != c:
-            raise ValueError(f"clusters must have one column per table cell ({c}), got {clusters.shape[1]}")
+            raise ValueError(
+                f"clusters must have one column per table cell ({c}), got {clusters.shape[1]}"
+            )
         kept = np.flatnonzero(self.cell_cat >= 0)
         to_cat = sp.csr_matrix(
             (np.ones(kept.size), (kept, self.cell_cat[kept])), shape=(c, self.cat_n.size)
@@ -137,7 +139,9 @@ class Design:
         return self.stats_from_counts(self.cat_n[None, :])
 
 
-def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie", position: bool = False) -> Design:
+def make_design(
+    table: CountTable, *, ties: str = "half", both_bad: str = "tie", position: bool = False
+) -> Design:
     """Compile ``table`` into the sufficient-statistics design of one model variant."""
     if ties not in TIE_MODELS:
         raise ValueError(f"ties must be one of {TIE_MODELS}, got {ties!r}")
@@ -205,7 +209,10 @@ def make_design(table: CountTable, *, ties: str = "half", both_bad: str = "tie",
 
     gi = np.arange(n_groups)
     incidence = sp.csr_matrix(
-        (np.concatenate([np.ones(n_groups), -np.ones(n_groups)]), (np.concatenate([gi, gi]), np.concatenate([ga, gb]))),
+        (
+            np.concatenate([np.ones(n_groups), -np.ones(n_groups)]),
+            (np.concatenate([gi, gi]), np.concatenate([ga, gb])),
+        ),
         shape=(n_groups, active.size),
     )
     lo, hi = np.minimum(ga, gb), np.maximum(ga, gb)

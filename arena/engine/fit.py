@@ -107,7 +107,9 @@ class Fit:
     design: Design = field(repr=False, default=None)
     x: np.ndarray = field(repr=False, default=None)
     param_cov: np.ndarray = field(repr=False, default=None)  # inverse information, gauge-projected
-    kinv: np.ndarray = field(repr=False, default=None)  # inverse of the (gauge-fixed) negative Hessian
+    kinv: np.ndarray = field(
+        repr=False, default=None
+    )  # inverse of the (gauge-fixed) negative Hessian
 
 
 def initial_params(design: Design) -> np.ndarray:
@@ -165,7 +167,9 @@ def check_anchor(anchor, n_models: int, design: Design | None = None) -> tuple[i
     except (TypeError, ValueError, IndexError) as exc:
         raise ValueError(f"anchor must be (model_index, rating), got {anchor!r}") from exc
     if not 0 <= idx < n_models or not np.isfinite(value):
-        raise ValueError(f"anchor index must be in [0, {n_models}) and rating finite, got {anchor!r}")
+        raise ValueError(
+            f"anchor index must be in [0, {n_models}) and rating finite, got {anchor!r}"
+        )
     if design is not None and design.battles_per_model[idx] == 0:
         raise ValueError(f"anchor model {idx} has no battles, so it cannot fix the scale")
     return idx, value

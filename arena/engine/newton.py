@@ -62,14 +62,29 @@ def _unpack(design: Design, x: np.ndarray):
     return theta, d, phi
 
 
-def _pieces(design: Design, x: np.ndarray, stats: np.ndarray, *, derivs: bool, value: bool = True, curvature: bool = True):
+def _pieces(
+    design: Design,
+    x: np.ndarray,
+    stats: np.ndarray,
+    *,
+    derivs: bool,
+    value: bool = True,
+    curvature: bool = True,
+):
     """Per-group log-likelihood terms (if ``value``) and (if ``derivs``) derivatives."""
     _, d, phi = _unpack(design, x)
     return group_terms(design.ties, d, phi, stats, derivs=derivs, value=value, curvature=curvature)
 
 
 def group_terms(
-    ties: str, d: np.ndarray, phi, stats: np.ndarray, *, derivs: bool, value: bool = True, curvature: bool = True
+    ties: str,
+    d: np.ndarray,
+    phi,
+    stats: np.ndarray,
+    *,
+    derivs: bool,
+    value: bool = True,
+    curvature: bool = True,
 ):
     """Log-likelihood terms and derivatives given the linear predictor ``d``.
 
@@ -137,7 +152,9 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     grad_only = order == -1
     if grad_only:
         order = 1
-    ll, der = _pieces(design, x, stats, derivs=order >= 1, value=not grad_only, curvature=order >= 2)
+    ll, der = _pieces(
+        design, x, stats, derivs=order >= 1, value=not grad_only, curvature=order >= 2
+    )
     theta = x[:, :ma]
     f = None if grad_only else ll.sum(axis=1) - 0.5 * lam * np.einsum("ij,ij->i", theta, theta)
     if order == 0:

@@ -133,16 +133,26 @@ def rate(
     boot = None
     if ci == "bootstrap":
         if simultaneous == "chi2":
-            raise ValueError("simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap")
-        boot = bootstrap(table, rounds=rounds, rng=seed, clusters=clusters, point=point, workers=workers)
+            raise ValueError(
+                "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
+            )
+        boot = bootstrap(
+            table, rounds=rounds, rng=seed, clusters=clusters, point=point, workers=workers
+        )
         low, high = boot.interval(level, simultaneous=bool(simultaneous))
         se = boot.se
         samples = boot.good
         cov = None
         failed = boot.failed_rounds.tolist()
-        diag.update(failed_rounds=failed, n_failed_rounds=len(failed), n_prior_rounds=int(boot.prior_rounds.size))
+        diag.update(
+            failed_rounds=failed,
+            n_failed_rounds=len(failed),
+            n_prior_rounds=int(boot.prior_rounds.size),
+        )
         if failed:
-            warnings.append(f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}")
+            warnings.append(
+                f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
+            )
         if boot.prior_rounds.size:
             warnings.append(
                 f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "

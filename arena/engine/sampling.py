@@ -272,6 +272,7 @@ def multinomial_rows(
 
         def draw(k: int) -> np.ndarray:
             return table.sample(rng, k).T
+
     xt = draw(rounds)
     s = xt.sum(axis=0)  # exact: integer-valued doubles far below 2**53
     bad = np.flatnonzero(s > n)

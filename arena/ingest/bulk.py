@@ -39,7 +39,10 @@ def wants_bulk(expected_rows: float, stored_rows: int) -> bool:
 
 def _foreign_keys() -> list[ForeignKeyConstraint]:
     """The foreign keys of the tables a load writes, as the schema names them."""
-    return [*Battle.__table__.foreign_key_constraints, *BattleCategory.__table__.foreign_key_constraints]
+    return [
+        *Battle.__table__.foreign_key_constraints,
+        *BattleCategory.__table__.foreign_key_constraints,
+    ]
 
 
 def drop_indexes(conn: Connection, *, foreign_keys: bool) -> None:

@@ -79,7 +79,9 @@ class RejectSink:
 
     def add(self, file: str, location: str, error: RowError | str, record: Any) -> None:
         fld = error.field if isinstance(error, RowError) else ""
-        self._writer.writerow([file, location, fld, str(error), json.dumps(record, ensure_ascii=False)])
+        self._writer.writerow(
+            [file, location, fld, str(error), json.dumps(record, ensure_ascii=False)]
+        )
 
 
 Location = int | str  # a CSV line number, or "line N" / "record N" for JSON
@@ -89,8 +91,9 @@ def _where(location: Location) -> str:
     return f"line {location}" if isinstance(location, int) else location
 
 
-def _json_records(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
-                  ) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
+def _json_records(
+    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
     """Yield (location, raw record, parsed battle or the error) of a JSON or JSON-lines file."""
     items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
     schemas: dict[frozenset[str], Schema | RowError] = {}
@@ -134,7 +137,9 @@ class Chunk:
     rows_read: int = 0
 
 
-def _csv_chunks(source: InputFile, binary: IO[bytes], mapping: Mapping[str, str]) -> Iterator[Chunk]:
+def _csv_chunks(
+    source: InputFile, binary: IO[bytes], mapping: Mapping[str, str]
+) -> Iterator[Chunk]:
     """CSV blocks, parsed column-wise where the shape allows, else row by row."""
     header, read = read_csv(source, binary)
     try:
@@ -149,7 +154,12 @@ def _csv_chunks(source: InputFile, binary: IO[bytes], mapping: Mapping[str, str]
             return
         columns = block_parser(block) if block_parser is not None else None
         if columns is not None:
-            yield Chunk(columns=columns, where=block.lines, records=_BlockRecords(block), rows_read=len(block))
+            yield Chunk(
+                columns=columns,
+                where=block.lines,
+                records=_BlockRecords(block),
+                rows_read=len(block),
+            )
             continue
         chunk = Chunk()
         for line_no, row in zip(block.lines, block.all_rows(), strict=True):
@@ -185,8 +195,9 @@ def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:
         chunk.records.append(record)
 
 
-def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
-            ) -> Iterator[Chunk]:
+def _chunks(
+    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+) -> Iterator[Chunk]:
     if fmt == "csv":
         yield from _csv_chunks(source, binary, mapping)
         return
@@ -200,17 +211,37 @@ def _chunks(source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str
         yield chunk
 
 
-def _load(engine: Engine, src: InputFile, fmt: str, source: str | None, mapping: Mapping[str, str],
-          rejects: RejectSink | None, progress: Progress | None, size: int, *,
-          bulk_allowed: bool, buffered: list[tuple]) -> IngestReport:
+def _load(
+    engine: Engine,
+    src: InputFile,
+    fmt: str,
+    source: str | None,
+    mapping: Mapping[str, str],
+    rejects: RejectSink | None,
+    progress: Progress | None,
+    size: int,
+    *,
+    bulk_allowed: bool,
+    buffered: list[tuple],
+) -> IngestReport:
     """One attempt at storing the file, in one transaction; rejected records are
     collected in ``buffered`` (file, location, error, record) for the caller."""
     report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
-    with engine.connect() as conn, _own_integrity_checks(conn), conn.begin(), open_binary(src) as binary:
+    with (
+        engine.connect() as conn,
+        _own_integrity_checks(conn),
+        conn.begin(),
+        open_binary(src) as binary,
+    ):
         batch_id = conn.execute(
-            insert(IngestBatch).values(
-                file_name=src.display[-1024:], sha256=src.sha256, format=fmt, source=source,
-            ).returning(IngestBatch.id)
+            insert(IngestBatch)
+            .values(
+                file_name=src.display[-1024:],
+                sha256=src.sha256,
+                format=fmt,
+                source=source,
+            )
+            .returning(IngestBatch.id)
         ).scalar_one()
         report.batch_id = batch_id
         writer = BattleWriter(conn, batch_id=batch_id, source=source)
@@ -249,10 +280,15 @@ def _load(engine: Engine, src: InputFile, fmt: str, source: str | None, mapping:
         report.bulk = bool(writer.bulk)
         writer.finish()
         conn.execute(
-            update(IngestBatch).where(IngestBatch.id == batch_id).values(
-                rows_read=report.rows_read, inserted=report.inserted,
-                duplicates=report.duplicates, excluded=report.excluded,
-                rejected=report.rejected, finished_at=utcnow(),
+            update(IngestBatch)
+            .where(IngestBatch.id == batch_id)
+            .values(
+                rows_read=report.rows_read,
+                inserted=report.inserted,
+                duplicates=report.duplicates,
+                excluded=report.excluded,
+                rejected=report.rejected,
+                finished_at=utcnow(),
             )
         )
     return report
@@ -306,9 +342,10 @@ def ingest_file(
     report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
     with engine.connect() as conn:
         prior = conn.execute(
-            select(IngestBatch.id).where(
-                IngestBatch.sha256 == src.sha256, IngestBatch.finished_at.is_not(None)
-            ).order_by(IngestBatch.id).limit(1)
+            select(IngestBatch.id)
+            .where(IngestBatch.sha256 == src.sha256, IngestBatch.finished_at.is_not(None))
+            .order_by(IngestBatch.id)
+            .limit(1)
         ).scalar()
     if prior is not None:
         report.already_ingested_as = prior
@@ -318,14 +355,34 @@ def ingest_file(
     try:
         try:
             buffered: list[tuple] = []
-            report = _load(engine, src, fmt, source, mapping or {}, rejects, progress, size,
-                           bulk_allowed=True, buffered=buffered)
+            report = _load(
+                engine,
+                src,
+                fmt,
+                source,
+                mapping or {},
+                rejects,
+                progress,
+                size,
+                bulk_allowed=True,
+                buffered=buffered,
+            )
         except BulkConflict:
             # an id stored twice, found when the bulk load built the unique index:
             # redo the file row by row, which tells duplicates from repeats by line
             buffered = []
-            report = _load(engine, src, fmt, source, mapping or {}, rejects, progress, size,
-                           bulk_allowed=False, buffered=buffered)
+            report = _load(
+                engine,
+                src,
+                fmt,
+                source,
+                mapping or {},
+                rejects,
+                progress,
+                size,
+                bulk_allowed=False,
+                buffered=buffered,
+            )
         if rejects is not None:
             for entry in buffered:  # only now: a redone attempt must not report twice
                 rejects.add(*entry)

@@ -30,8 +30,19 @@ from typing import Any, NamedTuple
 from arena.db.models import MODEL_NAME_MAX
 from arena.outcomes import Outcome
 
-FIELDS = ("id", "model_a", "model_b", "winner", "verdict", "weight", "question",
-          "judge", "language", "tstamp", "category")
+FIELDS = (
+    "id",
+    "model_a",
+    "model_b",
+    "winner",
+    "verdict",
+    "weight",
+    "question",
+    "judge",
+    "language",
+    "tstamp",
+    "category",
+)
 REQUIRED = ("model_a", "model_b")
 
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -74,17 +85,31 @@ VERDICTS = {k: (str(o), w) for k, (o, w) in VERDICTS.items()}
 #: column names when there is no model_a column: (columns, field mapping, result values).
 RESULT_SHAPES: tuple[tuple[frozenset[str], dict[str, str], dict[str, str]], ...] = (
     # football_epl.csv: result from the home side's view, 1 win, -1 loss, 0 draw.
-    (frozenset({"home", "away", "result"}),
-     {"model_a": "home", "model_b": "away", "winner": "result"},
-     {"1": "a_wins", "1.0": "a_wins", "-1": "b_wins", "-1.0": "b_wins", "0": "tie", "0.0": "tie"}),
+    (
+        frozenset({"home", "away", "result"}),
+        {"model_a": "home", "model_b": "away", "winner": "result"},
+        {
+            "1": "a_wins",
+            "1.0": "a_wins",
+            "-1": "b_wins",
+            "-1.0": "b_wins",
+            "0": "tie",
+            "0.0": "tie",
+        },
+    ),
     # icehockey.csv: result from the visitor's view, 1 win, 0 loss, 0.5 tie.
-    (frozenset({"visitor", "opponent", "result"}),
-     {"model_a": "visitor", "model_b": "opponent", "winner": "result"},
-     {"1": "a_wins", "1.0": "a_wins", "0": "b_wins", "0.0": "b_wins", "0.5": "tie"}),
+    (
+        frozenset({"visitor", "opponent", "result"}),
+        {"model_a": "visitor", "model_b": "opponent", "winner": "result"},
+        {"1": "a_wins", "1.0": "a_wins", "0": "b_wins", "0.0": "b_wins", "0.5": "tie"},
+    ),
 )
 #: Aggregated records (baseball.csv): each row stands for that many battles of each kind.
-COUNT_SHAPE = (frozenset({"home.team", "away.team", "home.wins", "away.wins"}),
-               {"model_a": "home.team", "model_b": "away.team"}, ("home.wins", "away.wins"))
+COUNT_SHAPE = (
+    frozenset({"home.team", "away.team", "home.wins", "away.wins"}),
+    {"model_a": "home.team", "model_b": "away.team"},
+    ("home.wins", "away.wins"),
+)
 _MAX_COUNT = 1_000_000
 
 _TRUE = frozenset({"true", "True", "TRUE"})
@@ -182,8 +207,11 @@ def resolve_schema(names: Sequence[str], mapping: Mapping[str, str]) -> Schema:
     used = set(columns.values())
     # Columns that LMArena's tagged exports use for scores and ids, never categories;
     # the sports shapes' other columns (home.ice, conference, ...) are not categories either.
-    tags = () if fixed_shape else tuple(
-        n for n in names if n not in used and n not in ("model_x", "model_y"))
+    tags = (
+        ()
+        if fixed_shape
+        else tuple(n for n in names if n not in used and n not in ("model_x", "model_y"))
+    )
     return Schema(columns, winners, tags, counts)
 
 
@@ -270,7 +298,8 @@ def _outcome(schema: Schema, get) -> tuple[str, float]:
     key = str(raw).strip().strip("[]")
     if key not in VERDICTS:
         raise RowError(
-            schema.columns["verdict"], f"unknown verdict {raw!r} (expected A>>B, A>B, A=B, B>A, B>>A)"
+            schema.columns["verdict"],
+            f"unknown verdict {raw!r} (expected A>>B, A>B, A=B, B>A, B>>A)",
         )
     return VERDICTS[key]
 
@@ -296,8 +325,14 @@ def _expand_counts(schema: Schema, get, model_a: str, model_b: str) -> list[Pars
             raise RowError(column, f"not a whole number: {raw!r}") from None
         if not 0 <= n <= _MAX_COUNT:
             raise RowError(column, f"must be between 0 and {_MAX_COUNT}, got {n}")
-        out.extend([ParsedBattle(None, model_a, model_b, outcome, 1.0, None, None, None, None,
-                                 (), excluded)] * n)
+        out.extend(
+            [
+                ParsedBattle(
+                    None, model_a, model_b, outcome, 1.0, None, None, None, None, (), excluded
+                )
+            ]
+            * n
+        )
     return out
 
 
@@ -330,7 +365,9 @@ def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedB
         model_b=model_b,
         outcome=outcome,
         weight=weight,
-        question=_text(get("question"), cols.get("question", "question")) if "question" in cols else None,
+        question=_text(get("question"), cols.get("question", "question"))
+        if "question" in cols
+        else None,
         judge=_text(get("judge"), cols.get("judge", "judge")) if "judge" in cols else None,
         language=_text(get("language"), "language", limit=64) if "language" in cols else None,
         occurred_at=_timestamp(get("tstamp")) if "tstamp" in cols else None,
@@ -378,8 +415,9 @@ def csv_parser(schema: Schema, header: Sequence[str]):
         if ext is not None and (ext == "" or len(ext) > _TEXT_MAX):
             return slow(row)
         cats = tuple(name for name, i in tag_index if row[i] in _TRUE) if tag_index else ()
-        return ParsedBattle(ext, a, b, outcome, 1.0, None, None, None, None, cats,
-                            SELF_PLAY if a == b else None)
+        return ParsedBattle(
+            ext, a, b, outcome, 1.0, None, None, None, None, cats, SELF_PLAY if a == b else None
+        )
 
     return parse
 
@@ -418,7 +456,11 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     the same as :func:`parse_record`'s, applied to whole columns at C speed.
     """
     index = {f: header.index(c) for f, c in schema.columns.items() if c in header}
-    if schema.counts is not None or "winner" not in index or not set(index) <= {"model_a", "model_b", "winner", "id"}:
+    if (
+        schema.counts is not None
+        or "winner" not in index
+        or not set(index) <= {"model_a", "model_b", "winner", "id"}
+    ):
         return None
     ia, ib, iw, iid = index["model_a"], index["model_b"], index["winner"], index.get("id")
     tag_index = [(n, header.index(n)) for n in schema.tag_columns]

@@ -84,7 +84,12 @@ def detect_format(source: InputFile, requested: str) -> str:
     name = source.display.lower()
     if name.endswith(".gz"):
         name = name[:-3]
-    for suffix, fmt in ((".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json")):
+    for suffix, fmt in (
+        (".csv", "csv"),
+        (".jsonl", "jsonl"),
+        (".ndjson", "jsonl"),
+        (".json", "json"),
+    ):
         if name.endswith(suffix):
             return fmt
     with open_binary(source) as fh:
@@ -106,8 +111,10 @@ def first_bad_line(source: InputFile) -> str:
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                return (f"line {line_no}: not valid UTF-8 "
-                        f"(byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+                return (
+                    f"line {line_no}: not valid UTF-8 "
+                    f"(byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+                )
     return "not valid UTF-8"
 
 
@@ -159,20 +166,34 @@ class CsvBlock:
         return self.rows[i] if self.rows is not None else [col[i] for col in self.columns]
 
     def all_rows(self) -> list[list[str]]:
-        return self.rows if self.rows is not None else [list(r) for r in zip(*self.columns, strict=True)]
+        return (
+            self.rows
+            if self.rows is not None
+            else [list(r) for r in zip(*self.columns, strict=True)]
+        )
 
     def split(self, n: int) -> tuple[CsvBlock, CsvBlock]:
         if self.rows is not None:
-            return CsvBlock(self.lines[:n], rows=self.rows[:n]), CsvBlock(self.lines[n:], rows=self.rows[n:])
-        return (CsvBlock(self.lines[:n], columns=[c[:n] for c in self.columns]),
-                CsvBlock(self.lines[n:], columns=[c[n:] for c in self.columns]))
+            return CsvBlock(self.lines[:n], rows=self.rows[:n]), CsvBlock(
+                self.lines[n:], rows=self.rows[n:]
+            )
+        return (
+            CsvBlock(self.lines[:n], columns=[c[:n] for c in self.columns]),
+            CsvBlock(self.lines[n:], columns=[c[n:] for c in self.columns]),
+        )
 
     def extend(self, other: CsvBlock) -> CsvBlock:
         if not self.lines:
             return other
-        if self.columns is not None and other.columns is not None and len(self.columns) == len(other.columns):
-            return CsvBlock(self.lines + other.lines,
-                            columns=[a + b for a, b in zip(self.columns, other.columns, strict=True)])
+        if (
+            self.columns is not None
+            and other.columns is not None
+            and len(self.columns) == len(other.columns)
+        ):
+            return CsvBlock(
+                self.lines + other.lines,
+                columns=[a + b for a, b in zip(self.columns, other.columns, strict=True)],
+            )
         return CsvBlock(self.lines + other.lines, rows=self.all_rows() + other.all_rows())
 
 

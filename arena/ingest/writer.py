@@ -125,7 +125,9 @@ class BattleWriter:
         else:
             return
         if bad is not None:
-            raise RuntimeError(f"ingest wrote battle {bad} with a dangling reference (a bug; nothing was committed)")
+            raise RuntimeError(
+                f"ingest wrote battle {bad} with a dangling reference (a bug; nothing was committed)"
+            )
 
     # -- name -> id ---------------------------------------------------------
     def _id_for(self, table, cache: dict[str, int], name: str) -> int:
@@ -153,7 +155,7 @@ class BattleWriter:
         than the lookup itself)."""
         found: dict[str, int] = {}
         for start in range(0, len(ids), _LOOKUP_CHUNK):
-            part = ids[start:start + _LOOKUP_CHUNK]
+            part = ids[start : start + _LOOKUP_CHUNK]
             if self.dialect == "postgresql":
                 rows = self.conn.exec_driver_sql(
                     "SELECT external_id, batch_id FROM battles WHERE external_id = ANY(%(ids)s)",
@@ -175,11 +177,14 @@ class BattleWriter:
             # writers take a transaction-level advisory lock first: concurrent
             # ingests queue up, and nothing else in arena draws battle ids.
             if not self._locked:
-                self.conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK})
+                self.conn.exec_driver_sql(
+                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
+                )
                 self._locked = True
             last = self.conn.exec_driver_sql(
                 "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
-                "nextval(pg_get_serial_sequence('battles', 'id')) + %(n)s - 1)", {"n": n}
+                "nextval(pg_get_serial_sequence('battles', 'id')) + %(n)s - 1)",
+                {"n": n},
             ).scalar()
             if not self._locked_first:
                 # under the lock, ids only grow: the first block starts this ingest's range
@@ -211,14 +216,22 @@ class BattleWriter:
             optional.append("weight")
         if sqlite and "occurred_at" in optional:
             # The text form SQLAlchemy's SQLite DateTime reads back (UTC, naive).
-            chunk = [b._replace(occurred_at=b.occurred_at.strftime("%Y-%m-%d %H:%M:%S.%f"))
-                     if b.occurred_at is not None else b for b in chunk]
+            chunk = [
+                b._replace(occurred_at=b.occurred_at.strftime("%Y-%m-%d %H:%M:%S.%f"))
+                if b.occurred_at is not None
+                else b
+                for b in chunk
+            ]
         columns = ["id", "model_a_id", "model_b_id", "outcome", *optional]
         extra = attrgetter(*optional) if optional else None
         rows = []
         for battle_id, b in zip(ids, chunk, strict=True):
-            row = (battle_id, models.get(b.model_a) or model_id(b.model_a),
-                   models.get(b.model_b) or model_id(b.model_b), b.outcome)
+            row = (
+                battle_id,
+                models.get(b.model_a) or model_id(b.model_a),
+                models.get(b.model_b) or model_id(b.model_b),
+                b.outcome,
+            )
             if extra is not None:
                 more = extra(b)
                 row = row + (more if len(optional) > 1 else (more,))
@@ -230,7 +243,9 @@ class BattleWriter:
         duplicates = 0
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
-            repeated, duplicates = self._classify_skipped([chunk[pos].external_id for pos in skipped], skipped)
+            repeated, duplicates = self._classify_skipped(
+                [chunk[pos].external_id for pos in skipped], skipped
+            )
         links = []
         excluded = 0
         stored = 0
@@ -268,29 +283,47 @@ class BattleWriter:
             cols.append(excluded)
         copy_text = None
         if self.dialect == "postgresql":
-            copy_text = self._copy_text(ids, a_ids, b_ids, block, excluded if block.self_play else None)
+            copy_text = self._copy_text(
+                ids, a_ids, b_ids, block, excluded if block.self_play else None
+            )
         inserted = self._insert(
-            columns, zip(*cols, strict=True), ids, may_conflict=block.external_id is not None and not self.bulk,
+            columns,
+            zip(*cols, strict=True),
+            ids,
+            may_conflict=block.external_id is not None and not self.bulk,
             copy_text=copy_text,
         )
         repeated: list[tuple[int, str]] = []
         duplicates = 0
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
-            repeated, duplicates = self._classify_skipped([block.external_id[pos] for pos in skipped], skipped)
+            repeated, duplicates = self._classify_skipped(
+                [block.external_id[pos] for pos in skipped], skipped
+            )
         links = []
         for name, positions in block.tags:
             category = self._category_id(name)
-            links.extend((category, ids[pos]) for pos in positions if inserted is None or ids[pos] in inserted)
+            links.extend(
+                (category, ids[pos])
+                for pos in positions
+                if inserted is None or ids[pos] in inserted
+            )
         self._link(links)
         if inserted is None:
             return ChunkResult(n, len(block.self_play), duplicates, repeated)
-        return ChunkResult(len(inserted), sum(ids[p] in inserted for p in block.self_play), duplicates, repeated)
+        return ChunkResult(
+            len(inserted), sum(ids[p] in inserted for p in block.self_play), duplicates, repeated
+        )
 
     def _copy_text(self, ids, a_ids, b_ids, block: ColumnBlock, excluded) -> str | None:
         """A column block in COPY text format, joined at C speed (``copy.write_row``
         costs ~1.2 us a row); None if a text value would need escaping."""
-        text_cols: list[Iterable[str]] = [map(str, ids), map(str, a_ids), map(str, b_ids), block.outcome]
+        text_cols: list[Iterable[str]] = [
+            map(str, ids),
+            map(str, a_ids),
+            map(str, b_ids),
+            block.outcome,
+        ]
         if block.external_id is not None:
             if _COPY_SPECIAL.search("\x00".join(block.external_id)):
                 return None
@@ -305,7 +338,9 @@ class BattleWriter:
         text_cols.append(repeat(tail, block.n))
         return "\n".join(map("\t".join, zip(*text_cols, strict=True))) + "\n"
 
-    def _classify_skipped(self, exts: list[str], positions: list[int]) -> tuple[list[tuple[int, str]], int]:
+    def _classify_skipped(
+        self, exts: list[str], positions: list[int]
+    ) -> tuple[list[tuple[int, str]], int]:
         """Rows the unique index skipped: an id stored by an earlier batch is a duplicate,
         one stored by this batch means the file repeats it (a rejected row)."""
         if not exts:
@@ -330,8 +365,15 @@ class BattleWriter:
         else:
             self._copy("battle_categories", ("category_id", "battle_id"), links)
 
-    def _insert(self, names: Sequence[str], rows: Iterable[tuple], ids: list[int], *,
-                may_conflict: bool, copy_text: str | None = None) -> set[int] | None:
+    def _insert(
+        self,
+        names: Sequence[str],
+        rows: Iterable[tuple],
+        ids: list[int],
+        *,
+        may_conflict: bool,
+        copy_text: str | None = None,
+    ) -> set[int] | None:
         """Insert rows; return the ids actually inserted, or None when all were.
 
         ``copy_text``: PostgreSQL only, the same rows already rendered in COPY
@@ -349,7 +391,9 @@ class BattleWriter:
             conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
             cursor = self.conn.connection.cursor()
             try:
-                cursor.executemany(f"INSERT INTO battles ({columns}) VALUES ({marks}){conflict}", rows)
+                cursor.executemany(
+                    f"INSERT INTO battles ({columns}) VALUES ({marks}){conflict}", rows
+                )
                 count = cursor.rowcount
             finally:
                 cursor.close()

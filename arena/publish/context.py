@@ -227,7 +227,8 @@ class SiteModel:
     previous: Board | None = None
     pairs: list[PairRecord] = field(default_factory=list)
     history: Mapping[str, list[tuple[int, datetime, float, float, float]]] = field(
-        default_factory=dict)
+        default_factory=dict
+    )
 
     # Indexes built once: a 300-model board has ~45k pairs, and each model page
     # would otherwise scan all of them.
@@ -275,7 +276,7 @@ def display(row: BoardRow) -> str:
 # Plain words for the option values `arena rebuild` writes; unknown values are shown as is.
 _TIER_WORDS = {
     "maxt": "decided by paired bootstrap tests, corrected for testing many pairs at once "
-            "with step-down max-t",
+    "with step-down max-t",
     "holm": "decided by paired bootstrap tests, Holm-corrected for testing many pairs",
     "bh": "decided by paired bootstrap tests, controlling the false discovery rate",
     "overlap": "decided by interval overlap",
@@ -302,11 +303,15 @@ def _tier_words(o: Mapping) -> str:
 def _tier_claim(o: Mapping) -> str:
     """What a tier boundary promises; it differs by rule, so the words must too."""
     if o.get("tier_rule") == "cut" and o.get("tiers") != "overlap":
-        return ("A tier is a group of models; every model in a higher tier is significantly "
-                "better than every model in a lower tier at this level")
-    return ("A tier starts with its leader and holds the models below it that the data cannot "
-            "tell apart from that leader at this level; models in neighbouring tiers may still "
-            "be within the noise of each other")
+        return (
+            "A tier is a group of models; every model in a higher tier is significantly "
+            "better than every model in a lower tier at this level"
+        )
+    return (
+        "A tier starts with its leader and holds the models below it that the data cannot "
+        "tell apart from that leader at this level; models in neighbouring tiers may still "
+        "be within the noise of each other"
+    )
 
 
 def describe_method(info: SnapshotInfo) -> list[str]:
@@ -325,8 +330,11 @@ def describe_method(info: SnapshotInfo) -> list[str]:
     # "battle" clusters are single battles: the plain bootstrap, nothing to say.
     if o.get("cluster") and str(o["cluster"]) not in ("battle", "none"):
         how += f", resampling whole clusters of battles by {o['cluster']}"
-    joint = ("simultaneous: all intervals hold together at this level" if o.get("simultaneous")
-             else "per model: each interval on its own holds at this level")
+    joint = (
+        "simultaneous: all intervals hold together at this level"
+        if o.get("simultaneous")
+        else "per model: each interval on its own holds at this level"
+    )
     models = info.n_models
     lines = [
         f"Ratings are Bradley\u2013Terry estimates on the Elo scale from "
@@ -335,7 +343,8 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         f"Intervals are {level_txt}confidence intervals from {how}; they are {joint}.",
         "Rank (UB) is the best rank the data allow: one plus the number of models whose "
         "interval lies entirely above this model's.",
-        _tier_claim(o) + _tier_words(o)
+        _tier_claim(o)
+        + _tier_words(o)
         + ". Models in one tier are not ranked against each other: the order inside a tier "
         "follows the point ratings, but the differences are within the noise and could "
         "reverse with more battles.",
@@ -346,8 +355,9 @@ def describe_method(info: SnapshotInfo) -> list[str]:
             ties += " Battles where both answers were judged bad are left out."
         lines.append(ties)
     if o.get("min_battles"):
-        lines.append(f"Models with fewer than {o['min_battles']} battles are listed but not "
-                     "ranked.")
+        lines.append(
+            f"Models with fewer than {o['min_battles']} battles are listed but not ranked."
+        )
     return lines
 
 
@@ -361,24 +371,44 @@ def attribution_for(info: SnapshotInfo, override: str | None) -> str | None:
     return None
 
 
-def _row_view(row: BoardRow, axis: svg.Axis, previous: Mapping[str, int | None] | None, root: str,
-              linked: bool) -> RowView:
+def _row_view(
+    row: BoardRow,
+    axis: svg.Axis,
+    previous: Mapping[str, int | None] | None,
+    root: str,
+    linked: bool,
+) -> RowView:
     change, change_text = _rank_change(row, previous)
     plus, minus = row.ci_high - row.rating, row.rating - row.ci_low
     label = display(row)
     return RowView(
-        model=row.model, label=label, href=model_href(row.model, root) if linked else None,
-        organisation=row.organisation, licence=row.licence, link=safe_link(row.link),
+        model=row.model,
+        label=label,
+        href=model_href(row.model, root) if linked else None,
+        organisation=row.organisation,
+        licence=row.licence,
+        link=safe_link(row.link),
         rank=str(row.rank_ub) if row.rank_ub is not None else "\u2013",
-        change=change, change_text=change_text,
+        change=change,
+        change_text=change_text,
         tier=str(row.tier) if row.tier is not None else "\u2013",
-        rating=fmt_rating(row.rating), plus=fmt_rating(plus), minus=fmt_rating(minus),
-        low=fmt_rating(row.ci_low), high=fmt_rating(row.ci_high),
-        battles=fmt_count(row.battles), wins=fmt_count(row.wins),
-        losses=fmt_count(row.losses), ties=fmt_count(row.ties), flags=row.flags,
-        bar=svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis,
-                             label=f"interval {fmt_rating(row.ci_low)} to "
-                                   f"{fmt_rating(row.ci_high)}"),
+        rating=fmt_rating(row.rating),
+        plus=fmt_rating(plus),
+        minus=fmt_rating(minus),
+        low=fmt_rating(row.ci_low),
+        high=fmt_rating(row.ci_high),
+        battles=fmt_count(row.battles),
+        wins=fmt_count(row.wins),
+        losses=fmt_count(row.losses),
+        ties=fmt_count(row.ties),
+        flags=row.flags,
+        bar=svg.interval_bar(
+            row.rating,
+            row.ci_low,
+            row.ci_high,
+            axis,
+            label=f"interval {fmt_rating(row.ci_low)} to {fmt_rating(row.ci_high)}",
+        ),
     )
 
 
@@ -425,15 +455,20 @@ def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
         count[i, j] = count[j, i] = tot
         score[i, j] = p.a_wins + p.ties / 2
         score[j, i] = p.b_wins + p.ties / 2
-    observed = [[None if i == j or count[i, j] == 0 else float(score[i, j] / count[i, j])
-                 for j in range(n)] for i in range(n)]
-    counts = [[None if i == j or count[i, j] == 0 else float(count[i, j]) for j in range(n)]
-              for i in range(n)]
+    observed = [
+        [None if i == j or count[i, j] == 0 else float(score[i, j] / count[i, j]) for j in range(n)]
+        for i in range(n)
+    ]
+    counts = [
+        [None if i == j or count[i, j] == 0 else float(count[i, j]) for j in range(n)]
+        for i in range(n)
+    ]
     return [display(r) for r in top_rows], pred, observed, counts
 
 
-def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
-                     attribution: str | None, linked: set[str]) -> LeaderboardPage:
+def leaderboard_page(
+    site: SiteModel, *, nav: tuple[Link, ...], top: int, attribution: str | None, linked: set[str]
+) -> LeaderboardPage:
     board = site.board
     info = board.snapshot
     rows = board.visible_rows()
@@ -443,87 +478,137 @@ def leaderboard_page(site: SiteModel, *, nav: tuple[Link, ...], top: int,
     lows = [r.ci_low if r.ranked else r.rating for r in rows]
     highs = [r.ci_high if r.ranked else r.rating for r in rows]
     axis = svg.Axis.around(lows, highs)
-    before = ({r.model: r.rank_ub for r in site.previous.rows}
-              if site.previous is not None else None)
+    before = {r.model: r.rank_ub for r in site.previous.rows} if site.previous is not None else None
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
     label = board_label(info.board)
-    items = [svg.IntervalItem(display(r), r.rating, r.ci_low, r.ci_high,
-                              -1 if not r.ranked else 0, r.tier) for r in rows]
+    items = [
+        svg.IntervalItem(
+            display(r), r.rating, r.ci_low, r.ci_high, -1 if not r.ranked else 0, r.tier
+        )
+        for r in rows
+    ]
     # Alternate band shading per tier so neighbouring tiers are visibly separate.
     banded, parity, last = [], 1, object()
     for it in items:
         if it.band != -1 and it.tier != last:
             parity ^= 1
             last = it.tier
-        banded.append(svg.IntervalItem(it.label, it.rating, it.low, it.high,
-                                       -1 if it.band == -1 else parity, it.tier))
+        banded.append(
+            svg.IntervalItem(
+                it.label, it.rating, it.low, it.high, -1 if it.band == -1 else parity, it.tier
+            )
+        )
     level = (info.options or {}).get("level")
     lvl = f"{float(level) * 100:g}% " if isinstance(level, (int, float)) else ""
-    charts = [Chart(
-        "Ratings and intervals, all models",
-        svg.interval_chart(
-            banded, axis, title=f"{label}: ratings with {lvl}confidence intervals",
-            desc=f"{len(rows)} models from top to bottom in board order; each line is a "
-                 f"model's interval, the dot its rating; shaded bands are tiers."),
-    )]
+    charts = [
+        Chart(
+            "Ratings and intervals, all models",
+            svg.interval_chart(
+                banded,
+                axis,
+                title=f"{label}: ratings with {lvl}confidence intervals",
+                desc=f"{len(rows)} models from top to bottom in board order; each line is a "
+                f"model's interval, the dot its rating; shaded bands are tiers.",
+            ),
+        )
+    ]
     names, pred, observed, counts = _top_matrices(board, site.pairs, top)
     if len(names) >= 2:
         n = len(names)
-        charts.append(Chart(
-            f"Predicted win probability, top {n}",
-            svg.heatmap(names, pred, kind="prob", ident="hp",
-                        title=f"Predicted probability (percent) that the row model beats the "
-                              f"column model, top {n}",
-                        desc="From the Bradley-Terry ratings, ignoring ties. Red: row model "
-                             "favoured; blue: column model favoured."),
-            "Percent chance that the row model beats the column model, from the ratings.",
-        ))
-        charts.append(Chart(
-            f"Observed win rate, top {n}",
-            svg.heatmap(names, observed, kind="prob", ident="ho",
-                        title=f"Observed score rate (percent) of the row model against the "
-                              f"column model, top {n}",
-                        desc="Wins plus half of the ties over battles, in direct battles "
-                             "only; blank where the two never met."),
-            "Row model's wins plus half its ties, per direct battle; blank: never met.",
-        ))
-        charts.append(Chart(
-            f"Battles between the top {n}",
-            svg.heatmap(names, counts, kind="count", ident="hn",
-                        title=f"Number of direct battles between each pair, top {n}",
-                        desc="Darker cells mean more battles; blank where the two never met."),
-            "Direct battles per pair: how much data each observed rate rests on.",
-        ))
+        charts.append(
+            Chart(
+                f"Predicted win probability, top {n}",
+                svg.heatmap(
+                    names,
+                    pred,
+                    kind="prob",
+                    ident="hp",
+                    title=f"Predicted probability (percent) that the row model beats the "
+                    f"column model, top {n}",
+                    desc="From the Bradley-Terry ratings, ignoring ties. Red: row model "
+                    "favoured; blue: column model favoured.",
+                ),
+                "Percent chance that the row model beats the column model, from the ratings.",
+            )
+        )
+        charts.append(
+            Chart(
+                f"Observed win rate, top {n}",
+                svg.heatmap(
+                    names,
+                    observed,
+                    kind="prob",
+                    ident="ho",
+                    title=f"Observed score rate (percent) of the row model against the "
+                    f"column model, top {n}",
+                    desc="Wins plus half of the ties over battles, in direct battles "
+                    "only; blank where the two never met.",
+                ),
+                "Row model's wins plus half its ties, per direct battle; blank: never met.",
+            )
+        )
+        charts.append(
+            Chart(
+                f"Battles between the top {n}",
+                svg.heatmap(
+                    names,
+                    counts,
+                    kind="count",
+                    ident="hn",
+                    title=f"Number of direct battles between each pair, top {n}",
+                    desc="Darker cells mean more battles; blank where the two never met.",
+                ),
+                "Direct battles per pair: how much data each observed rate rests on.",
+            )
+        )
     ticks = (fmt_rating(axis.lo), fmt_rating(axis.hi))
     return LeaderboardPage(
-        title=f"{label} leaderboard", board=info.board, board_label=label,
-        snapshot_id=info.id, created=fmt_date(info.created_at), nav=nav,
-        caption=tuple(describe_method(info)), groups=_groups(rows, views),
-        n_visible=len(rows), hidden_count=sum(1 for r in board.rows if r.hidden),
-        axis_ticks=ticks, charts=tuple(charts),
+        title=f"{label} leaderboard",
+        board=info.board,
+        board_label=label,
+        snapshot_id=info.id,
+        created=fmt_date(info.created_at),
+        nav=nav,
+        caption=tuple(describe_method(info)),
+        groups=_groups(rows, views),
+        n_visible=len(rows),
+        hidden_count=sum(1 for r in board.rows if r.hidden),
+        axis_ticks=ticks,
+        charts=tuple(charts),
         has_meta=any(r.organisation or r.licence or safe_link(r.link) for r in rows),
         has_flags=any(r.flags for r in rows),
-        downloads=(Link("leaderboard JSON", site.downloads[0]),
-                   Link("leaderboard CSV", site.downloads[1])),
+        downloads=(
+            Link("leaderboard JSON", site.downloads[0]),
+            Link("leaderboard CSV", site.downloads[1]),
+        ),
         attribution=attribution,
     )
 
 
-def model_page(name: str, sites: Sequence[SiteModel], *, nav: tuple[Link, ...],
-               attribution: str | None, linked: set[str]) -> ModelPage:
+def model_page(
+    name: str,
+    sites: Sequence[SiteModel],
+    *,
+    nav: tuple[Link, ...],
+    attribution: str | None,
+    linked: set[str],
+) -> ModelPage:
     """``sites`` in navigation order; the first board that lists the model gives the
     record against each opponent and the history."""
     present = [(s, s.rows_by_name[name]) for s in sites if name in s.rows_by_name]
     primary, row = present[0]
     summaries = tuple(
         BoardSummary(
-            board_label=nav_label(s.board.snapshot.board), href=f"../{s.file}",
+            board_label=nav_label(s.board.snapshot.board),
+            href=f"../{s.file}",
             rank=str(r.rank_ub) if r.rank_ub is not None else "\u2013",
             tier=str(r.tier) if r.tier is not None else "not ranked",
             rating=fmt_rating(r.rating),
             interval=f"{fmt_rating(r.ci_low)} to {fmt_rating(r.ci_high)}",
             battles=fmt_count(r.battles),
-        ) for s, r in present)
+        )
+        for s, r in present
+    )
     by_name = primary.rows_by_name
     opponents, hidden_battles = [], 0.0
     for p in primary.pairs_by_model.get(name, ()):
@@ -535,18 +620,28 @@ def model_page(name: str, sites: Sequence[SiteModel], *, nav: tuple[Link, ...],
         if orow is None or orow.hidden:
             hidden_battles += n
             continue
-        opponents.append((-orow.rating, other, OpponentView(
-            label=display(orow), href=model_href(other, "../") if other in linked else None,
-            battles=fmt_count(n), wins=fmt_count(w), losses=fmt_count(lo),
-            ties=fmt_count(p.ties),
-            observed=f"{(w + p.ties / 2) / n * 100:.0f}%" if n else "\u2013",
-            expected=f"{predicted(row.rating, orow.rating) * 100:.0f}%",
-        )))
+        opponents.append(
+            (
+                -orow.rating,
+                other,
+                OpponentView(
+                    label=display(orow),
+                    href=model_href(other, "../") if other in linked else None,
+                    battles=fmt_count(n),
+                    wins=fmt_count(w),
+                    losses=fmt_count(lo),
+                    ties=fmt_count(p.ties),
+                    observed=f"{(w + p.ties / 2) / n * 100:.0f}%" if n else "\u2013",
+                    expected=f"{predicted(row.rating, orow.rating) * 100:.0f}%",
+                ),
+            )
+        )
     opponents.sort(key=lambda t: (t[0], t[1]))
     hist = primary.history.get(name, [])
-    history = tuple(HistoryRow(sid, fmt_date(at), fmt_rating(r),
-                               f"{fmt_rating(lo)} to {fmt_rating(hi)}")
-                    for sid, at, r, lo, hi in hist)
+    history = tuple(
+        HistoryRow(sid, fmt_date(at), fmt_rating(r), f"{fmt_rating(lo)} to {fmt_rating(hi)}")
+        for sid, at, r, lo, hi in hist
+    )
     label = display(row)
     chart = None
     if hist:
@@ -554,13 +649,22 @@ def model_page(name: str, sites: Sequence[SiteModel], *, nav: tuple[Link, ...],
             [svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi) for _, at, r, lo, hi in hist],
             title=f"Rating history of {label} ({board_label(primary.board.snapshot.board)})",
             desc=f"Rating and interval at each of {len(hist)} snapshots, oldest first; "
-                 "the same numbers are in the table below.")
+            "the same numbers are in the table below.",
+        )
     return ModelPage(
-        title=f"{label} \u2013 model", model=name, label=label,
-        organisation=row.organisation, licence=row.licence, link=safe_link(row.link),
-        flags=row.flags, boards=summaries,
+        title=f"{label} \u2013 model",
+        model=name,
+        label=label,
+        organisation=row.organisation,
+        licence=row.licence,
+        link=safe_link(row.link),
+        flags=row.flags,
+        boards=summaries,
         record_board=board_label(primary.board.snapshot.board),
         opponents=tuple(o for _, _, o in opponents),
         hidden_battles=fmt_count(hidden_battles) if hidden_battles else None,
-        history_chart=chart, history=history, nav=nav, attribution=attribution,
+        history_chart=chart,
+        history=history,
+        nav=nav,
+        attribution=attribution,
     )

@@ -74,15 +74,18 @@ def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
         if snapshot_id is None:
             if conn.execute(select(Snapshot.id).limit(1)).first() is None:
                 raise PublishError("no snapshot yet: run `arena rebuild` first")
-            raise PublishError("no overall snapshot yet: run `arena rebuild`, or pick one "
-                               "with --snapshot ID (see `arena snapshots`)")
+            raise PublishError(
+                "no overall snapshot yet: run `arena rebuild`, or pick one "
+                "with --snapshot ID (see `arena snapshots`)"
+            )
     main = load_board(conn, snapshot_id)
     if main is None:
         raise PublishError(f"snapshot {snapshot_id} does not exist")
     boards = sorted(b for (b,) in conn.execute(select(Snapshot.board).distinct()))
     # Main board first, then overall (if the main one is a category), then the rest by key.
-    others = sorted((b for b in boards if b != main.snapshot.board),
-                    key=lambda b: (b != OVERALL, b))
+    others = sorted(
+        (b for b in boards if b != main.snapshot.board), key=lambda b: (b != OVERALL, b)
+    )
     loaded: list[Board] = [main]
     for b in others:
         sid = latest_snapshot_id(conn, b)
@@ -104,21 +107,29 @@ def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
             name: [h for h in points if h[0] <= info.id]
             for name, points in rating_history(conn, info.board).items()
         }
-        sites.append(ctx.SiteModel(
-            board=board, file=file, downloads=downloads,
-            previous=load_board(conn, prev_id) if prev_id is not None else None,
-            # Unordered is fine: every consumer sorts or indexes what it shows.
-            pairs=load_pairs(conn, info.id),
-            history=history,
-        ))
+        sites.append(
+            ctx.SiteModel(
+                board=board,
+                file=file,
+                downloads=downloads,
+                previous=load_board(conn, prev_id) if prev_id is not None else None,
+                # Unordered is fine: every consumer sorts or indexes what it shows.
+                pairs=load_pairs(conn, info.id),
+                history=history,
+            )
+        )
     return sites
 
 
 # ---------------------------------------------------------------- rendering
 
 
-def _files(sites: list[ctx.SiteModel], *, top: int, attribution: str | None,
-           ) -> Iterator[tuple[str, bytes]]:
+def _files(
+    sites: list[ctx.SiteModel],
+    *,
+    top: int,
+    attribution: str | None,
+) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (relative path, bytes), in a fixed order."""
     main_info = sites[0].board.snapshot
     attribution_text = ctx.attribution_for(main_info, attribution)
@@ -126,23 +137,27 @@ def _files(sites: list[ctx.SiteModel], *, top: int, attribution: str | None,
     linked_set = set(linked)
 
     def nav(current: str | None, root: str) -> tuple[ctx.Link, ...]:
-        return tuple(ctx.Link(ctx.nav_label(s.board.snapshot.board), root + s.file,
-                              s.file == current) for s in sites)
+        return tuple(
+            ctx.Link(ctx.nav_label(s.board.snapshot.board), root + s.file, s.file == current)
+            for s in sites
+        )
 
     yield MARKER, _MARKER_TEXT
     yield "style.css", (templates_dir() / "style.css").read_bytes()
     for site in sites:
         board = site.board
-        page = ctx.leaderboard_page(site, nav=nav(site.file, ""), top=top,
-                                    attribution=attribution_text, linked=linked_set)
+        page = ctx.leaderboard_page(
+            site, nav=nav(site.file, ""), top=top, attribution=attribution_text, linked=linked_set
+        )
         yield site.file, render("leaderboard.html", page=page).encode("utf-8")
         yield site.downloads[0], (to_json(board.document()) + "\n").encode("utf-8")
         rows = [r.as_dict() for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
     model_nav = nav(None, "../")
     for name in linked:
-        page = ctx.model_page(name, sites, nav=model_nav, attribution=attribution_text,
-                              linked=linked_set)
+        page = ctx.model_page(
+            name, sites, nav=model_nav, attribution=attribution_text, linked=linked_set
+        )
         yield ctx.model_href(name), render("model.html", page=page).encode("utf-8")
 
 
@@ -159,7 +174,8 @@ def _check_target(out: Path) -> None:
         if any(out.iterdir()) and not (out / MARKER).is_file():
             raise PublishError(
                 f"{out} is not empty and was not written by `arena publish`; "
-                "refusing to replace it (choose a new or empty directory)")
+                "refusing to replace it (choose a new or empty directory)"
+            )
     if out.parent == out:
         raise PublishError(f"cannot publish into {out}")
 
@@ -204,9 +220,14 @@ def _swap(new: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def publish_site(conn_or_engine: Connection | Engine, out_dir: str | os.PathLike, *,
-                 snapshot_id: int | None = None, top: int = 20,
-                 attribution: str | None = None) -> PublishReport:
+def publish_site(
+    conn_or_engine: Connection | Engine,
+    out_dir: str | os.PathLike,
+    *,
+    snapshot_id: int | None = None,
+    top: int = 20,
+    attribution: str | None = None,
+) -> PublishReport:
     """Render a snapshot (default: the latest overall one) and the latest snapshot of
     every other board into ``out_dir``, replacing a previous site atomically.
 
@@ -225,11 +246,14 @@ def publish_site(conn_or_engine: Connection | Engine, out_dir: str | os.PathLike
     main = sites[0].board
     visible = {r.model for s in sites for r in s.board.visible_rows()}
     return PublishReport(
-        out_dir=out, snapshot_id=main.snapshot.id, board=main.snapshot.board,
+        out_dir=out,
+        snapshot_id=main.snapshot.id,
+        board=main.snapshot.board,
         boards=tuple(s.board.snapshot.board for s in sites),
-        model_pages=len(visible), visible_models=len(main.visible_rows()),
+        model_pages=len(visible),
+        visible_models=len(main.visible_rows()),
         hidden_models=sum(1 for r in main.rows if r.hidden),
-        index_bytes=sizes.get("index.html", 0), total_bytes=sum(sizes.values()),
+        index_bytes=sizes.get("index.html", 0),
+        total_bytes=sum(sizes.values()),
         files=tuple(written),
     )
-

@@ -61,8 +61,16 @@ class Axis:
         return out
 
 
-def interval_bar(rating: float, low: float, high: float, axis: Axis, *, label: str,
-                 width: int = 240, height: int = 16) -> Markup:
+def interval_bar(
+    rating: float,
+    low: float,
+    high: float,
+    axis: Axis,
+    *,
+    label: str,
+    width: int = 240,
+    height: int = 16,
+) -> Markup:
     """One row's interval on the page-wide axis: a thick bar, a tick at the rating.
 
     CSS narrows the bar on phones (``preserveAspectRatio="none"``); the marks are
@@ -89,8 +97,9 @@ class IntervalItem:
     tier: int | None
 
 
-def interval_chart(items: Sequence[IntervalItem], axis: Axis, *, title: str, desc: str,
-                   width: int = 760) -> Markup:
+def interval_chart(
+    items: Sequence[IntervalItem], axis: Axis, *, title: str, desc: str, width: int = 760
+) -> Markup:
     """All models on one axis, top to bottom in board order, tiers as shaded bands."""
     # Tier names sit in their own right margin so they never cover an interval.
     row, top, left, right = 16, 24, 190, 70
@@ -104,7 +113,11 @@ def interval_chart(items: Sequence[IntervalItem], axis: Axis, *, title: str, des
     # Tier bands first so they sit under the marks.
     start = 0
     for i in range(1, len(items) + 1):
-        if i == len(items) or items[i].band != items[start].band or items[i].tier != items[start].tier:
+        if (
+            i == len(items)
+            or items[i].band != items[start].band
+            or items[i].tier != items[start].tier
+        ):
             band = items[start].band
             cls = "band0" if band == 0 else "band1" if band == 1 else "bandu"
             parts.append(
@@ -119,14 +132,16 @@ def interval_chart(items: Sequence[IntervalItem], axis: Axis, *, title: str, des
             start = i
     for t in axis.ticks(6):
         x = _n(axis.x(t, plot_w, left))
-        parts.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 8}"/>'
-                     f'<text class="tick" x="{x}" y="{top - 8}" text-anchor="middle">{t:.0f}</text>')
+        parts.append(
+            f'<line class="grid" x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 8}"/>'
+            f'<text class="tick" x="{x}" y="{top - 8}" text-anchor="middle">{t:.0f}</text>'
+        )
     for i, it in enumerate(items):
         y = top + row * i + row / 2
         x0, x1, xr = (axis.x(v, plot_w, left) for v in (it.low, it.high, it.rating))
         parts.append(
             f'<text class="lab" x="{left - 6}" y="{_n(y + 4)}" text-anchor="end">'
-            f'{escape(_clip(it.label, 28))}</text>'
+            f"{escape(_clip(it.label, 28))}</text>"
             f'<line class="ci" x1="{_n(x0)}" x2="{_n(x1)}" y1="{_n(y)}" y2="{_n(y)}"/>'
             f'<circle class="pt" cx="{_n(xr)}" cy="{_n(y)}" r="3"/>'
         )
@@ -160,6 +175,7 @@ def _sequential(t: float) -> tuple[int, int, int]:
 
 def _ink(rgb: tuple[int, int, int]) -> str:
     """Black or white text, whichever contrasts more with the cell (WCAG luminance)."""
+
     def lin(c: int) -> float:
         c = c / 255
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
@@ -168,8 +184,15 @@ def _ink(rgb: tuple[int, int, int]) -> str:
     return "#000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#fff"
 
 
-def heatmap(labels: Sequence[str], values: Sequence[Sequence[float | None]], *, kind: str,
-            title: str, desc: str, ident: str) -> Markup:
+def heatmap(
+    labels: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    kind: str,
+    title: str,
+    desc: str,
+    ident: str,
+) -> Markup:
     """A labelled N x N matrix; ``kind`` is ``prob`` (0..1, diverging) or ``count``.
 
     Cell text is the value (percent for probabilities) so the chart is readable
@@ -187,11 +210,15 @@ def heatmap(labels: Sequence[str], values: Sequence[Sequence[float | None]], *, 
     ]
     for i, lab in enumerate(labels):
         y = top + cell * i + cell / 2 + 4
-        parts.append(f'<text class="lab" x="{left - 6}" y="{_n(y)}" text-anchor="end">'
-                     f'{escape(_clip(lab, 24))}</text>')
+        parts.append(
+            f'<text class="lab" x="{left - 6}" y="{_n(y)}" text-anchor="end">'
+            f"{escape(_clip(lab, 24))}</text>"
+        )
         x = left + cell * i + cell / 2 + 4
-        parts.append(f'<text class="lab" transform="translate({_n(x)} {top - 6}) rotate(-60)">'
-                     f'{escape(_clip(lab, 24))}</text>')
+        parts.append(
+            f'<text class="lab" transform="translate({_n(x)} {top - 6}) rotate(-60)">'
+            f"{escape(_clip(lab, 24))}</text>"
+        )
     for i, r in enumerate(values):
         for j, v in enumerate(r):
             if v is None:
@@ -220,8 +247,9 @@ class HistoryPoint:
     high: float
 
 
-def history_chart(points: Sequence[HistoryPoint], *, title: str, desc: str,
-                  width: int = 640, height: int = 220) -> Markup:
+def history_chart(
+    points: Sequence[HistoryPoint], *, title: str, desc: str, width: int = 640, height: int = 220
+) -> Markup:
     """Rating with its interval at each snapshot of a board, oldest on the left."""
     left, right, top, bottom = 52, 16, 14, 40
     pw, ph = width - left - right, height - top - bottom
@@ -241,9 +269,11 @@ def history_chart(points: Sequence[HistoryPoint], *, title: str, desc: str,
     ]
     for t in axis.ticks(4):
         y = _n(ypos(t))
-        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y}" y2="{y}"/>'
-                     f'<text class="tick" x="{left - 6}" y="{y}" text-anchor="end" '
-                     f'dy="4">{t:.0f}</text>')
+        parts.append(
+            f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y}" y2="{y}"/>'
+            f'<text class="tick" x="{left - 6}" y="{y}" text-anchor="end" '
+            f'dy="4">{t:.0f}</text>'
+        )
     if n > 1:
         band = [f"{_n(xpos(i))},{_n(ypos(p.high))}" for i, p in enumerate(points)]
         band += [f"{_n(xpos(i))},{_n(ypos(p.low))}" for i, p in reversed(list(enumerate(points)))]
@@ -253,13 +283,19 @@ def history_chart(points: Sequence[HistoryPoint], *, title: str, desc: str,
     step = max(1, math.ceil(n / 6))
     for i, p in enumerate(points):
         x = _n(xpos(i))
-        parts.append(f'<line class="ci" x1="{x}" x2="{x}" y1="{_n(ypos(p.low))}" '
-                     f'y2="{_n(ypos(p.high))}"/><circle class="pt" cx="{x}" '
-                     f'cy="{_n(ypos(p.rating))}" r="3"/>')
+        parts.append(
+            f'<line class="ci" x1="{x}" x2="{x}" y1="{_n(ypos(p.low))}" '
+            f'y2="{_n(ypos(p.high))}"/><circle class="pt" cx="{x}" '
+            f'cy="{_n(ypos(p.rating))}" r="3"/>'
+        )
         if i == n - 1 or (i % step == 0 and n - 1 - i >= step):
             # End labels are anchored inwards so the dates are never cut off.
-            anchor = "middle" if n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
-            parts.append(f'<text class="tick" x="{x}" y="{height - bottom + 18}" '
-                         f'text-anchor="{anchor}">{escape(p.label)}</text>')
+            anchor = (
+                "middle" if n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
+            )
+            parts.append(
+                f'<text class="tick" x="{x}" y="{height - bottom + 18}" '
+                f'text-anchor="{anchor}">{escape(p.label)}</text>'
+            )
     parts.append("</svg>")
     return Markup("".join(parts))

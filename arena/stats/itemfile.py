@@ -72,7 +72,10 @@ class ItemScores:
         previous = self.origin.get((model, item))
         if previous is not None:
             raise ItemFileError(
-                path, line, None, f"duplicate item {item!r} for model {model!r} (first at {previous})"
+                path,
+                line,
+                None,
+                f"duplicate item {item!r} for model {model!r} (first at {previous})",
             )
         self.scores.setdefault(model, {})[item] = value
         self.origin[model, item] = where
@@ -195,7 +198,9 @@ def _read_jsonl(
         rows.append((lineno, str(rec["doc_id"]), rec[metric]))
     if len(filters) > 1:
         raise ItemFileError(
-            path, None, "filter",
+            path,
+            None,
+            "filter",
             f"records from several filters ({', '.join(sorted(filters))}); choose one with --filter",
         )
     if filter_name is not None and not rows:
@@ -213,7 +218,9 @@ def _read_csv(path: Path, out: ItemScores, *, model: str | None) -> None:
         try:
             header = next(reader)
         except StopIteration:
-            raise ItemFileError(path, 1, None, "empty file (expected a header model,item,score)") from None
+            raise ItemFileError(
+                path, 1, None, "empty file (expected a header model,item,score)"
+            ) from None
         except csv.Error as exc:
             raise ItemFileError(path, 1, None, f"bad CSV: {exc}") from None
         names = [h.strip().lstrip("\ufeff").lower() for h in header]
@@ -238,8 +245,13 @@ def _read_csv(path: Path, out: ItemScores, *, model: str | None) -> None:
                         raise ItemFileError(path, lineno, col, "missing")
                     values[col] = row[i].strip()
                 name = model or values["model"]
-                out.add(name, values["item"], _binary(values["score"], path, lineno, "score"),
-                        str(path), lineno)
+                out.add(
+                    name,
+                    values["item"],
+                    _binary(values["score"], path, lineno, "score"),
+                    str(path),
+                    lineno,
+                )
                 seen += 1
         except csv.Error as exc:
             raise ItemFileError(path, reader.line_num, None, f"bad CSV: {exc}") from None

@@ -52,9 +52,7 @@ def items_needed(p_a: float, p_b: float, *, alpha: float = 0.05, power: float = 
         raise ValueError("p_a and p_b must differ")
     za, zb = _z(alpha, power)
     pbar = (p_a + p_b) / 2.0
-    num = za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(
-        p_a * (1 - p_a) + p_b * (1 - p_b)
-    )
+    num = za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(p_a * (1 - p_a) + p_b * (1 - p_b))
     return math.ceil(num**2 / (p_a - p_b) ** 2)
 
 

@@ -28,7 +28,11 @@ BATTLE_COLUMNS = (
 
 def _battles_table(name: str, *, unique_constraint: bool) -> None:
     """The battles table as of this revision (as 0001 created it, optionally without the constraint)."""
-    extra = [sa.UniqueConstraint("external_id", name=op.f("uq_battles_external_id"))] if unique_constraint else []
+    extra = (
+        [sa.UniqueConstraint("external_id", name=op.f("uq_battles_external_id"))]
+        if unique_constraint
+        else []
+    )
     op.create_table(
         name,
         sa.Column("id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
@@ -49,9 +53,15 @@ def _battles_table(name: str, *, unique_constraint: bool) -> None:
             name=op.f("ck_battles_outcome"),
         ),
         sa.CheckConstraint("weight > 0", name=op.f("ck_battles_weight_positive")),
-        sa.ForeignKeyConstraint(["batch_id"], ["ingest_batches.id"], name=op.f("fk_battles_batch_id_ingest_batches")),
-        sa.ForeignKeyConstraint(["model_a_id"], ["models.id"], name=op.f("fk_battles_model_a_id_models")),
-        sa.ForeignKeyConstraint(["model_b_id"], ["models.id"], name=op.f("fk_battles_model_b_id_models")),
+        sa.ForeignKeyConstraint(
+            ["batch_id"], ["ingest_batches.id"], name=op.f("fk_battles_batch_id_ingest_batches")
+        ),
+        sa.ForeignKeyConstraint(
+            ["model_a_id"], ["models.id"], name=op.f("fk_battles_model_a_id_models")
+        ),
+        sa.ForeignKeyConstraint(
+            ["model_b_id"], ["models.id"], name=op.f("fk_battles_model_b_id_models")
+        ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_battles")),
         *extra,
     )
@@ -61,12 +71,19 @@ def _links_table() -> None:
     op.create_table(
         "battle_categories",
         sa.Column("category_id", sa.Integer(), nullable=False),
-        sa.Column("battle_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["battle_id"], ["battles.id"], name=op.f("fk_battle_categories_battle_id_battles"), ondelete="CASCADE"
+        sa.Column(
+            "battle_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False
         ),
         sa.ForeignKeyConstraint(
-            ["category_id"], ["categories.id"], name=op.f("fk_battle_categories_category_id_categories")
+            ["battle_id"],
+            ["battles.id"],
+            name=op.f("fk_battle_categories_battle_id_battles"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["category_id"],
+            ["categories.id"],
+            name=op.f("fk_battle_categories_category_id_categories"),
         ),
         sa.PrimaryKeyConstraint("category_id", "battle_id", name=op.f("pk_battle_categories")),
         sqlite_with_rowid=False,
@@ -92,15 +109,21 @@ def _rebuild_sqlite(*, unique_constraint: bool) -> None:
     (they cannot be switched off inside the migration's transaction),
     dropping the old battles table would otherwise cascade-delete the links.
     """
-    op.execute("CREATE TABLE _arena_links_0003 AS SELECT category_id, battle_id FROM battle_categories")
+    op.execute(
+        "CREATE TABLE _arena_links_0003 AS SELECT category_id, battle_id FROM battle_categories"
+    )
     op.drop_table("battle_categories")
     _battles_table("_arena_battles_0003", unique_constraint=unique_constraint)
-    op.execute(f"INSERT INTO _arena_battles_0003 ({BATTLE_COLUMNS}) SELECT {BATTLE_COLUMNS} FROM battles")
+    op.execute(
+        f"INSERT INTO _arena_battles_0003 ({BATTLE_COLUMNS}) SELECT {BATTLE_COLUMNS} FROM battles"
+    )
     op.drop_table("battles")
     op.rename_table("_arena_battles_0003", "battles")
     _pair_index()
     _links_table()
-    op.execute("INSERT INTO battle_categories (category_id, battle_id) SELECT category_id, battle_id FROM _arena_links_0003")
+    op.execute(
+        "INSERT INTO battle_categories (category_id, battle_id) SELECT category_id, battle_id FROM _arena_links_0003"
+    )
     op.drop_table("_arena_links_0003")
 
 

@@ -15,13 +15,21 @@ from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 
-LMARENA_WINNER = {"model_a": A_WINS, "model_b": B_WINS, "tie": TIE, "both_bad": TIE_BOTH_BAD, "tie (bothbad)": TIE_BOTH_BAD}
+LMARENA_WINNER = {
+    "model_a": A_WINS,
+    "model_b": B_WINS,
+    "tie": TIE,
+    "both_bad": TIE_BOTH_BAD,
+    "tie (bothbad)": TIE_BOTH_BAD,
+}
 
 
 def shared_file(*parts: str) -> Path:
     """A file under ../shared; skip loudly only if the directory is missing (CI has it)."""
     if not SHARED.is_dir():
-        pytest.skip(f"SHARED DATA DIRECTORY MISSING: {SHARED.resolve()} -- these checks did NOT run")
+        pytest.skip(
+            f"SHARED DATA DIRECTORY MISSING: {SHARED.resolve()} -- these checks did NOT run"
+        )
     path = SHARED.joinpath(*parts)
     assert path.exists(), f"expected shared data file {path}"
     return path

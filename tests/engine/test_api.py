@@ -43,7 +43,9 @@ def test_from_cells_merges_duplicates():
 
 
 def test_cluster_matrix_counts():
-    table, z = clustered_table([0, 0, 1, 0], [1, 1, 0, 1], [0, 0, 2, 0], ["j1", "j2", "j1", "j1"], n_models=2)
+    table, z = clustered_table(
+        [0, 0, 1, 0], [1, 1, 0, 1], [0, 0, 2, 0], ["j1", "j2", "j1", "j1"], n_models=2
+    )
     assert z.shape == (2, table.n_cells)
     np.testing.assert_array_equal(np.asarray(z.sum(axis=0)).ravel(), table.n)
     z2 = cluster_matrix(["x", "y"], [0, 0], n_cells=table.n_cells)
@@ -97,7 +99,13 @@ def test_sandwich_cluster_robust_inflates():
     rng = np.random.default_rng(4)
     a, b, o = simulate(rng, rng.normal(0, 0.5, 5), 400, tie_rate=0.0)
     rep = 9
-    tab, z = clustered_table(np.repeat(a, rep), np.repeat(b, rep), np.repeat(o, rep), np.repeat(np.arange(a.size), rep), n_models=5)
+    tab, z = clustered_table(
+        np.repeat(a, rep),
+        np.repeat(b, rep),
+        np.repeat(o, rep),
+        np.repeat(np.arange(a.size), rep),
+        n_models=5,
+    )
     s = rate(tab, ci="sandwich", rounds=10)
     c = rate(tab, ci="sandwich", rounds=10, clusters=z)
     assert np.median(c.se / s.se) == pytest.approx(3.0, rel=0.1)
@@ -107,7 +115,11 @@ def test_rate_flags_and_warnings_pass_through():
     t = from_cells([0, 1, 1, 2], [1, 2, 0, 1], [A_WINS] * 4, [3, 2, 1, 1], n_models=4)
     r = rate(t, rounds=100)
     assert "no_battles" in r.flags[3]
-    assert np.all(np.isfinite(r.ci_low)) and np.all(np.isfinite(r.ci_high)) and np.all(np.isfinite(r.samples))
+    assert (
+        np.all(np.isfinite(r.ci_low))
+        and np.all(np.isfinite(r.ci_high))
+        and np.all(np.isfinite(r.samples))
+    )
     assert r.warnings
 
 
@@ -138,4 +150,8 @@ def test_count_table_keys_do_not_collide():
     # (0, 3) and (1, 0) would share a key if the pair code used too small a base
     t = count_table([0, 1, 0], [3, 0, 3], [A_WINS, A_WINS, B_WINS], n_models=4)
     assert t.n_cells == 3
-    assert sorted(zip(t.a.tolist(), t.b.tolist(), t.outcome.tolist(), strict=True)) == [(0, 3, 0), (0, 3, 1), (1, 0, 0)]
+    assert sorted(zip(t.a.tolist(), t.b.tolist(), t.outcome.tolist(), strict=True)) == [
+        (0, 3, 0),
+        (0, 3, 1),
+        (1, 0, 0),
+    ]

@@ -120,7 +120,9 @@ def test_cluster_bootstrap_wider_with_correlated_clusters():
     a, b, o = simulate(rng, rng.normal(0, 0.5, 5), 300)
     rep = 10  # every vote copied 10 times by the same judge
     judge = np.repeat(np.arange(a.size), rep)
-    table, z = clustered_table(np.repeat(a, rep), np.repeat(b, rep), np.repeat(o, rep), judge, n_models=5)
+    table, z = clustered_table(
+        np.repeat(a, rep), np.repeat(b, rep), np.repeat(o, rep), judge, n_models=5
+    )
     plain = bootstrap(table, rounds=600, rng=1)
     clus = bootstrap(table, rounds=600, rng=1, clusters=z)
     ratio = np.median(clus.se / plain.se)
@@ -222,7 +224,11 @@ def test_categorical_table_frequencies():
 
 def test_seed_keyword_and_default_are_reproducible():
     t = _table(9)
-    np.testing.assert_array_equal(bootstrap(t, rounds=50, seed=5).samples, bootstrap(t, rounds=50, rng=5).samples)
-    np.testing.assert_array_equal(bootstrap(t, rounds=50).samples, bootstrap(t, rounds=50, seed=0).samples)
+    np.testing.assert_array_equal(
+        bootstrap(t, rounds=50, seed=5).samples, bootstrap(t, rounds=50, rng=5).samples
+    )
+    np.testing.assert_array_equal(
+        bootstrap(t, rounds=50).samples, bootstrap(t, rounds=50, seed=0).samples
+    )
     with pytest.raises(ValueError):
         bootstrap(t, rounds=5, rng=1, seed=1)

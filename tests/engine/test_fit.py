@@ -54,7 +54,9 @@ def scipy_half_fit(a, b, o, m):
         g = np.bincount(a, r, m) - np.bincount(b, r, m)
         return -g[1:]
 
-    res = minimize(nll, np.zeros(m - 1), jac=grad, method="BFGS", options={"gtol": 1e-11, "maxiter": 10000})
+    res = minimize(
+        nll, np.zeros(m - 1), jac=grad, method="BFGS", options={"gtol": 1e-11, "maxiter": 10000}
+    )
     th = np.concatenate([[0.0], res.x])
     return th - th.mean()
 
@@ -224,10 +226,14 @@ def test_both_bad_modes():
     t = count_table(a, b, o, n_models=m)
     as_tie = fit(t)
     o2 = np.where(o == TIE_BOTH_BAD, TIE, o)
-    np.testing.assert_allclose(as_tie.rating, fit(count_table(a, b, o2, n_models=m)).rating, atol=1e-9)
+    np.testing.assert_allclose(
+        as_tie.rating, fit(count_table(a, b, o2, n_models=m)).rating, atol=1e-9
+    )
     keep = o != TIE_BOTH_BAD
     dropped = fit(t, both_bad="drop")
-    np.testing.assert_allclose(dropped.rating, fit(count_table(a[keep], b[keep], o[keep], n_models=m)).rating, atol=1e-9)
+    np.testing.assert_allclose(
+        dropped.rating, fit(count_table(a[keep], b[keep], o[keep], n_models=m)).rating, atol=1e-9
+    )
 
 
 # ---------------------------------------------------------------- robustness
@@ -300,7 +306,9 @@ def test_model_without_battles():
 def test_self_play_ignored():
     rows = [(0, 1, A_WINS, 3), (1, 0, A_WINS, 2), (1, 2, TIE, 4), (2, 2, A_WINS, 7)]
     rows2 = rows[:-1]
-    np.testing.assert_allclose(fit(_cells(rows, 3)).rating, fit(_cells(rows2, 3)).rating, atol=1e-12)
+    np.testing.assert_allclose(
+        fit(_cells(rows, 3)).rating, fit(_cells(rows2, 3)).rating, atol=1e-12
+    )
 
 
 def test_explicit_prior_is_map():

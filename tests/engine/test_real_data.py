@@ -24,7 +24,9 @@ def lmarena_reference(a, b, o, m):
     the thetas summing to zero."""
     keep = a != b
     y = np.where(o == A_WINS, 1.0, np.where(o == B_WINS, 0.0, 0.5))[keep]
-    rows, counts = np.unique(np.stack([a[keep], b[keep], (2 * y).astype(int)]), axis=1, return_counts=True)
+    rows, counts = np.unique(
+        np.stack([a[keep], b[keep], (2 * y).astype(int)]), axis=1, return_counts=True
+    )
     ra, rb, ry = rows[0], rows[1], rows[2] / 2.0
     w = counts / counts.sum()
 
@@ -36,7 +38,13 @@ def lmarena_reference(a, b, o, m):
         g = np.bincount(ra, r, m) - np.bincount(rb, r, m)
         return val, g
 
-    res = minimize(loss, np.zeros(m), jac=True, method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000})
+    res = minimize(
+        loss,
+        np.zeros(m),
+        jac=True,
+        method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 20000},
+    )
     theta = res.x - res.x.mean()
     return BASE + SCALE * theta
 
