@@ -314,9 +314,7 @@ def _rate_comparable(
     flags = _outside_flags(design, comps, inner, main)
     low = _embed(inner.ci_low, main, m)
     high = _embed(inner.ci_high, main, m)
-    attached = [
-        k for k in range(m) if comps.strong[k] > 0 and comps.weak[k] == comps.weak[main[0]]
-    ]
+    attached = [k for k in range(m) if comps.strong[k] > 0 and comps.weak[k] == comps.weak[main[0]]]
     if attached:
         lo, hi = _attached_bounds(table, main, inner.fit, np.asarray(attached), opts)
         low[attached], high[attached] = lo, hi

@@ -59,7 +59,8 @@ def _score_stat(design: Design, x: np.ndarray, stats: np.ndarray, cols: np.ndarr
     with np.errstate(divide="ignore", invalid="ignore"):
         t = u / np.sqrt(info)
     # no information left (all opponents infinitely weaker/stronger): the sign of U decides
-    return np.where(info > 0, t, np.sign(u) * np.inf)
+    flat = np.where(u > 0, np.inf, np.where(u < 0, -np.inf, 0.0))
+    return np.where(info > 0, t, flat)
 
 
 def score_bounds(
