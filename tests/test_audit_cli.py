@@ -8,6 +8,7 @@ import json
 import numpy as np
 from sqlalchemy import select
 
+from arena.audit import PROBE_NAMES
 from arena.audit.read import load_audit
 from arena.db.models import SnapshotAudit
 
@@ -51,15 +52,7 @@ def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
     assert doc["snapshot"] == 1 and doc["judges"] == 25 and isinstance(doc["votes"], int)
     assert doc["flagged_judges"] == ["j00"]
     names = [p["name"] for p in doc["probes"]]
-    assert names == [
-        "position",
-        "ties",
-        "intransitivity",
-        "clustering",
-        "influence",
-        "anomaly",
-        "coverage",
-    ]
+    assert tuple(names) == PROBE_NAMES
     with engine.connect() as conn:
         stored = load_audit(conn, 1)
         assert conn.execute(select(SnapshotAudit.snapshot_id)).scalars().all() == [1]

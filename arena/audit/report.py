@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from arena.audit import PROBE_NAMES
 from arena.audit.anomaly import anomalous_judges
 from arena.audit.clustering import clustering
 from arena.audit.coverage import coverage
@@ -27,6 +28,7 @@ PROBES: dict[str, Callable[[Board], Probe]] = {
     "anomaly": anomalous_judges,
     "coverage": coverage,
 }
+assert tuple(PROBES) == PROBE_NAMES
 
 
 @dataclass(frozen=True)

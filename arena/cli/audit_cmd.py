@@ -6,18 +6,10 @@ import sys
 
 import click
 
+from arena.audit import PROBE_NAMES
 from arena.cli.output import quiet_option, render_table, to_json
 
 COLUMNS = ["probe", "estimate", "low", "high", "unit", "band", "flag", "verdict"]
-PROBE_NAMES = (
-    "position",
-    "ties",
-    "intransitivity",
-    "clustering",
-    "influence",
-    "anomaly",
-    "coverage",
-)
 
 
 def _num(x):
