@@ -16,7 +16,19 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import Connection, Engine, String, and_, cast, func, insert, literal, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+)
 
 from arena import __version__
 from arena.db.models import (
@@ -31,7 +43,7 @@ from arena.db.models import (
 )
 from arena.engine.counts import CountTable, cluster_matrix, from_cells
 from arena.engine.rate import CI_METHODS, Ratings, rate
-from arena.engine.tiers import rank_ub, tiers_leader_overlap, tiers_paired
+from arena.engine.tiers import rank_lb, rank_ub, tiers_leader_overlap, tiers_paired
 from arena.outcomes import OUTCOME_CODES, Outcome
 from arena.snapshots import board_key
 
@@ -137,6 +149,22 @@ def _cluster_column(opts: RebuildOptions):
     ]
     # A battle without the key is its own cluster, never pooled with other such battles.
     return func.coalesce(column, literal("battle:", String) + cast(Battle.id, String))
+
+
+def _missing_cluster(conn: Connection, opts: RebuildOptions, watermark: int) -> tuple[int, int]:
+    """(battles without the --cluster key, battles) in the selection."""
+    column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[
+        opts.cluster
+    ]
+    conds = _filters(opts, watermark)
+    missing = func.sum(case((or_(column.is_(None), column == ""), 1), else_=0))
+    query = select(func.count(), missing).select_from(Battle)
+    if opts.category is not None:
+        query = _join_categories(select(func.count(), missing)).where(
+            Category.name == opts.category
+        )
+    total, n_missing = conn.execute(query.where(and_(*conds))).one()
+    return int(n_missing or 0), int(total)
 
 
 def _aggregate(
@@ -277,6 +305,7 @@ class BoardResult:
     ranked: np.ndarray
     rank: np.ndarray
     rank_ub: np.ndarray
+    rank_lb: np.ndarray
     tier: np.ndarray
     flags: list[tuple[str, ...]]
     tier_info: dict
@@ -320,19 +349,14 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
             position=opts.position,
             prior=opts.prior,
             anchor=anchor,
-            # One joint fit until the snapshot can hold models with no rating
-            # on the common scale; disconnected models are left unranked below.
-            components="joint",
         )
     except ValueError as exc:
         raise RebuildError(f"board {data.key!r}: {exc}") from exc
     per_model = model_record(data.table)
     m = data.table.n_models
     flags = [tuple(f) for f in ratings.flags]
-    # a model that never met the largest group has no rating on its scale
-    ranked = (per_model[:, 0] >= max(opts.min_battles, 1)) & np.array(
-        ["disconnected" not in f for f in flags], dtype=bool
-    )
+    # only models on the comparable set's scale with enough battles are ranked
+    ranked = (per_model[:, 0] >= max(opts.min_battles, 1)) & ratings.comparable
     flags = [
         tuple(
             dict.fromkeys(
@@ -343,6 +367,7 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
     ]
     rank = np.full(m, -1)
     ub = np.full(m, -1)
+    lb = np.full(m, -1)
     tier = np.full(m, -1)
     idx = np.flatnonzero(ranked)
     info: dict = {"method": opts.tiers}
@@ -351,6 +376,7 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
         order = np.lexsort((idx, -r))
         rank[idx[order]] = np.arange(1, idx.size + 1)
         ub[idx] = rank_ub(lo, hi)
+        lb[idx] = rank_lb(lo, hi)
         if opts.tiers == "overlap" or idx.size == 1:
             tier[idx] = tiers_leader_overlap(r, lo, hi)
         else:
@@ -371,7 +397,7 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
                 rule=res.rule,
                 pvalues=res.pvalues,
             )
-    return BoardResult(data, ratings, per_model, ranked, rank, ub, tier, flags, info)
+    return BoardResult(data, ratings, per_model, ranked, rank, ub, lb, tier, flags, info)
 
 
 # ------------------------------------------------------------ write side
@@ -383,11 +409,12 @@ def _write_snapshot(
     watermark: int,
     hidden: set[int],
     extra_diag: dict,
+    names: dict[int, str],
 ) -> int:
     data, ratings = result.data, result.ratings
     diagnostics = {
         **ratings.diagnostics,
-        "warnings": ratings.warnings,
+        "warnings": ratings.named_warnings([names[int(mid)] for mid in data.model_ids]),
         "n_cells": int(data.table.n_cells),
         "tiers": result.tier_info,
         **extra_diag,
@@ -418,11 +445,12 @@ def _write_snapshot(
                 snapshot_id=snapshot_id,
                 model_id=mid,
                 position=i,
-                rating=float(ratings.rating[i]),
-                ci_low=float(ratings.ci_low[i]),
-                ci_high=float(ratings.ci_high[i]),
+                rating=_finite(ratings.rating[i]),
+                ci_low=_finite(ratings.ci_low[i]),
+                ci_high=_finite(ratings.ci_high[i]),
                 rank=int(result.rank[i]) if result.ranked[i] else None,
                 rank_ub=int(result.rank_ub[i]) if result.ranked[i] else None,
+                rank_lb=int(result.rank_lb[i]) if result.ranked[i] else None,
                 tier=int(result.tier[i]) if result.ranked[i] else None,
                 battles=float(result.per_model[i, 0]),
                 wins=float(result.per_model[i, 1]),
@@ -444,6 +472,11 @@ def _write_snapshot(
         )
     )
     return snapshot_id
+
+
+def _finite(x: float) -> float | None:
+    """NULL for no rating / no bound (NaN outside the comparable set, inf for an open end)."""
+    return float(x) if np.isfinite(x) else None
 
 
 def _pair_rows(snapshot_id: int, data: BoardData) -> list[dict]:
@@ -500,11 +533,26 @@ def rebuild(
         # `id <= watermark` filter in every aggregation keeps them consistent.
         with conn.begin():
             watermark, boards = read_boards(conn, opts, all_categories=all_categories)
+            missing = total = 0
+            if opts.cluster != "battle" and boards:
+                missing, total = _missing_cluster(conn, opts, watermark)
             names = dict(conn.execute(select(Model.id, Model.name)).all())
             hidden = set(conn.execute(select(Model.id).where(Model.hidden.is_(True))).scalars())
     if not boards:
         what = board_key(category=opts.category, source=opts.source)
         raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
+    if total and missing == total:
+        raise RebuildError(
+            f"--cluster {opts.cluster}: none of the {total} battles has a {opts.cluster}, so "
+            f"there is nothing to cluster by; ingest the {opts.cluster} field or use "
+            "--cluster battle"
+        )
+    cluster_warning = (
+        f"--cluster {opts.cluster}: {missing} of {total} battles have no {opts.cluster}; "
+        "each of them is resampled as its own cluster"
+        if missing
+        else None
+    )
     say(f"read {len(boards)} board(s) up to battle {watermark}")
     results = []
     for data in boards:
@@ -512,6 +560,8 @@ def rebuild(
         say(f"rated {data.key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
     run_id = uuid.uuid4().hex
     out = RebuildResult(run_id=run_id, watermark=watermark)
+    if cluster_warning:
+        out.warnings.append(cluster_warning)
     with engine.begin() as conn:
         for res in results:
             board_opts = replace(opts, category=res.data.category)
@@ -523,10 +573,14 @@ def rebuild(
                 watermark,
                 hidden,
                 {"seconds": round(time.perf_counter() - started, 3)},
+                names,
             )
             out.snapshot_ids.append(sid)
             out.boards.append(res.data.key)
-            out.warnings.extend(f"{res.data.key}: {w}" for w in res.ratings.warnings)
+            board_names = [names[int(mid)] for mid in res.data.model_ids]
+            out.warnings.extend(
+                f"{res.data.key}: {w}" for w in res.ratings.named_warnings(board_names)
+            )
     out.seconds = time.perf_counter() - started
     return out
 

@@ -16,24 +16,54 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+from arena.engine.tiers import unranked_reason
 
 OVERALL = "overall"
 
-#: Row fields of the leaderboard JSON/CSV documents, in column order.
+#: Row fields of the leaderboard JSON/CSV documents, in column order. There is
+#: no ordinal rank: ``rank_ub``..``rank_lb`` is the rank the data support
+#: (``docs/tiers.md``); rows come in board order (ranked models by rating).
+#: ``rating``/``ci_low``/``ci_high`` are null when there is no rating on the
+#: board's scale or no bound (an open one-sided interval); ``unranked_reason``
+#: says in words why a model has no rank, tier or verdict.
 ROW_FIELDS = (
     "model",
     "rating",
     "ci_low",
     "ci_high",
-    "rank",
     "rank_ub",
+    "rank_lb",
     "tier",
     "battles",
     "wins",
     "losses",
     "ties",
     "flags",
+    "unranked_reason",
 )
+
+#: Options that change the numbers of a board, in the order they are shown.
+NUMBER_OPTIONS = ("ties", "cluster", "ci", "level", "prior", "anchor", "min_battles")
+
+
+def options_summary(options: dict[str, Any]) -> str:
+    """``ties=half cluster=battle ci=bootstrap level=0.95 prior=none anchor=none min-battles=50``."""
+    parts = []
+    for key in NUMBER_OPTIONS:
+        value = options.get(key)
+        if isinstance(value, list | tuple):
+            value = "@".join(str(v) for v in value)
+        parts.append(f"{key.replace('_', '-')}={'none' if value is None else value}")
+    return " ".join(parts)
+
+
+def options_differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Number-changing options that differ: ``["ties: half vs davidson", ...]``."""
+    return [
+        f"{key.replace('_', '-')}: {a.get(key)} vs {b.get(key)}"
+        for key in NUMBER_OPTIONS
+        if a.get(key) != b.get(key)
+    ]
 
 
 def board_key(*, category: str | None = None, source: str | None = None) -> str:
@@ -74,9 +104,9 @@ class BoardRow:
     model: str
     model_id: int
     position: int
-    rating: float
-    ci_low: float
-    ci_high: float
+    rating: float | None
+    ci_low: float | None
+    ci_high: float | None
     rank: int | None
     rank_ub: int | None
     tier: int | None
@@ -91,6 +121,8 @@ class BoardRow:
     organisation: str | None
     licence: str | None
     link: str | None
+    rank_lb: int | None = None
+    unranked_reason: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in ROW_FIELDS}
@@ -125,6 +157,15 @@ class Board:
                 "counts": {"battles": s.n_battles, "excluded": s.n_excluded, "models": s.n_models},
                 "code_version": s.code_version,
                 "hidden_models": sum(1 for r in self.rows if r.hidden),
+                "model": {
+                    "ties": s.options.get("ties"),
+                    # Davidson: P(tie) = nu / (e^(d/2) + e^(-d/2) + nu); null for half ties
+                    "tie_param": s.diagnostics.get("tie_param"),
+                    "tie_param_se": s.diagnostics.get("tie_param_se"),
+                    "position_param": s.diagnostics.get("position_param"),
+                    "position_se": s.diagnostics.get("position_se"),
+                },
+                "components": s.diagnostics.get("components"),
             },
             "rows": [r.as_dict() for r in rows],
         }
@@ -216,6 +257,15 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
                 ci_high=sr.ci_high,
                 rank=sr.rank,
                 rank_ub=sr.rank_ub,
+                rank_lb=sr.rank_lb,
+                unranked_reason=None
+                if sr.ranked
+                else unranked_reason(
+                    r.name,
+                    tuple(f for f in sr.flags.split(",") if f),
+                    sr.battles,
+                    min_battles=int(info.options.get("min_battles", 1)),
+                ),
                 tier=sr.tier,
                 battles=sr.battles,
                 wins=sr.wins,
@@ -230,7 +280,8 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
                 link=r.link,
             )
         )
-    out.sort(key=lambda b: (not b.ranked, -b.rating, b.model))
+    # ranked by rating, then unranked with a rating, then models with none
+    out.sort(key=lambda b: (not b.ranked, b.rating is None, -(b.rating or 0.0), b.model))
     return Board(info, tuple(out))
 
 

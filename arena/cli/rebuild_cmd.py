@@ -10,7 +10,7 @@ import click
 
 from arena.cli.output import emit, format_option, quiet_option
 
-LEADERBOARD_COLUMNS = ["rank_ub", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
+LEADERBOARD_COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
 
 
 def _anchor(value: str | None) -> tuple[str, float] | None:
@@ -193,10 +193,36 @@ def rebuild_command(
     )
 
 
+def _check_category(conn, category: str) -> None:
+    """Unknown category: an error that lists the known ones."""
+    from sqlalchemy import select
+
+    from arena.db.models import Category
+    from arena.words import unknown
+
+    known = sorted(conn.execute(select(Category.name)).scalars())
+    if category not in known:
+        raise click.ClickException(unknown("category", category, known, list_known=True))
+
+
+def _check_models(board, *names: str) -> None:
+    """Unknown model: an error with "did you mean" suggestions."""
+    from arena.words import unknown
+
+    known = [r.model for r in board.rows]
+    for name in names:
+        if name not in known:
+            raise click.ClickException(
+                unknown("model", name, known) + f" (snapshot {board.snapshot.id})"
+            )
+
+
 def _resolve_snapshot(conn, snapshot_id: int | None, category: str | None):
     from arena.snapshots import board_key, latest_snapshot_id, load_board
 
     if snapshot_id is None:
+        if category is not None:
+            _check_category(conn, category)
         key = board_key(category=category)
         snapshot_id = latest_snapshot_id(conn, key)
         if snapshot_id is None:
@@ -207,8 +233,22 @@ def _resolve_snapshot(conn, snapshot_id: int | None, category: str | None):
     return board
 
 
-def _fmt(x: float) -> float:
-    return round(x, 1)
+def _fmt(x: float | None) -> float | str:
+    return "-" if x is None else round(x, 1)
+
+
+def _rank_text(r: dict) -> str:
+    """The rank the data support: ``3`` when pinned, ``3-7`` as an interval, ``-`` unranked."""
+    ub, lb = r["rank_ub"], r["rank_lb"]
+    if ub is None:
+        return "-"
+    return str(ub) if lb is None or lb == ub else f"{ub}-{lb}"
+
+
+def _half(r: dict, side: str) -> float | str:
+    if r["rating"] is None or r[side] is None:
+        return "-" if r["rating"] is None else "inf"
+    return _fmt(abs(r["rating"] - r[side]))
 
 
 @click.command("leaderboard")
@@ -236,20 +276,29 @@ def leaderboard_command(app, snapshot_id, category, show_all, fmt):
     if fmt == "table":
         s = doc["snapshot"]
         opts = s["options"]
+        from arena.snapshots import options_summary
+
         click.echo(
             f"snapshot {s['id']} ({s['board']}) {s['created_at'][:19]}  "
             f"{int(s['counts']['battles'])} battles, {s['counts']['models']} models, "
             f"{opts.get('ci')} {round(100 * opts.get('level', 0.95))}% intervals, "
             f"tiers: {opts.get('tiers')}"
         )
+        click.echo(f"options: {options_summary(opts)}")
+        if s["model"]["tie_param"] is not None:
+            click.echo(
+                f"Davidson tie parameter nu = {s['model']['tie_param']:.3f} "
+                f"(SE {s['model']['tie_param_se']:.3f})"
+            )
+        click.echo("rank: the ranks the data allow (best-worst); - = not ranked, see below")
         rows = [
             dict(
-                rank_ub=r["rank_ub"] if r["rank_ub"] is not None else "-",
+                rank=_rank_text(r),
                 tier=r["tier"] if r["tier"] is not None else "-",
                 model=r["model"],
                 rating=_fmt(r["rating"]),
-                minus=_fmt(r["rating"] - r["ci_low"]),
-                plus=_fmt(r["ci_high"] - r["rating"]),
+                minus=_half(r, "ci_low"),
+                plus=_half(r, "ci_high"),
                 battles=r["battles"],
                 flags=",".join(r["flags"]),
             )
@@ -258,6 +307,25 @@ def leaderboard_command(app, snapshot_id, category, show_all, fmt):
         emit(rows, LEADERBOARD_COLUMNS, "table")
         if s["hidden_models"] and not show_all:
             click.echo(f"({s['hidden_models']} hidden model(s) not shown; --all shows them)")
+        from arena.words import name_list
+
+        unranked: dict[str, list[str]] = {}
+        for r in doc["rows"]:
+            if r["unranked_reason"]:
+                kind = next(
+                    (f for f in ("disconnected", "no_mle", "no_battles") if f in r["flags"]),
+                    "few_battles",
+                )
+                unranked.setdefault(kind, []).append(r["model"])
+        words = {
+            "disconnected": "never met the comparable set, directly or through others: "
+            "no rating on this board's scale",
+            "no_mle": "wins and losses do not pin a finite rating (e.g. never lost)",
+            "no_battles": "no battles",
+            "few_battles": f"fewer than {opts.get('min_battles')} battles",
+        }
+        for kind, models in unranked.items():
+            click.echo(f"not ranked ({words[kind]}): {name_list(models)}")
     else:
         emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
 
@@ -272,7 +340,7 @@ def snapshots_command(app, fmt):
     Example:
         arena snapshots --format json
     """
-    from arena.snapshots import list_snapshots
+    from arena.snapshots import list_snapshots, options_summary
 
     with app.engine().connect() as conn:
         snaps = list_snapshots(conn)
@@ -287,12 +355,24 @@ def snapshots_command(app, fmt):
             method=s.options.get("ci"),
             rounds=s.options.get("rounds"),
             seed=s.seed,
+            options=options_summary(s.options),
         )
         for s in snaps
     ]
     emit(
         rows,
-        ["id", "created_at", "board", "models", "battles", "watermark", "method", "rounds", "seed"],
+        [
+            "id",
+            "created_at",
+            "board",
+            "models",
+            "battles",
+            "watermark",
+            "method",
+            "rounds",
+            "seed",
+            "options",
+        ],
         fmt,
     )
 
@@ -309,13 +389,29 @@ def diff_command(app, old, new, fmt):
     Example:
         arena diff 3 4
     """
-    from arena.snapshots import load_board
+    from arena.snapshots import load_board, options_differ
 
     with app.engine().connect() as conn:
         a, b = load_board(conn, old), load_board(conn, new)
     for sid, board in ((old, a), (new, b)):
         if board is None:
             raise click.ClickException(f"no snapshot {sid}")
+    if a.snapshot.board != b.snapshot.board:
+        raise click.ClickException(
+            f"snapshots {old} and {new} are different boards ({a.snapshot.board} vs "
+            f"{b.snapshot.board}): their ratings are not on one scale, so there is nothing to diff"
+        )
+    differ = options_differ(a.snapshot.options, b.snapshot.options)
+    if differ:
+        click.echo(
+            f"WARNING: snapshots {old} and {new} were built with different options "
+            f"({'; '.join(differ)}): changes below mix the data's and the options' effects",
+            err=True,
+        )
+
+    def diff_or_none(x, y):
+        return None if x is None or y is None else _fmt(x - y)
+
     before = {r.model: r for r in a.rows}
     after = {r.model: r for r in b.rows}
     rows = []
@@ -326,7 +422,11 @@ def diff_command(app, old, new, fmt):
                 model=r.model,
                 status="new" if p is None else "",
                 rating=_fmt(r.rating),
-                d_rating=None if p is None else _fmt(r.rating - p.rating),
+                d_rating=None if p is None else diff_or_none(r.rating, p.rating),
+                ci_low=_fmt(r.ci_low),
+                ci_high=_fmt(r.ci_high),
+                old_ci_low=None if p is None else _fmt(p.ci_low),
+                old_ci_high=None if p is None else _fmt(p.ci_high),
                 rank_ub=r.rank_ub,
                 old_rank_ub=None if p is None else p.rank_ub,
                 tier=r.tier,
@@ -341,6 +441,10 @@ def diff_command(app, old, new, fmt):
                     status="gone",
                     rating=None,
                     d_rating=None,
+                    ci_low=None,
+                    ci_high=None,
+                    old_ci_low=_fmt(p.ci_low),
+                    old_ci_high=_fmt(p.ci_high),
                     rank_ub=None,
                     old_rank_ub=p.rank_ub,
                     tier=None,
@@ -349,7 +453,20 @@ def diff_command(app, old, new, fmt):
             )
     emit(
         rows,
-        ["model", "status", "rating", "d_rating", "rank_ub", "old_rank_ub", "tier", "old_tier"],
+        [
+            "model",
+            "status",
+            "rating",
+            "d_rating",
+            "ci_low",
+            "ci_high",
+            "old_ci_low",
+            "old_ci_high",
+            "rank_ub",
+            "old_rank_ub",
+            "tier",
+            "old_tier",
+        ],
         fmt,
     )
 
@@ -380,19 +497,25 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
         samples = load_samples(conn, board.snapshot.id)
         pairs = load_pairs(conn, board.snapshot.id)
     rows = {r.model: r for r in board.rows}
-    for name in (model_a, model_b):
-        if name not in rows:
-            raise click.ClickException(f"model {name!r} is not in snapshot {board.snapshot.id}")
+    _check_models(board, model_a, model_b)
     if model_a == model_b:
         raise click.ClickException("compare two different models")
     ra, rb = rows[model_a], rows[model_b]
     import numpy as np
 
     rating = np.zeros(samples.shape[1])
-    rating[ra.position], rating[rb.position] = ra.rating, rb.rating
+    nan = float("nan")
+    rating[ra.position] = nan if ra.rating is None else ra.rating
+    rating[rb.position] = nan if rb.rating is None else rb.rating
     level = float(board.snapshot.options.get("level", 0.95))
+    unranked = {r.position: r.unranked_reason for r in (ra, rb) if r.unranked_reason is not None}
     c = compare_pair(
-        samples.astype(np.float64), ra.position, rb.position, rating=rating, level=level
+        samples.astype(np.float64),
+        ra.position,
+        rb.position,
+        rating=rating,
+        level=level,
+        unranked=unranked,
     )
     wins_a = wins_b = ties = 0.0
     for p in pairs:
@@ -401,13 +524,13 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
             wins_a, wins_b = (p.b_wins, p.a_wins) if flip else (p.a_wins, p.b_wins)
             ties = p.ties
     # The direction comes from the paired interval itself, not the point difference.
-    verdict = (
-        f"{model_a} is better"
-        if c.low > 0
-        else f"{model_b} is better"
-        if c.high < 0
-        else "not distinguishable at this level"
-    )
+    verdict = {
+        "i": f"{model_a} is better",
+        "j": f"{model_b} is better",
+        "none": "not distinguishable at this level",
+        "unranked": f"no verdict: {c.reason}",
+    }[c.verdict]
+    apart = any("disconnected" in r.flags for r in (ra, rb))
     doc = dict(
         snapshot=board.snapshot.id,
         model_a=model_a,
@@ -422,8 +545,12 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
         win_probability_a=c.win_prob,
         significant=bool(c.significant),
         verdict=verdict,
+        reason=c.reason,
         record={"a_wins": wins_a, "b_wins": wins_b, "ties": ties},
     )
+    # no verdict means no numbers either: null, not NaN (which is not JSON)
+    doc = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in doc.items()}
+    doc["met_through_others"] = not apart
     if fmt == "json":
         emit([], [], "json", json_obj=doc)
         return
@@ -435,16 +562,22 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
     pct = round(100 * level)
     n = wins_a + wins_b + ties
     click.echo(f"{model_a} vs {model_b} (snapshot {board.snapshot.id})")
-    click.echo(
-        f"  rating difference  {c.diff:+.1f}  ({pct}% paired interval "
-        f"{c.low:+.1f} to {c.high:+.1f})"
-    )
-    click.echo(f"  P({model_a} better) {c.p_better:.3f} over bootstrap rounds")
-    click.echo(f"  predicted win probability of {model_a}: {c.win_prob:.3f}")
-    record = f"{int(wins_a)} wins, {int(wins_b)} losses, {int(ties)} ties" if n else "never met"
+    if c.reason is None:
+        click.echo(
+            f"  rating difference  {c.diff:+.1f}  ({pct}% paired interval "
+            f"{c.low:+.1f} to {c.high:+.1f})"
+        )
+        click.echo(f"  P({model_a} better) {c.p_better:.3f} over bootstrap rounds")
+        click.echo(f"  predicted win probability of {model_a}: {c.win_prob:.3f}")
+    if n:
+        record = f"{int(wins_a)} wins, {int(wins_b)} losses, {int(ties)} ties"
+    elif apart:
+        record = "never met, directly or through other models"
+    else:
+        record = "never met"
     click.echo(f"  direct record: {record}")
     click.echo(f"  verdict: {verdict}")
-    if not math.isfinite(c.low):
+    if c.reason is None and not math.isfinite(c.low):
         click.echo("  (interval not available)")
 
 

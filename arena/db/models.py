@@ -182,12 +182,18 @@ class SnapshotRow(Base):
     model_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
     #: Position of the model in the snapshot's sample matrix columns.
     position: Mapped[int] = mapped_column(Integer)
-    rating: Mapped[float] = mapped_column(Float)
-    ci_low: Mapped[float] = mapped_column(Float)
-    ci_high: Mapped[float] = mapped_column(Float)
-    #: NULL for models listed but not ranked (under --min-battles).
+    #: NULL for a model outside the comparable set (no rating on the board's scale).
+    rating: Mapped[float | None] = mapped_column(Float)
+    #: NULL when there is no bound (outside the set, or a one-sided interval's open end).
+    ci_low: Mapped[float | None] = mapped_column(Float)
+    ci_high: Mapped[float | None] = mapped_column(Float)
+    #: Position among the ranked models by rating (1 = highest rating). Not a rank:
+    #: it is never shown as one (outputs show rank_ub..rank_lb). NULL if unranked.
     rank: Mapped[int | None] = mapped_column(Integer)
+    #: 1 + models surely better; NULL for models listed but not ranked.
     rank_ub: Mapped[int | None] = mapped_column(Integer)
+    #: Models not surely worse (itself included): the worst rank the data allow.
+    rank_lb: Mapped[int | None] = mapped_column(Integer)
     tier: Mapped[int | None] = mapped_column(Integer)
     battles: Mapped[float] = mapped_column(Float)
     wins: Mapped[float] = mapped_column(Float)

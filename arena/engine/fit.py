@@ -191,19 +191,52 @@ def resolve_prior(prior: float | None, mle_exists: bool) -> float:
     return prior
 
 
-def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> list[str]:
+#: Per-flag sentences: (flag, verb phrase for one model, for several).
+FLAG_SENTENCES = (
+    (
+        "no_battles",
+        "has no battles: rating set to the mean/anchor, interval from the prior",
+        "have no battles: rating set to the mean/anchor, interval from the prior",
+    ),
+    ("never_won", "never won (nor tied)", "never won (nor tied)"),
+    ("never_lost", "never lost (nor tied)", "never lost (nor tied)"),
+    (
+        "disconnected",
+        "is not connected by battles to the comparable set of models: no rating on its scale",
+        "are not connected by battles to the comparable set of models: no rating on its scale",
+    ),
+    (
+        "no_mle",
+        "sits where wins and losses do not pin a finite rating",
+        "sit where wins and losses do not pin a finite rating",
+    ),
+    ("few_battles", "has very few battles: wide interval", "have very few battles: wide intervals"),
+)
+
+
+def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
+    """One sentence per flag that some model carries, naming the models.
+
+    Parameters
+    ----------
+    flags : list of tuple of str
+        Per-model flags.
+    names : sequence of str, optional
+        Model names by index; without them models are named by index.
+    """
+    from arena.words import name_list
+
     out = []
-    for name, text in (
-        ("no_battles", "have no battles: rating set to the mean/anchor, interval from the prior"),
-        ("never_won", "never won (nor tied)"),
-        ("never_lost", "never lost (nor tied)"),
-        ("disconnected", "are not connected by battles to the largest group of models"),
-        ("no_mle", "sit in a group whose wins/losses do not pin a finite rating"),
-        ("few_battles", "have very few battles: wide intervals"),
-    ):
-        idx = [i for i, f in enumerate(flags) if name in f]
+    for flag, one, several in FLAG_SENTENCES:
+        idx = [i for i, f in enumerate(flags) if flag in f]
         if idx:
-            out.append(f"models {idx} {text}")
+            who = name_list(str(i) if names is None else names[i] for i in idx)
+            out.append(f"model {who} {one}" if len(idx) == 1 else f"models {who} {several}")
+    return out
+
+
+def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> list[str]:
+    out = flag_warnings(flags)
     if not mle_exists:
         if lam > 0:
             out.append(

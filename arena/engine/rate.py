@@ -15,7 +15,7 @@ from arena.engine.bootstrap import Bootstrap, _check_level, bootstrap, max_t_cri
 from arena.engine.components import Components, _components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
-from arena.engine.fit import SCALE, Fit, _warnings, check_anchor, fit
+from arena.engine.fit import SCALE, Fit, _warnings, check_anchor, fit, flag_warnings
 from arena.engine.graph import existence, model_flags
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 
@@ -67,6 +67,12 @@ class Ratings:
     small_sample: np.ndarray = field(repr=False, default=None)
     #: Strongly connected components (``None`` for ``components="joint"``).
     components: Components | None = field(repr=False, default=None)
+
+    def named_warnings(self, names) -> list[str]:
+        """``warnings`` with models named by ``names[index]`` (at most 10 per sentence)."""
+        by_index = set(flag_warnings(self.flags))
+        rest = [w for w in self.warnings if w not in by_index]
+        return flag_warnings(self.flags, names) + rest
 
 
 def _opt(x):

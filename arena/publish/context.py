@@ -60,8 +60,22 @@ def nav_label(board: str) -> str:
     return name if kind == "category" and "|" not in board else board_label(board)
 
 
-def fmt_rating(x: float) -> str:
-    return f"{x + 0.0:.1f}"
+def fmt_rating(x: float | None) -> str:
+    """One decimal; an en dash for no value (no rating on the board's scale, no bound)."""
+    return "\u2013" if x is None else f"{x + 0.0:.1f}"
+
+
+def rank_text(row: BoardRow) -> str:
+    """The ranks the data allow: ``3`` when pinned, ``3\u20137`` otherwise, dash if unranked."""
+    if row.rank_ub is None:
+        return "\u2013"
+    if row.rank_lb is None or row.rank_lb == row.rank_ub:
+        return str(row.rank_ub)
+    return f"{row.rank_ub}\u2013{row.rank_lb}"
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a - b
 
 
 def fmt_count(x: float) -> str:
@@ -341,8 +355,9 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         f"{fmt_count(info.n_battles)} battles between {models} models "
         f"(snapshot {info.id}, computed {fmt_date(info.created_at)}).",
         f"Intervals are {level_txt}confidence intervals from {how}; they are {joint}.",
-        "Rank (UB) is the best rank the data allow: one plus the number of models whose "
-        "interval lies entirely above this model's.",
+        "Rank is the range of ranks the data allow: from one plus the number of models "
+        "whose interval lies entirely above this model's (the best), to the number of "
+        "models whose interval does not lie entirely below it (the worst).",
         _tier_claim(o)
         + _tier_words(o)
         + ". Models in one tier are not ranked against each other: the order inside a tier "
@@ -354,6 +369,22 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         if o.get("both_bad") == "drop":
             ties += " Battles where both answers were judged bad are left out."
         lines.append(ties)
+    nu = (info.diagnostics or {}).get("tie_param")
+    if nu is not None:
+        se = info.diagnostics.get("tie_param_se")
+        lines.append(
+            f"Davidson tie parameter \u03bd = {nu:.3f}"
+            + (f" (standard error {se:.3f})" if se is not None else "")
+            + ": between equal models a tie is \u03bd times as likely as a win by either one."
+        )
+    comps = (info.diagnostics or {}).get("components")
+    if comps and comps.get("outside_models"):
+        lines.append(
+            f"Ratings are on one scale only within a set of models connected by wins and "
+            f"losses both ways; the board ranks the largest such set ({comps['comparable_models']} "
+            f"models). {comps['outside_models']} other models never met it, or met it without "
+            "losing (or winning): they have no rating on this scale and are listed unranked."
+        )
     if o.get("min_battles"):
         lines.append(
             f"Models with fewer than {o['min_battles']} battles are listed but not ranked."
@@ -379,7 +410,7 @@ def _row_view(
     linked: bool,
 ) -> RowView:
     change, change_text = _rank_change(row, previous)
-    plus, minus = row.ci_high - row.rating, row.rating - row.ci_low
+    plus, minus = _minus(row.ci_high, row.rating), _minus(row.rating, row.ci_low)
     label = display(row)
     return RowView(
         model=row.model,
@@ -388,7 +419,7 @@ def _row_view(
         organisation=row.organisation,
         licence=row.licence,
         link=safe_link(row.link),
-        rank=str(row.rank_ub) if row.rank_ub is not None else "\u2013",
+        rank=rank_text(row),
         change=change,
         change_text=change_text,
         tier=str(row.tier) if row.tier is not None else "\u2013",
@@ -408,7 +439,9 @@ def _row_view(
             row.ci_high,
             axis,
             label=f"interval {fmt_rating(row.ci_low)} to {fmt_rating(row.ci_high)}",
-        ),
+        )
+        if None not in (row.rating, row.ci_low, row.ci_high)
+        else Markup(""),
     )
 
 
@@ -432,7 +465,16 @@ def _group(tier: object, rows: list[RowView], index: int) -> TierGroup:
     n = len(rows)
     plural = "model" if n == 1 else "models"
     if tier is None:
-        return TierGroup(f"Not ranked ({n} {plural}: too little data)", "bandu", tuple(rows))
+        flags = {f for r in rows for f in r.flags}
+        why = ["too few battles"] if "few_battles" in flags or "no_battles" in flags else []
+        if "disconnected" in flags:
+            why.append(
+                "no battles linking some of them to the ranked models, so no rating on this scale"
+            )
+        if "no_mle" in flags:
+            why.append("records that pin no finite rating (e.g. never lost)")
+        reason = "; ".join(why) or "too little data"
+        return TierGroup(f"Not ranked ({n} {plural}: {reason})", "bandu", tuple(rows))
     return TierGroup(f"Tier {tier} ({n} {plural})", f"band{index % 2}", tuple(rows))
 
 
@@ -475,8 +517,9 @@ def leaderboard_page(
     # The axis spans the ranked models' intervals and every rating: one unranked
     # model with a 600-point interval would otherwise squash every other bar.
     # Its bar is clipped at the edge; the numbers beside it are exact.
-    lows = [r.ci_low if r.ranked else r.rating for r in rows]
-    highs = [r.ci_high if r.ranked else r.rating for r in rows]
+    rated = [r for r in rows if r.rating is not None]
+    lows = [r.ci_low if r.ranked else r.rating for r in rated]
+    highs = [r.ci_high if r.ranked else r.rating for r in rated]
     axis = svg.Axis.around(lows, highs)
     before = {r.model: r.rank_ub for r in site.previous.rows} if site.previous is not None else None
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
@@ -485,7 +528,7 @@ def leaderboard_page(
         svg.IntervalItem(
             display(r), r.rating, r.ci_low, r.ci_high, -1 if not r.ranked else 0, r.tier
         )
-        for r in rows
+        for r in rated
     ]
     # Alternate band shading per tier so neighbouring tiers are visibly separate.
     banded, parity, last = [], 1, object()
@@ -601,7 +644,7 @@ def model_page(
         BoardSummary(
             board_label=nav_label(s.board.snapshot.board),
             href=f"../{s.file}",
-            rank=str(r.rank_ub) if r.rank_ub is not None else "\u2013",
+            rank=rank_text(r),
             tier=str(r.tier) if r.tier is not None else "not ranked",
             rating=fmt_rating(r.rating),
             interval=f"{fmt_rating(r.ci_low)} to {fmt_rating(r.ci_high)}",
@@ -622,7 +665,7 @@ def model_page(
             continue
         opponents.append(
             (
-                -orow.rating,
+                -orow.rating if orow.rating is not None else float("inf"),
                 other,
                 OpponentView(
                     label=display(orow),
@@ -632,7 +675,9 @@ def model_page(
                     losses=fmt_count(lo),
                     ties=fmt_count(p.ties),
                     observed=f"{(w + p.ties / 2) / n * 100:.0f}%" if n else "\u2013",
-                    expected=f"{predicted(row.rating, orow.rating) * 100:.0f}%",
+                    expected=f"{predicted(row.rating, orow.rating) * 100:.0f}%"
+                    if row.rating is not None and orow.rating is not None
+                    else "\u2013",
                 ),
             )
         )
@@ -644,9 +689,14 @@ def model_page(
     )
     label = display(row)
     chart = None
-    if hist:
+    points = [
+        svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi)
+        for _, at, r, lo, hi in hist
+        if None not in (r, lo, hi)
+    ]
+    if points:
         chart = svg.history_chart(
-            [svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi) for _, at, r, lo, hi in hist],
+            points,
             title=f"Rating history of {label} ({board_label(primary.board.snapshot.board)})",
             desc=f"Rating and interval at each of {len(hist)} snapshots, oldest first; "
             "the same numbers are in the table below.",
