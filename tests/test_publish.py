@@ -305,7 +305,8 @@ def test_hostile_names_render_as_text_everywhere(site):
     assert "<script>alert(1)</script>" in models
     assert not any(m.startswith(("=", "+", "-", "@")) for m in models)
     unranked = next(r for r in rows if r["model"] == "model-013")
-    assert unranked["flags"] == "few_battles,low_data" and unranked["rank"] == ""
+    assert unranked["flags"] == "few_battles,low_data" and unranked["rank_ub"] == ""
+    assert "rank" not in rows[0]  # no ordinal rank in the downloads
 
 
 def test_file_names_stay_inside_out_dir(site, tmp_path):
