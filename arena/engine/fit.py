@@ -159,6 +159,34 @@ def rating_transform(design: Design, anchor: tuple[int, float] | None) -> np.nda
     return t
 
 
+def check_davidson(design, stats: np.ndarray) -> None:
+    """The Davidson tie parameter needs a tie and a decisive battle (``stats`` (1, 3, G))."""
+    if design.ties == "davidson":
+        wt = stats[0, 2].sum()
+        if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
+            raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
+
+
+def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
+    """Thetas, ratings, Fisher covariance and SEs of all models from fitted parameters.
+
+    ``x`` has shape (1, P) and ``pcov`` is the gauge-projected inverse
+    information; models without battles get the prior variance (precision
+    ``lam``, or the default prior when there is none).
+    """
+    t = rating_transform(design, anchor)
+    theta = to_models(design, x[:, : design.n_active], anchor)[0]
+    cov_theta = t @ pcov @ t.T
+    none_idx = np.flatnonzero(design.battles_per_model == 0)
+    cov_theta[none_idx, none_idx] = 1.0 / (lam if lam > 0 else DEFAULT_PRIOR)
+    cov = SCALE**2 * cov_theta
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    rating = BASE + SCALE * theta
+    if anchor is not None:
+        rating += anchor[1] - BASE
+    return theta, rating, cov, se
+
+
 def check_anchor(anchor, n_models: int, design: Design | None = None) -> tuple[int, float] | None:
     if anchor is None:
         return None
@@ -250,10 +278,7 @@ def fit(
     stats = design.point_stats()
     ex = existence(design, stats[0])
     flags = model_flags(design, stats[0], ex)
-    if design.ties == "davidson":
-        wt = stats[0, 2].sum()
-        if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
-            raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
+    check_davidson(design, stats)
     lam = resolve_prior(prior, ex.exists)
 
     gtol = GTOL_REL * gradient_scale(design, stats)
@@ -268,17 +293,7 @@ def fit(
     proj = gauge_projector(design)
     pcov = proj @ hinv @ proj
 
-    t = rating_transform(design, anchor)
-    theta = to_models(design, x[:, : design.n_active], anchor)[0]
-    cov_theta = t @ pcov @ t.T
-    none_idx = np.flatnonzero(design.battles_per_model == 0)
-    prior_var = 1.0 / (lam if lam > 0 else DEFAULT_PRIOR)
-    cov_theta[none_idx, none_idx] = prior_var
-    cov = SCALE**2 * cov_theta
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    rating = BASE + SCALE * theta
-    if anchor is not None:
-        rating += anchor[1] - BASE
+    theta, rating, cov, se = model_ratings(design, x, pcov, anchor, lam)
 
     ma = design.n_active
     k = ma

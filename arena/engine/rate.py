@@ -15,7 +15,7 @@ from arena.engine.bootstrap import Bootstrap, _check_level, bootstrap, max_t_cri
 from arena.engine.counts import CountTable
 from arena.engine.fit import Fit, fit
 
-__all__ = ["Ratings", "rate", "CI_METHODS"]
+__all__ = ["Ratings", "rate", "normal_intervals", "CI_METHODS"]
 
 CI_METHODS = ("bootstrap", "sandwich", "fisher")
 _SIMULTANEOUS = (False, True, "max-t", "chi2")
@@ -55,6 +55,40 @@ class Ratings:
 
 def _opt(x):
     return None if x is None else float(x)
+
+
+def normal_intervals(
+    est: np.ndarray,
+    cov: np.ndarray,
+    *,
+    level: float,
+    simultaneous: bool | str,
+    rounds: int,
+    rng: np.random.Generator,
+    df: int,
+):
+    """Normal intervals ``est +/- c * se`` from an analytic covariance.
+
+    ``c`` is the normal quantile, the max-|t| quantile over ``rounds`` draws
+    from ``N(est, cov)`` (``simultaneous`` True / "max-t"), or the chi-square
+    ellipsoid projection with ``df`` degrees of freedom ("chi2").
+
+    Returns
+    -------
+    low, high, se : ndarray
+    samples : ndarray, shape (rounds, len(est))
+        The seeded normal draws (downstream code treats them like bootstrap rounds).
+    crit : float
+    """
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    samples = rng.multivariate_normal(est, cov, size=rounds, method="eigh")
+    if simultaneous in (True, "max-t"):
+        crit = max_t_critical(samples - est, se, level)
+    elif simultaneous == "chi2":
+        crit = float(np.sqrt(special.chdtri(df, 1.0 - level)))
+    else:
+        crit = float(special.ndtri(0.5 + level / 2))
+    return est - crit * se, est + crit * se, se, samples, crit
 
 
 def rate(
@@ -160,17 +194,11 @@ def rate(
             )
     else:
         cov = point.cov if ci == "fisher" else sandwich_cov(point, clusters)
-        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        samples = rng.multivariate_normal(point.rating, cov, size=rounds, method="eigh")
-        if simultaneous in (True, "max-t"):
-            crit = max_t_critical(samples - point.rating, se, level)
-        elif simultaneous == "chi2":
-            df = max(point.design.n_active - (1 if point.prior_used == 0 else 0), 1)
-            crit = float(np.sqrt(special.chdtri(df, 1.0 - level)))
-        else:
-            crit = float(special.ndtri(0.5 + level / 2))
-        low, high = point.rating - crit * se, point.rating + crit * se
+        df = max(point.design.n_active - (1 if point.prior_used == 0 else 0), 1)
+        low, high, se, samples, crit = normal_intervals(
+            point.rating, cov, level=level, simultaneous=simultaneous, rounds=rounds, rng=rng, df=df
+        )
         diag["critical_value"] = crit
     return Ratings(
         rating=point.rating,
