@@ -8,7 +8,7 @@ O(rows) per evaluation.
 
 Features (LMArena's ``preprocess_for_style``)
 ---------------------------------------------
-Per battle and side a non-negative count ``f`` per feature (length in tokens,
+Per battle and side a non-negative count ``f`` per feature (answer tokens,
 headers, list items, bold spans).  The covariate is ``x = (f_a - f_b) /
 (f_a + f_b + 1)`` for those counts and the plain difference ``f_a - f_b`` for
 user covariates (a sentiment score may be negative, so the ratio has no
@@ -36,7 +36,7 @@ from arena.outcomes import TIE_BOTH_BAD
 __all__ = ["STYLE_FEATURES", "StyleTable", "style_table", "style_covariates"]
 
 #: LMArena's style features, in the order of their ``conv_metadata`` fields.
-STYLE_FEATURES = ("length", "headers", "lists", "bold")
+STYLE_FEATURES = ("tokens", "headers", "lists", "bold")
 
 
 @dataclass(frozen=True)

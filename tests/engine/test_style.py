@@ -127,7 +127,7 @@ def test_constant_feature_is_dropped_with_a_warning():
     sa, sb = sim.side_a.copy(), sim.side_b.copy()
     sa[:, 3] = sb[:, 3] = 0.0  # nobody uses bold
     tab = style_table(sim.a, sim.b, o, sa, sb, n_models=m, weight=w)
-    assert tab.features == ("length", "headers", "lists")
+    assert tab.features == ("tokens", "headers", "lists")
     assert tab.dropped == ("bold",)
     res = fit_style(tab)
     assert res.converged
@@ -135,7 +135,7 @@ def test_constant_feature_is_dropped_with_a_warning():
     th, g = scipy_style_fit(sim.a, sim.b, o, w, standardised(sa[:, :3], sb[:, :3]), m)
     assert np.abs(res.coef - g).max() < THETA_TOL
     out = rate_style(tab, rounds=50, seed=0)
-    assert [c["feature"] for c in out.coefficients()] == ["length", "headers", "lists"]
+    assert [c["feature"] for c in out.coefficients()] == ["tokens", "headers", "lists"]
 
 
 def test_all_features_constant_is_the_raw_fit():
