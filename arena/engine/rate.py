@@ -57,6 +57,61 @@ def _opt(x):
     return None if x is None else float(x)
 
 
+def check_interval_options(ci: str, simultaneous, level: float) -> None:
+    """Reject unknown interval methods and combinations (``ValueError``)."""
+    if ci not in CI_METHODS:
+        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
+    if simultaneous not in _SIMULTANEOUS:
+        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
+    _check_level(level)
+    if ci == "bootstrap" and simultaneous == "chi2":
+        raise ValueError(
+            "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
+        )
+
+
+def base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed) -> dict:
+    """Run facts shared by raw and style-controlled boards (JSON-serialisable)."""
+    return {
+        "method": ci,
+        "level": float(level),
+        "simultaneous": simultaneous if isinstance(simultaneous, str) else bool(simultaneous),
+        "converged": point.converged,
+        "grad_norm": point.grad_norm,
+        "iterations": point.iterations,
+        "mle_exists": point.mle_exists,
+        "prior_used": point.prior_used,
+        "tie_param": _opt(point.tie_param),
+        "tie_param_se": _opt(point.tie_param_se),
+        "n_battles": float(point.design.n_total),
+        "clusters": None if clusters is None else int(clusters.shape[0]),
+        "rounds": int(rounds),
+        "seed": seed if isinstance(seed, int) else None,
+        "failed_rounds": [],
+        "n_failed_rounds": 0,
+        "n_prior_rounds": 0,
+    }
+
+
+def report_rounds(boot: Bootstrap, diag: dict, warnings: list[str]) -> None:
+    """Failed and prior-fitted bootstrap rounds into the diagnostics and warnings."""
+    failed = boot.failed_rounds.tolist()
+    diag.update(
+        failed_rounds=failed,
+        n_failed_rounds=len(failed),
+        n_prior_rounds=int(boot.prior_rounds.size),
+    )
+    if failed:
+        warnings.append(
+            f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
+        )
+    if boot.prior_rounds.size:
+        warnings.append(
+            f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "
+            "(e.g. a model drew no battles) and were fitted with the weak prior"
+        )
+
+
 def normal_intervals(
     est: np.ndarray,
     cov: np.ndarray,
@@ -136,40 +191,16 @@ def rate(
     -------
     Ratings
     """
-    if ci not in CI_METHODS:
-        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
-    if simultaneous not in _SIMULTANEOUS:
-        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
-    _check_level(level)
+    check_interval_options(ci, simultaneous, level)
     point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
     warnings = list(point.warnings)
-    diag: dict = {
-        "method": ci,
-        "level": float(level),
-        "simultaneous": simultaneous if isinstance(simultaneous, str) else bool(simultaneous),
-        "converged": point.converged,
-        "grad_norm": point.grad_norm,
-        "iterations": point.iterations,
-        "mle_exists": point.mle_exists,
-        "prior_used": point.prior_used,
-        "tie_param": _opt(point.tie_param),
-        "tie_param_se": _opt(point.tie_param_se),
-        "position_param": _opt(point.position_param),
-        "position_se": _opt(point.position_se),
-        "n_battles": float(point.design.n_total),
-        "clusters": None if clusters is None else int(clusters.shape[0]),
-        "rounds": int(rounds),
-        "seed": seed if isinstance(seed, int) else None,
-        "failed_rounds": [],
-        "n_failed_rounds": 0,
-        "n_prior_rounds": 0,
-    }
+    diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
+    diag.update(
+        position_param=_opt(point.position_param),
+        position_se=_opt(point.position_se),
+    )
     boot = None
     if ci == "bootstrap":
-        if simultaneous == "chi2":
-            raise ValueError(
-                "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
-            )
         boot = bootstrap(
             table, rounds=rounds, rng=seed, clusters=clusters, point=point, workers=workers
         )
@@ -177,21 +208,7 @@ def rate(
         se = boot.se
         samples = boot.good
         cov = None
-        failed = boot.failed_rounds.tolist()
-        diag.update(
-            failed_rounds=failed,
-            n_failed_rounds=len(failed),
-            n_prior_rounds=int(boot.prior_rounds.size),
-        )
-        if failed:
-            warnings.append(
-                f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
-            )
-        if boot.prior_rounds.size:
-            warnings.append(
-                f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "
-                "(e.g. a model drew no battles) and were fitted with the weak prior"
-            )
+        report_rounds(boot, diag, warnings)
     else:
         cov = point.cov if ci == "fisher" else sandwich_cov(point, clusters)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)

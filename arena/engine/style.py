@@ -34,29 +34,28 @@ import scipy.sparse as sp
 
 from arena.engine.analytic import sandwich_param_cov
 from arena.engine.blas import one_blas_thread
-from arena.engine.bootstrap import (
-    Bootstrap,
-    _check_level,
-    _mle_possible,
-    run_rounds,
-    samplers,
-)
+from arena.engine.bootstrap import Bootstrap, _mle_possible, run_rounds, samplers
 from arena.engine.fit import (
     DEFAULT_PRIOR,
     SCALE,
     _warnings,
     check_anchor,
     check_davidson,
-    gauge_projector,
-    initial_params,
     model_ratings,
     rating_transform,
     resolve_prior,
+    solve_point,
     to_models,
 )
 from arena.engine.graph import category_credit_maps, existence, model_flags
 from arena.engine.newton import GTOL_REL, GTOL_REL_BOOT, _rmul, chord, newton
-from arena.engine.rate import _SIMULTANEOUS, CI_METHODS, Ratings, normal_intervals
+from arena.engine.rate import (
+    Ratings,
+    base_diagnostics,
+    check_interval_options,
+    normal_intervals,
+    report_rounds,
+)
 from arena.engine.sampling import multinomial_rows
 from arena.engine.style_design import StyleTable
 from arena.engine.style_model import StyleDesign
@@ -200,16 +199,7 @@ def fit_style(
     lam = _precision(design, lam_theta, lam_coef)
 
     gtol = GTOL_REL * design.gradient_scale(stats)
-    x, conv, iters, gnorm = newton(
-        design, stats, initial_params(design)[None, :], lam=lam, gtol=gtol, max_iter=200
-    )
-    xp, _, _, gp = newton(design, stats, x, lam=lam, gtol=np.zeros(1), max_iter=2)
-    if gp[0] < gnorm[0]:
-        x, gnorm = xp, gp
-    f, _, h = design.evaluate(x, stats, lam)
-    hinv = np.linalg.pinv(h[0], hermitian=True) if design.n_params else np.zeros((0, 0))
-    proj = gauge_projector(design)
-    pcov = proj @ hinv @ proj
+    x, converged, iters, gnorm, f, pcov, hinv = solve_point(design, stats, lam, gtol)
     theta, rating, cov, se = model_ratings(design, x, pcov, anchor, lam_theta)
 
     ma, nf = design.n_active, design.n_features
@@ -221,10 +211,9 @@ def fit_style(
         tie_se = float(tie * np.sqrt(max(pcov[-1, -1], 0.0)))
     warnings = list(table.warnings)
     warnings += _warnings(flags, ex.exists, 0.0 if style_reg else lam_theta)
-    converged = bool(conv[0]) or bool(gnorm[0] <= gtol[0])
     if not converged:
         warnings.append(
-            f"style-controlled fit did not converge (max |gradient| {gnorm[0]:.3g}); a style "
+            f"style-controlled fit did not converge (max |gradient| {gnorm:.3g}); a style "
             "feature may separate the outcomes perfectly"
         )
     return StyleFit(
@@ -237,8 +226,8 @@ def fit_style(
         coef_se=np.sqrt(np.clip(np.diag(coef_cov), 0.0, None)),
         coef_cov=coef_cov,
         converged=converged,
-        grad_norm=float(gnorm[0]),
-        iterations=int(iters[0]),
+        grad_norm=gnorm,
+        iterations=iters,
         tie_param=tie,
         tie_param_se=tie_se,
         mle_exists=bool(ex.exists),
@@ -246,7 +235,7 @@ def fit_style(
         style_reg=style_reg,
         flags=flags,
         warnings=warnings,
-        log_likelihood=float(f[0]),
+        log_likelihood=f,
         anchor=anchor,
         design=design,
         x=x[0],
@@ -491,44 +480,20 @@ def rate_style(
     -------
     StyleRatings
     """
-    if ci not in CI_METHODS:
-        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
-    if simultaneous not in _SIMULTANEOUS:
-        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
-    _check_level(level)
+    check_interval_options(ci, simultaneous, level)
     point = fit_style(
         table, ties=ties, position=position, prior=prior, style_reg=style_reg, anchor=anchor
     )
     warnings = list(point.warnings)
-    diag: dict = {
-        "method": ci,
-        "level": float(level),
-        "simultaneous": simultaneous if isinstance(simultaneous, str) else bool(simultaneous),
-        "converged": point.converged,
-        "grad_norm": point.grad_norm,
-        "iterations": point.iterations,
-        "mle_exists": point.mle_exists,
-        "prior_used": point.prior_used,
-        "style_reg": point.style_reg,
-        "tie_param": point.tie_param,
-        "tie_param_se": point.tie_param_se,
-        "n_battles": float(point.design.n_total),
-        "n_rows": int(table.n_rows),
-        "style_features": list(point.features),
-        "style_features_dropped": list(table.dropped),
-        "clusters": None if clusters is None else int(clusters.shape[0]),
-        "rounds": int(rounds),
-        "seed": seed if isinstance(seed, int) else None,
-        "failed_rounds": [],
-        "n_failed_rounds": 0,
-        "n_prior_rounds": 0,
-    }
+    diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
+    diag.update(
+        style_reg=point.style_reg,
+        n_rows=int(table.n_rows),
+        style_features=list(point.features),
+        style_features_dropped=list(table.dropped),
+    )
     boot = None
     if ci == "bootstrap":
-        if simultaneous == "chi2":
-            raise ValueError(
-                "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
-            )
         sb = bootstrap_style(
             table, rounds=rounds, seed=seed, clusters=clusters, point=point, workers=workers
         )
@@ -537,21 +502,7 @@ def rate_style(
         se, samples, cov = boot.se, boot.good, None
         c_low, c_high = sb.coef.interval(level, simultaneous=bool(simultaneous))
         c_se, c_samples = sb.coef.se, sb.coef.good
-        failed = boot.failed_rounds.tolist()
-        diag.update(
-            failed_rounds=failed,
-            n_failed_rounds=len(failed),
-            n_prior_rounds=int(boot.prior_rounds.size),
-        )
-        if failed:
-            warnings.append(
-                f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
-            )
-        if boot.prior_rounds.size:
-            warnings.append(
-                f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "
-                "(e.g. a model drew no battles) and were fitted with the weak prior"
-            )
+        report_rounds(boot, diag, warnings)
     else:
         if ci == "fisher":
             cov, coef_cov = point.cov, point.coef_cov
