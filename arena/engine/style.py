@@ -531,6 +531,9 @@ def rate_style(
         diagnostics=diag,
         fit=point,
         boot=boot,
+        # one joint fit (the weak prior when the MLE does not exist, as flagged)
+        comparable=point.design.battles_per_model > 0,
+        small_sample=np.zeros(point.rating.size, dtype=bool),
         features=point.features,
         coef=point.coef,
         coef_low=np.asarray(c_low),
