@@ -71,6 +71,7 @@ def _register() -> None:
         eval_cmd,
         ingest_cmd,
         models_cmd,
+        plan_cmd,
         publish_cmd,
         rebuild_cmd,
     )
@@ -84,6 +85,7 @@ def _register() -> None:
         eval_cmd,
         demo_cmd,
         audit_cmd,
+        plan_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)
