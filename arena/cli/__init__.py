@@ -83,6 +83,7 @@ def _register() -> None:
     # Command modules import their heavy libraries (numpy, scipy, the engine)
     # inside the command functions, so `arena --help` stays fast.
     from arena.cli import (
+        audit_cmd,
         compare_cmd,
         db_cmd,
         demo_cmd,
@@ -106,6 +107,7 @@ def _register() -> None:
         publish_cmd,
         eval_cmd,
         demo_cmd,
+        audit_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)
