@@ -28,8 +28,8 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, select
 
 from arena.audit.read import load_audit
-from arena.cli.output import render_csv, to_json
 from arena.db.models import Snapshot
+from arena.formats import render_csv, to_json
 from arena.publish import context as ctx
 from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
