@@ -17,6 +17,7 @@ from sqlalchemy import Connection, select
 
 from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
 from arena.engine.tiers import unranked_reason
+from arena.formats import count
 
 OVERALL = "overall"
 
@@ -128,8 +129,7 @@ class BoardRow:
         d = {f: getattr(self, f) for f in ROW_FIELDS}
         d["flags"] = list(self.flags)
         for f in ("battles", "wins", "losses", "ties"):
-            v = d[f]
-            d[f] = int(v) if float(v).is_integer() else v
+            d[f] = count(d[f])
         return d
 
 
@@ -154,7 +154,11 @@ class Board:
                 "source": s.source,
                 "options": s.options,
                 "watermark": s.watermark,
-                "counts": {"battles": s.n_battles, "excluded": s.n_excluded, "models": s.n_models},
+                "counts": {
+                    "battles": count(s.n_battles),
+                    "excluded": s.n_excluded,
+                    "models": s.n_models,
+                },
                 "code_version": s.code_version,
                 "hidden_models": sum(1 for r in self.rows if r.hidden),
                 "model": {

@@ -1,0 +1,133 @@
+"""``arena leaderboard``: show one snapshot of a board."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.options import category_option, format_option, snapshot_option
+from arena.cli.output import emit
+
+COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
+
+
+def open_board(app, snapshot_id: int | None, category: str | None):
+    """The board asked for, or a one-line error (shared by leaderboard and compare)."""
+    from arena.compare import SnapshotError, resolve_board
+
+    with app.engine().connect() as conn:
+        try:
+            return resolve_board(conn, snapshot_id=snapshot_id, category=category)
+        except SnapshotError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+def _tenth(x: float | None) -> float | str:
+    return "-" if x is None else round(x, 1)
+
+
+def _rank_text(r: dict) -> str:
+    """The ranks the data allow: ``3`` when pinned, ``3-7`` as an interval, ``-`` unranked."""
+    ub, lb = r["rank_ub"], r["rank_lb"]
+    if ub is None:
+        return "-"
+    return str(ub) if lb is None or lb == ub else f"{ub}-{lb}"
+
+
+def _half(r: dict, side: str) -> float | str:
+    """Distance from the rating to one bound; ``inf`` for an open end, ``-`` for no rating."""
+    if r["rating"] is None:
+        return "-"
+    if r[side] is None:
+        return "inf"
+    return _tenth(abs(r["rating"] - r[side]))
+
+
+def _table_rows(rows: list[dict]) -> list[dict]:
+    return [
+        dict(
+            rank=_rank_text(r),
+            tier=r["tier"] if r["tier"] is not None else "-",
+            model=r["model"],
+            rating=_tenth(r["rating"]),
+            minus=_half(r, "ci_low"),
+            plus=_half(r, "ci_high"),
+            battles=r["battles"],
+            flags=",".join(r["flags"]),
+        )
+        for r in rows
+    ]
+
+
+#: The leaderboard's words for why models are not ranked, by flag.
+UNRANKED_WORDS = {
+    "disconnected": "never met the comparable set, directly or through others: "
+    "no rating on this board's scale",
+    "no_mle": "wins and losses do not pin a finite rating (e.g. never lost)",
+    "no_battles": "no battles",
+}
+
+
+def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
+    from arena.words import name_list
+
+    groups: dict[str, list[str]] = {}
+    for r in rows:
+        if r["unranked_reason"]:
+            kind = next((f for f in UNRANKED_WORDS if f in r["flags"]), "few_battles")
+            groups.setdefault(kind, []).append(r["model"])
+    words = {**UNRANKED_WORDS, "few_battles": f"fewer than {min_battles} battles"}
+    return [f"not ranked ({words[k]}): {name_list(models)}" for k, models in groups.items()]
+
+
+@click.command("leaderboard")
+@snapshot_option
+@category_option("Show the latest snapshot of this category's board.")
+@click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
+@format_option
+@click.pass_obj
+def leaderboard_command(app, snapshot_id, category, show_all, fmt):
+    """Show a snapshot: rank interval, tier, rating with its interval, battles.
+
+    The rank column is the range of ranks the data allow: from 1 + the number
+    of models whose whole interval lies above this model's (rank_ub) to the
+    number whose interval is not wholly below it (rank_lb). Models in one
+    tier are not ranked against each other; unranked models are listed with
+    the reason. The header shows the options that change the numbers.
+
+    \b
+    Example:
+        arena leaderboard
+        arena leaderboard --category math --format json
+    """
+    from arena.snapshots import ROW_FIELDS
+
+    board = open_board(app, snapshot_id, category)
+    doc = board.document(include_hidden=show_all)
+    if fmt != "table":
+        emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
+        return
+    s = doc["snapshot"]
+    opts = s["options"]
+    click.echo(
+        f"snapshot {s['id']} ({s['board']}) {s['created_at'][:19]}  "
+        f"{s['counts']['battles']} battles, {s['counts']['models']} models, "
+        f"{opts.get('ci')} {round(100 * opts.get('level', 0.95))}% intervals, "
+        f"tiers: {opts.get('tiers')}"
+    )
+    from arena.snapshots import options_summary
+
+    click.echo(f"options: {options_summary(opts)}")
+    if s["model"]["tie_param"] is not None:
+        click.echo(
+            f"Davidson tie parameter nu = {s['model']['tie_param']:.3f} "
+            f"(SE {s['model']['tie_param_se']:.3f})"
+        )
+    click.echo("rank: the ranks the data allow (best-worst); - = not ranked, see below")
+    emit(_table_rows(doc["rows"]), COLUMNS, "table")
+    if s["hidden_models"] and not show_all:
+        click.echo(f"({s['hidden_models']} hidden model(s) not shown; --all shows them)")
+    for line in _unranked_lines(doc["rows"], opts.get("min_battles")):
+        click.echo(line)
+
+
+COMMANDS = [leaderboard_command]
