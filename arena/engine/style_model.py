@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dgemv
 
 from arena.engine.counts import CountTable
 from arena.engine.design import _CLASS_A, _CLASS_B, make_design
@@ -81,6 +82,7 @@ class StyleDesign:
         self.z = np.ascontiguousarray(z)
         self.zt = np.ascontiguousarray(z.T)
         self.z2 = self.z * self.z
+        self.zf = self.z.T  # (F, N) Fortran-ordered view, as BLAS wants it
         self.names = names
         self.n_features = z.shape[1]
         self.cat_n = table.n
@@ -135,12 +137,10 @@ class StyleDesign:
         dg = np.take(theta, self.raw.ga, axis=1)
         dg -= np.take(theta, self.raw.gb, axis=1)
         d = np.repeat(dg, self.glen, axis=1)
-        if f:
-            # one gemv per round: BLAS handles (R, F) @ (F, N) with tiny F poorly
-            zg = np.empty(d.shape[1])
-            for r in range(d.shape[0]):
-                np.dot(self.z, x[r, ma : ma + f], out=zg)
-                d[r] += zg
+        # one gemv per round, accumulating into d in place (BLAS handles
+        # (R, F) @ (F, N) with a tiny F poorly)
+        for r in range(d.shape[0] if f else 0):
+            dgemv(1.0, self.zf, x[r, ma : ma + f], beta=1.0, y=d[r], overwrite_y=True, trans=1)
         phi = x[:, -1:] if self.ties == "davidson" else None
         return d, phi
 
