@@ -83,6 +83,20 @@ class StyleDesign:
         self.zt = np.ascontiguousarray(z.T)
         self.z2 = self.z * self.z
         self.zf = self.z.T  # (F, N) Fortran-ordered view, as BLAS wants it
+        f, n, n_groups = z.shape[1], z.shape[0], raw.n_groups
+        self.zz = (z[:, :, None] * z[:, None, :]).reshape(n, f * f)
+        # (1 + F) x G rows: row k * G + g sums z_k (z_0 = 1) over the rows of pair g
+        ones_z = np.hstack([np.ones((n, 1)), z])
+        self.group_z_t = sp.csr_matrix(
+            (
+                ones_z.T.ravel(),
+                (
+                    (np.arange(f + 1)[:, None] * n_groups + group[None, :]).ravel(),
+                    np.tile(np.arange(n), f + 1),
+                ),
+            ),
+            shape=((f + 1) * n_groups, n),
+        )
         self.names = names
         self.n_features = z.shape[1]
         self.cat_n = table.n
@@ -197,7 +211,10 @@ class StyleDesign:
         h = np.zeros((r, p, p))
         hflat = h.reshape(r, p * p)
         raw = self.raw
-        hg = np.add.reduceat(hdd, self.starts, axis=1)
+        # per-pair sums of hdd and hdd * z in one sparse product, and the
+        # coefficient block as one (R, N) @ (N, F * F) product
+        hgz = _rmul(self.group_z_t, hdd).reshape(r, f + 1, -1)
+        hg = hgz[:, 0]
         pair_w = _rmul(raw.pair_map_t, hg)
         hflat[:, raw.pair_i * p + raw.pair_j] = -pair_w
         hflat[:, raw.pair_j * p + raw.pair_i] = -pair_w
@@ -207,12 +224,10 @@ class StyleDesign:
             scale = h[:, diag, diag].mean(axis=1) / ma
             h[:, :ma, :ma] += scale[:, None, None]
         if f:
-            hz = hdd[:, None, :] * self.zt[None]  # (R, F, N), each feature contiguous
-            hzg = np.add.reduceat(hz, self.starts, axis=2).reshape(r * f, -1)
-            col = _rmul(raw.incidence_t, hzg).reshape(r, f, ma)
+            col = _rmul(raw.incidence_t, hgz[:, 1:].reshape(r * f, -1)).reshape(r, f, ma)
             h[:, ma : ma + f, :ma] = col
             h[:, :ma, ma : ma + f] = col.transpose(0, 2, 1)
-            h[:, ma : ma + f, ma : ma + f] = hz @ self.z
+            h[:, ma : ma + f, ma : ma + f] = (hdd @ self.zz).reshape(r, f, f)
         if self.ties == "davidson":
             col = self._to_models(hdp)
             h[:, :ma, -1] = col
