@@ -273,10 +273,12 @@ class _StyleJob:
         self.chord_iters, self.newton_iters = chord_iters, newton_iters
         # resampling units: battles (their rows) or clusters
         if zq is None:
-            self.unit_of = np.repeat(np.arange(d.cat_n.size), d.cat_n.astype(np.intp))
+            per_row = d.cat_n.astype(np.intp)
             self.n_units = d.cat_n.size
+            one_each = bool(np.all(per_row == 1))
+            self.unit_of = None if one_each else np.repeat(np.arange(self.n_units), per_row)
         else:
-            self.unit_of = np.arange(zq.shape[0])
+            self.unit_of = None
             self.n_units = zq.shape[0]
         # per-round MLE check on the raw graph: row counts -> credit/debit per model
         credit, debit = category_credit_maps(d.raw)

@@ -320,3 +320,7 @@ def test_resampled_counts_are_multinomial():
     # means n p and variances n p (1 - p), to a few Monte Carlo SEs
     assert np.allclose(draws.mean(axis=0), n * p, atol=4 * np.sqrt(n * p / 20000))
     assert np.allclose(draws.var(axis=0), n * p * (1 - p), rtol=0.05)
+    # one unit per category (unit_of=None): Multinomial(q, uniform)
+    same = resampled_counts(np.random.default_rng(0), None, 5, 20000)
+    assert np.all(same.sum(axis=1) == 5)
+    assert np.allclose(same.var(axis=0), 5 * 0.2 * 0.8, rtol=0.05)
