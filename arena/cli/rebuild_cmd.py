@@ -150,7 +150,7 @@ def rebuild_command(
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
     """
-    from arena.db.session import DatabaseError  # noqa: F401  (import errors surface early)
+    from arena.engine.options import FitOptions
     from arena.rebuild import DEFAULT_SEED, RebuildError, RebuildOptions, rebuild
 
     opts = RebuildOptions(
@@ -163,11 +163,8 @@ def rebuild_command(
         level=level,
         ci=ci,
         simultaneous=simultaneous,
-        ties=ties,
-        both_bad=both_bad,
-        position=position,
+        fit=FitOptions(ties=ties, both_bad=both_bad, position=position, prior=prior),
         anchor=_anchor(anchor),
-        prior=prior,
         min_battles=min_battles,
         tiers=tiers,
         tier_rule=tier_rule,

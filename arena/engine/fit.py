@@ -40,6 +40,7 @@ from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence, model_flags
 from arena.engine.newton import GTOL_REL, evaluate, gradient_scale, newton
+from arena.engine.options import FitOptions, fit_options
 
 __all__ = ["Fit", "fit", "SCALE", "BASE", "DEFAULT_PRIOR"]
 
@@ -214,39 +215,26 @@ def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> lis
 
 
 @one_blas_thread
-def fit(
-    table: CountTable,
-    *,
-    ties: str = "half",
-    both_bad: str = "tie",
-    position: bool = False,
-    prior: float | None = None,
-    anchor: tuple[int, float] | None = None,
-) -> Fit:
+def fit(table: CountTable, options: FitOptions | None = None, /, **overrides) -> Fit:
     """Fit Bradley–Terry ratings by maximum likelihood (see module docstring).
 
     Parameters
     ----------
     table : CountTable
-    ties : {"half", "davidson"}
-        Tie model.
-    both_bad : {"tie", "drop"}
-        ``tie_both_bad`` votes count as ties, or are dropped.
-    position : bool
-        Fit a first-shown advantage ``gamma`` (like home advantage).
-    prior : float or None
-        ``None``: MLE when it exists, else Gaussian prior ``DEFAULT_PRIOR``;
-        ``0``: MLE or :class:`ValueError`; ``> 0``: MAP with that precision.
-    anchor : (int, float) or None
-        ``(model_index, rating)``: shift so that model has this rating.
-        Default: mean rating ``BASE``.
+    options : FitOptions, optional
+        The model: tie model, ``both_bad`` votes, position term, prior and
+        anchor (see :class:`arena.engine.options.FitOptions`).
+    **overrides
+        Fields of :class:`FitOptions` given directly, e.g.
+        ``fit(table, ties="davidson")``; they replace those of ``options``.
 
     Returns
     -------
     Fit
     """
-    design = make_design(table, ties=ties, both_bad=both_bad, position=position)
-    anchor = check_anchor(anchor, table.n_models, design)
+    opts = fit_options(options, **overrides)
+    design = make_design(table, ties=opts.ties, both_bad=opts.both_bad, position=opts.position)
+    anchor = check_anchor(opts.anchor, table.n_models, design)
     stats = design.point_stats()
     ex = existence(design, stats[0])
     flags = model_flags(design, stats[0], ex)
@@ -254,7 +242,7 @@ def fit(
         wt = stats[0, 2].sum()
         if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
             raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
-    lam = resolve_prior(prior, ex.exists)
+    lam = resolve_prior(opts.prior, ex.exists)
 
     gtol = GTOL_REL * gradient_scale(design, stats)
     x0 = initial_params(design)[None, :]

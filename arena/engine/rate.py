@@ -14,6 +14,7 @@ from arena.engine.analytic import sandwich_cov
 from arena.engine.bootstrap import Bootstrap, _check_level, bootstrap, max_t_critical
 from arena.engine.counts import CountTable
 from arena.engine.fit import Fit, fit
+from arena.engine.options import FitOptions, fit_options
 
 __all__ = ["Ratings", "rate", "CI_METHODS"]
 
@@ -59,6 +60,8 @@ def _opt(x):
 
 def rate(
     table: CountTable,
+    options: FitOptions | None = None,
+    /,
     *,
     ci: str = "bootstrap",
     level: float = 0.95,
@@ -66,18 +69,16 @@ def rate(
     seed: int | np.random.Generator = 0,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
-    ties: str = "half",
-    both_bad: str = "tie",
-    position: bool = False,
-    prior: float | None = None,
-    anchor: tuple[int, float] | None = None,
     workers: int | None = None,
+    **overrides,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
 
     Parameters
     ----------
     table : CountTable
+    options : FitOptions, optional
+        The model, as in :func:`arena.engine.fit.fit`.
     ci : {"bootstrap", "sandwich", "fisher"}
         Percentile bootstrap (battle- or cluster-level resampling), or normal
         intervals from sandwich (cluster-robust if ``clusters``) or Fisher SEs.
@@ -92,11 +93,11 @@ def rate(
         ellipsoid, ``sqrt(chi2_{level, M-1})`` standard errors (conservative).
     clusters : scipy.sparse matrix (K, C), optional
         Clusters x cells counts: cluster bootstrap / cluster-robust sandwich.
-    ties, both_bad, position, prior, anchor
-        As in :func:`arena.engine.fit.fit`.
     workers : int, optional
         Bootstrap workers (see :func:`arena.engine.bootstrap.bootstrap`);
         ``1`` keeps everything in the calling thread.
+    **overrides
+        Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
     Returns
     -------
@@ -107,7 +108,7 @@ def rate(
     if simultaneous not in _SIMULTANEOUS:
         raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
     _check_level(level)
-    point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
+    point = fit(table, fit_options(options, **overrides))
     warnings = list(point.warnings)
     diag: dict = {
         "method": ci,
