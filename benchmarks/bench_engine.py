@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from lmarena_reference import bootstrap_reference, collapse, point_reference  # noqa: E402
 
+from arena.engine.blas import set_blas_threads  # noqa: E402
 from arena.engine.bootstrap import bootstrap  # noqa: E402
 from arena.engine.counts import count_table, from_cells  # noqa: E402
 from arena.engine.fit import BASE, SCALE, fit  # noqa: E402
@@ -152,30 +153,6 @@ def section_real(quick: bool) -> None:
     )
 
 
-def _openblas_setters():
-    """Thread-count setters of the OpenBLAS copies bundled with NumPy and SciPy."""
-    import ctypes
-    import glob
-    import os
-
-    import scipy
-
-    setters = []
-    for pkg in (np, scipy):
-        libdir = os.path.join(os.path.dirname(pkg.__file__), os.pardir, f"{pkg.__name__}.libs")
-        for path in glob.glob(os.path.join(libdir, "*openblas*")):
-            lib = ctypes.CDLL(path)
-            for name in (
-                "scipy_openblas_set_num_threads64_",
-                "scipy_openblas_set_num_threads",
-                "openblas_set_num_threads",
-            ):
-                if hasattr(lib, name):
-                    setters.append(getattr(lib, name))
-                    break
-    return setters
-
-
 def battles_from_table(table, seed: int):
     """Expand a count table into shuffled per-battle arrays (what both methods start from)."""
     reps = table.n.astype(np.int64)
@@ -193,8 +170,7 @@ def section_side(quick: bool, repeats: int = 5) -> None:
     y2 = np.where(o == A_WINS, 2, np.where(o == B_WINS, 0, 1))
     # the reference is serial (issue 3): one BLAS thread, so that no spinning
     # BLAS threads of it linger on the second core while the engine runs
-    for setter in _openblas_setters():
-        setter(1)
+    set_blas_threads(1)
     runs = []
     # alternate the two methods so that both see the same machine state
     for _ in range(repeats):

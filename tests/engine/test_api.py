@@ -202,3 +202,26 @@ def test_count_table_keys_do_not_collide():
         (0, 3, 1),
         (1, 0, 0),
     ]
+
+
+def test_fit_runs_with_one_blas_thread_and_restores(monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import arena.engine.fit as fit_module
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    seen = []
+    real = fit_module.newton
+
+    def spy(*args, **kwargs):
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fit_module, "newton", spy)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        fit(_table())
+        assert blas_threads() == before
+    assert seen and all(n == 1 for threads in seen for n in threads)
