@@ -21,6 +21,7 @@ from sqlalchemy import Engine
 
 from arena.engine.board import TIER_METHODS, TIER_RULES, BoardOptions, BoardRating, rate_board
 from arena.engine.rate import CI_METHODS
+from arena.engine.validate import check_level
 from arena.snapshots import board_key, write_snapshot
 from arena.store import (
     CLUSTERS,
@@ -64,8 +65,10 @@ class RebuildOptions(BoardOptions):
             raise RebuildError(f"--tier-rule must be one of {', '.join(TIER_RULES)}")
         if self.cluster not in CLUSTERS:
             raise RebuildError(f"--cluster must be one of {', '.join(CLUSTERS)}")
-        if not 0 < self.level < 1:
-            raise RebuildError("--level must be between 0 and 1 (e.g. 0.95)")
+        try:
+            check_level(self.level)
+        except ValueError as exc:
+            raise RebuildError(f"--level: {exc} (e.g. 0.95)") from None
         if self.rounds < 10:
             raise RebuildError("--rounds must be at least 10")
         if self.min_battles < 0:

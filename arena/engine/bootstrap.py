@@ -46,6 +46,7 @@ from arena.engine.graph import category_credit_maps, existence
 from arena.engine.newton import GTOL_REL_BOOT, category_maps, chord, gradient_scale, newton
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
+from arena.engine.validate import check_level
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
 
@@ -130,7 +131,7 @@ class Bootstrap:
             ``level`` quantile over rounds of ``max_i |R_i* - R_i| / se_i``, so
             all M intervals hold together at ``level``.
         """
-        _check_level(level)
+        check_level(level)
         good = self.good
         if good.shape[0] == 0:
             raise ValueError("no converged bootstrap rounds")
@@ -145,11 +146,6 @@ class Bootstrap:
     def diff(self, i: int, j: int) -> np.ndarray:
         """Bootstrap distribution of ``R_i - R_j``, shape (rounds,)."""
         return self.samples[:, i] - self.samples[:, j]
-
-
-def _check_level(level: float) -> None:
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
 
 
 def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:

@@ -41,13 +41,10 @@ from arena.engine.design import Design, make_design
 from arena.engine.graph import existence, model_flags
 from arena.engine.newton import GTOL_REL, evaluate, gradient_scale, newton
 from arena.engine.options import FitOptions, fit_options
+from arena.engine.scale import BASE, SCALE
 
 __all__ = ["Fit", "fit", "SCALE", "BASE", "DEFAULT_PRIOR"]
 
-#: Elo points per logit.
-SCALE = 400.0 / np.log(10.0)
-#: Mean rating (or rating of models with no battles).
-BASE = 1000.0
 #: Prior precision used only when the MLE does not exist (prior SD 10 logits).
 DEFAULT_PRIOR = 1e-2
 

@@ -11,10 +11,11 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.engine.analytic import sandwich_cov
-from arena.engine.bootstrap import Bootstrap, _check_level, bootstrap, max_t_critical
+from arena.engine.bootstrap import Bootstrap, bootstrap, max_t_critical
 from arena.engine.counts import CountTable
 from arena.engine.fit import Fit, fit
 from arena.engine.options import FitOptions, fit_options
+from arena.engine.validate import check_level
 
 __all__ = ["Ratings", "rate", "CI_METHODS"]
 
@@ -107,7 +108,7 @@ def rate(
         raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
     if simultaneous not in _SIMULTANEOUS:
         raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
-    _check_level(level)
+    check_level(level)
     point = fit(table, fit_options(options, **overrides))
     warnings = list(point.warnings)
     diag: dict = {

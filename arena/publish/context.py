@@ -20,12 +20,9 @@ from urllib.parse import urlsplit
 import numpy as np
 from markupsafe import Markup
 
+from arena.engine.scale import win_probability
 from arena.publish import svg
-from arena.snapshots import Board, BoardRow, PairRecord, SnapshotInfo
-
-OVERALL = "overall"
-_ELO = 400.0
-
+from arena.snapshots import OVERALL, Board, BoardRow, PairRecord, SnapshotInfo
 
 # ---------------------------------------------------------------- names and formats
 
@@ -90,7 +87,7 @@ def safe_link(url: str | None) -> str | None:
 
 def predicted(r_i: float, r_j: float) -> float:
     """Bradley-Terry probability that i beats j on the Elo scale (ties ignored)."""
-    return 1.0 / (1.0 + 10.0 ** (-(r_i - r_j) / _ELO))
+    return float(win_probability(r_i - r_j))
 
 
 # ---------------------------------------------------------------- page pieces

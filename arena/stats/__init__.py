@@ -8,6 +8,7 @@ The three functions fixed by issue 6 keep their exact names, signatures and
 use of ``rng``: :func:`bootstrap_ci`, :func:`paired_bootstrap`, :func:`significant`.
 """
 
+from arena.engine.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats._checks import Interval
 from arena.stats.binomial import (
     EXACT_BELOW,
@@ -28,7 +29,6 @@ from arena.stats.bootstrap import (
     significant,
 )
 from arena.stats.models import ModelsBootstrap, bootstrap_models
-from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats.permutation import PermutationResult, paired_permutation_test
 from arena.stats.power import (
     items_needed,

@@ -13,12 +13,12 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from arena.engine.validate import check_level
 from arena.stats._checks import (
     Interval,
     as_binary,
     as_finite,
     check_count,
-    check_level,
     check_rng,
     percentile_bounds,
     quantile_levels,

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.engine.validate import check_level
 from arena.stats._checks import (
     as_binary,
     check_count,
-    check_level,
     check_rng,
     percentile_bounds,
 )
