@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property, lru_cache
-from urllib.parse import urlsplit
 
 import numpy as np
 from markupsafe import Markup
@@ -23,6 +22,7 @@ from markupsafe import Markup
 from arena.engine.scale import win_probability
 from arena.publish import svg
 from arena.snapshots import OVERALL, Board, BoardRow, PairRecord, SnapshotInfo
+from arena.vocabulary import is_web_url
 
 # ---------------------------------------------------------------- names and formats
 
@@ -76,13 +76,7 @@ def fmt_date(dt: datetime) -> str:
 
 def safe_link(url: str | None) -> str | None:
     """Only http(s) links become hrefs; ``javascript:`` and friends stay plain text."""
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return None
-    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+    return url.strip() if url and is_web_url(url) else None
 
 
 def predicted(r_i: float, r_j: float) -> float:
@@ -215,7 +209,7 @@ class ModelPage:
 
 
 @dataclass
-class SiteModel:
+class SiteBoard:
     """What the site writer knows about one board while building pages."""
 
     board: Board
@@ -464,7 +458,7 @@ def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
 
 
 def leaderboard_page(
-    site: SiteModel, *, nav: tuple[Link, ...], top: int, attribution: str | None, linked: set[str]
+    site: SiteBoard, *, nav: tuple[Link, ...], top: int, attribution: str | None, linked: set[str]
 ) -> LeaderboardPage:
     board = site.board
     info = board.snapshot
@@ -584,7 +578,7 @@ def leaderboard_page(
 
 def model_page(
     name: str,
-    sites: Sequence[SiteModel],
+    sites: Sequence[SiteBoard],
     *,
     nav: tuple[Link, ...],
     attribution: str | None,

@@ -24,7 +24,7 @@ from arena.stats._checks import (
     quantile_levels,
     same_length,
 )
-from arena.stats._engine import draw_block_sizes, resample_sums
+from arena.stats.resample import draw_block_sizes, resample_sums
 
 __all__ = [
     "bootstrap_ci",
