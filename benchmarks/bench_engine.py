@@ -23,8 +23,6 @@ Timings are wall-clock on whatever else the machine is doing; CPU seconds
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
 import resource
 import sys
 import time
@@ -42,7 +40,8 @@ from arena.engine.blas import set_blas_threads  # noqa: E402
 from arena.engine.bootstrap import bootstrap  # noqa: E402
 from arena.engine.counts import count_table, from_cells  # noqa: E402
 from arena.engine.fit import BASE, SCALE, fit  # noqa: E402
-from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD  # noqa: E402
+from arena.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
+from tests.engine.conftest import read_lmarena  # noqa: E402
 
 SHARED = ROOT / ".." / "shared"
 
@@ -116,22 +115,7 @@ def section_scale(quick: bool) -> None:
 
 
 def load_lmarena():
-    path = SHARED / "data" / "lmarena-140k" / "battles.csv.gz"
-    code = {
-        "model_a": A_WINS,
-        "model_b": B_WINS,
-        "tie": TIE,
-        "both_bad": TIE_BOTH_BAD,
-        "tie (bothbad)": TIE_BOTH_BAD,
-    }
-    with gzip.open(path, "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    names = sorted({r["model_a"] for r in rows} | {r["model_b"] for r in rows})
-    ix = {k: i for i, k in enumerate(names)}
-    a = np.array([ix[r["model_a"]] for r in rows])
-    b = np.array([ix[r["model_b"]] for r in rows])
-    o = np.array([code[r["winner"]] for r in rows])
-    return names, a, b, o
+    return read_lmarena(SHARED / "data" / "lmarena-140k" / "battles.csv.gz")
 
 
 def section_real(quick: bool) -> None:

@@ -37,13 +37,9 @@ def baseball():
     return teams, from_cells(a, b, o, n, n_models=len(teams))
 
 
-@pytest.fixture(scope="session")
-def lmarena():
-    """Per-battle arrays of the LMArena 140k votes: names, a, b, outcome (self-play kept).
-
-    Read from the bundled copy: same rows as ../shared's battles.csv.gz, plus tag columns.
-    """
-    with gzip.open(bundled_lmarena(), "rt", newline="") as fh:
+def read_lmarena(path) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Per-battle arrays of an LMArena CSV export: names, a, b, outcome (self-play kept)."""
+    with gzip.open(path, "rt", newline="") as fh:
         rows = list(csv.DictReader(fh))
     names = sorted({r["model_a"] for r in rows} | {r["model_b"] for r in rows})
     ix = {m: i for i, m in enumerate(names)}
@@ -51,6 +47,15 @@ def lmarena():
     b = np.array([ix[r["model_b"]] for r in rows])
     o = np.array([LMARENA_WINNER[r["winner"]] for r in rows])
     return names, a, b, o
+
+
+@pytest.fixture(scope="session")
+def lmarena():
+    """The LMArena 140k votes as per-battle arrays (see :func:`read_lmarena`).
+
+    Read from the bundled copy: same rows as ../shared's battles.csv.gz, plus tag columns.
+    """
+    return read_lmarena(bundled_lmarena())
 
 
 @pytest.fixture(scope="session")
