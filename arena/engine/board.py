@@ -15,8 +15,9 @@ import scipy.sparse as sp
 
 from arena.engine.counts import CountTable
 from arena.engine.options import FitOptions
+from arena.engine.ranks import rank_ub
 from arena.engine.rate import Ratings, rate
-from arena.engine.tiers import rank_ub, tiers_leader_overlap, tiers_paired
+from arena.engine.tiers import tiers_leader_overlap, tiers_paired
 from arena.outcomes import A_WINS, B_WINS
 
 __all__ = [
@@ -87,7 +88,8 @@ class BoardRating:
         Battles, wins, losses, ties (see :func:`model_record`).
     pairs : PairTotals
     ranked : ndarray of bool, shape (M,)
-        At least ``min_battles`` (and one) battles.
+        At least ``min_battles`` (and one) battles, and connected to the
+        largest group of models.
     rank, rank_ub, tier : ndarray of int, shape (M,)
         ``-1`` for unranked models.
     flags : list of tuple of str
@@ -175,12 +177,17 @@ def rate_board(
         seed=opts.seed,
         simultaneous=opts.simultaneous,
         clusters=clusters,
+        # One joint fit until the snapshot can hold models with no rating
+        # on the common scale; disconnected models are left unranked below.
+        components="joint",
     )
     record = model_record(table)
     m = table.n_models
-    ranked = record[:, 0] >= max(opts.min_battles, 1)
+    enough = record[:, 0] >= max(opts.min_battles, 1)
+    # a model that never met the largest group has no rating on its scale
+    ranked = enough & np.array(["disconnected" not in f for f in ratings.flags], dtype=bool)
     flags = [
-        tuple(dict.fromkeys((*f, *(("few_battles",) if not ranked[i] else ()))))
+        tuple(dict.fromkeys((*f, *(("few_battles",) if not enough[i] else ()))))
         for i, f in enumerate(ratings.flags)
     ]
     rank = np.full(m, -1)

@@ -31,8 +31,11 @@ class Comparison:
         ``1 / (1 + 10 ** (-diff / 400))`` (ties not modelled).
     significant : bool
         True iff the interval excludes 0 (not corrected for multiplicity: one
-        pair, chosen by the user).
+        pair, chosen by the user) and both models are ranked.
     level : float
+    reason : str or None
+        Why there is no verdict (a model unranked), in words; ``None`` when
+        the verdict stands on the interval.
     """
 
     i: int
@@ -44,6 +47,18 @@ class Comparison:
     win_prob: float
     significant: bool
     level: float
+    reason: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``"i"`` / ``"j"`` (that model is better), ``"none"`` (cannot tell) or ``"unranked"``."""
+        if self.reason is not None:
+            return "unranked"
+        if self.low > 0:
+            return "i"
+        if self.high < 0:
+            return "j"
+        return "none"
 
 
 def compare_pair(
@@ -53,6 +68,7 @@ def compare_pair(
     *,
     rating: np.ndarray,
     level: float = 0.95,
+    unranked: dict[int, str] | None = None,
 ) -> Comparison:
     """Head-to-head comparison of two models from the paired bootstrap.
 
@@ -66,6 +82,12 @@ def compare_pair(
         Point ratings.
     level : float, default 0.95
         Level of the percentile interval.
+    unranked : dict of int to str, optional
+        Models that have no rank (few battles, disconnected, no MLE) and the
+        reason in words (:func:`unranked_reason`).  A pair with such a model
+        gets no verdict: ``significant`` is False, ``reason`` says why, and
+        the interval and ``p_better`` are NaN (a collapsed bootstrap or a
+        rating on another scale would claim a certainty the data lack).
 
     Returns
     -------
@@ -80,14 +102,35 @@ def compare_pair(
     formula and does not overflow for extreme differences.
     """
     alpha = 1.0 - check_level(level)
-    r = rating_vector(rating, "rating")
-    s = sample_matrix(samples, r.size)
+    r = np.asarray(rating, dtype=np.float64)
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"rating must be a non-empty vector, got shape {r.shape}")
     m = r.size
     for name, idx in (("i", i), ("j", j)):
         if not (isinstance(idx, int | np.integer) and 0 <= idx < m):
             raise ValueError(f"{name} must be a model index in [0, {m}), got {idx!r}")
     if i == j:
         raise ValueError("i and j must be different models")
+    reasons = [unranked[k] for k in (i, j) if unranked and k in unranked]
+    if not reasons:
+        # only ranked pairs need (and must have) finite ratings and samples
+        r = rating_vector(r, "rating")
+        s = sample_matrix(samples, m)
+    else:
+        nan = float("nan")
+        diff = float(r[i] - r[j])
+        return Comparison(
+            i=int(i),
+            j=int(j),
+            diff=diff,
+            low=nan,
+            high=nan,
+            p_better=nan,
+            win_prob=float(win_probability(diff)) if np.isfinite(diff) else nan,
+            significant=False,
+            level=float(level),
+            reason="; ".join(reasons),
+        )
     d = s[:, i] - s[:, j]
     diff = float(r[i] - r[j])
     low, high = np.quantile(d, [alpha / 2.0, 1.0 - alpha / 2.0])

@@ -11,7 +11,14 @@ import numpy as np
 
 from arena.engine.validate import check_level, interval_arrays, sample_matrix
 
-__all__ = ["RankInterval", "rank_interval", "rank_ub"]
+__all__ = [
+    "UNRANKED_WORDS",
+    "RankInterval",
+    "rank_interval",
+    "rank_lb",
+    "rank_ub",
+    "unranked_reason",
+]
 
 
 def rank_ub(low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -43,6 +50,82 @@ def rank_ub(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     # searchsorted(side="right") = number of lower bounds <= high[i].
     above = lo.size - np.searchsorted(sorted_low, hi, side="right")
     return (1 + above).astype(np.int64)
+
+
+def rank_lb(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Worst rank the intervals allow: the number of models not surely worse.
+
+    ``rank_lb[i] = #{j : high[j] >= low[i]}`` (the model itself included):
+    every model whose interval is not entirely below model ``i``'s could sit
+    above it.  With :func:`rank_ub` it brackets the rank the data support,
+    ``rank_ub <= rank_lb``; the board shows both as a rank interval.
+
+    Parameters
+    ----------
+    low, high : array_like, shape (M,)
+        Interval bounds, ``low <= high``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (M,)
+        Ranks in ``1 .. M``.
+
+    Notes
+    -----
+    O(M log M), the mirror image of :func:`rank_ub`.  Touching intervals
+    (``high[j] == low[i]``) do not separate.
+    """
+    lo, hi = interval_arrays(low, high)
+    sorted_high = np.sort(hi)
+    # searchsorted(side="left") = number of upper bounds < low[i] (surely worse)
+    below = np.searchsorted(sorted_high, lo, side="left")
+    return (lo.size - below).astype(np.int64)
+
+
+#: Why a model has no rank, in words (``{name}`` and ``{battles}``, ``{min_battles}``).
+UNRANKED_WORDS = {
+    "no_battles": "{name} has no battles",
+    "disconnected": (
+        "{name} never met the comparable set of models, directly or through others: "
+        "its rating is on no common scale"
+    ),
+    "no_mle": (
+        "{name}'s wins and losses against the comparable set do not pin a finite rating "
+        "(it never lost, never won, or met the set only through such models)"
+    ),
+    "few_battles": "{name} has only {battles:g} battles (fewer than {min_battles})",
+}
+
+
+def unranked_reason(
+    name: str, flags: tuple[str, ...], battles: float, *, min_battles: int
+) -> str | None:
+    """Why a model gets no rank, tier or verdict, in words; ``None`` if it is ranked.
+
+    Parameters
+    ----------
+    name : str
+        Model name (used in the sentence).
+    flags : tuple of str
+        The engine's flags (``disconnected``, ``no_mle``, ``no_battles``, ...).
+    battles : float
+    min_battles : int
+        Battles a model needs to be ranked (at least 1).
+
+    Returns
+    -------
+    str or None
+        The first reason that applies, in the order no battles,
+        disconnected, no MLE, few battles.
+    """
+    for flag in ("no_battles", "disconnected", "no_mle"):
+        if flag in flags:
+            return UNRANKED_WORDS[flag].format(name=name)
+    if battles < max(min_battles, 1):
+        return UNRANKED_WORDS["few_battles"].format(
+            name=name, battles=battles, min_battles=max(min_battles, 1)
+        )
+    return None
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,13 @@ import numpy as np
 from arena.engine.compare import Comparison, compare_pair
 from arena.engine.multiple import benjamini_hochberg, holm
 from arena.engine.pairs import PValues, maxt_stepdown, pair_stats
-from arena.engine.ranks import RankInterval, rank_interval, rank_ub
+from arena.engine.ranks import (
+    RankInterval,
+    rank_interval,
+    rank_lb,
+    rank_ub,
+    unranked_reason,
+)
 from arena.engine.validate import check_level, interval_arrays, rating_vector, sample_matrix
 
 __all__ = [
@@ -45,7 +51,9 @@ __all__ = [
     "TierResult",
     "compare_pair",
     "rank_interval",
+    "rank_lb",
     "rank_ub",
+    "unranked_reason",
     "tiers_leader_overlap",
     "tiers_paired",
 ]
