@@ -41,7 +41,6 @@ from arena.engine.bootstrap import bootstrap  # noqa: E402
 from arena.engine.counts import count_table, from_cells  # noqa: E402
 from arena.engine.fit import BASE, SCALE, fit  # noqa: E402
 from arena.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
-from tests.engine.conftest import read_lmarena  # noqa: E402
 
 SHARED = ROOT / ".." / "shared"
 
@@ -115,6 +114,10 @@ def section_scale(quick: bool) -> None:
 
 
 def load_lmarena():
+    # Imported here: the test helpers load pytest and SQLAlchemy, which would
+    # inflate the peak RSS that the scale section reports.
+    from tests.engine.conftest import read_lmarena
+
     return read_lmarena(SHARED / "data" / "lmarena-140k" / "battles.csv.gz")
 
 

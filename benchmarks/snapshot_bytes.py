@@ -77,7 +77,7 @@ def synthetic(path: Path) -> None:
 
 def dump(checkout: Path, work: Path, quick: bool) -> dict:
     """Every snapshot table after the runs, as JSON-ready rows."""
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1"}
     data = work / "syn.csv"
     synthetic(data)
     sets = [("syn", data, SYNTHETIC_RUNS)]
