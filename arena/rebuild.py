@@ -19,6 +19,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
+from arena.defaults import DEFAULT_SEED
 from arena.engine.board import TIER_METHODS, TIER_RULES, BoardOptions, BoardRating, rate_board
 from arena.engine.rate import CI_METHODS
 from arena.engine.validate import check_level
@@ -31,8 +32,6 @@ from arena.store import (
     model_names,
     read_boards,
 )
-
-DEFAULT_SEED = 20240501
 
 
 class RebuildError(Exception):

@@ -19,6 +19,7 @@ from sqlalchemy import Connection, insert, select
 
 from arena import __version__
 from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+from arena.formats import count
 
 if TYPE_CHECKING:
     from arena.engine.board import BoardRating
@@ -102,8 +103,7 @@ class BoardRow:
         d = {f: getattr(self, f) for f in ROW_FIELDS}
         d["flags"] = list(self.flags)
         for f in ("battles", "wins", "losses", "ties"):
-            v = d[f]
-            d[f] = int(v) if float(v).is_integer() else v
+            d[f] = count(d[f])
         return d
 
 
@@ -128,7 +128,11 @@ class Board:
                 "source": s.source,
                 "options": s.options,
                 "watermark": s.watermark,
-                "counts": {"battles": s.n_battles, "excluded": s.n_excluded, "models": s.n_models},
+                "counts": {
+                    "battles": count(s.n_battles),
+                    "excluded": s.n_excluded,
+                    "models": s.n_models,
+                },
                 "code_version": s.code_version,
                 "hidden_models": sum(1 for r in self.rows if r.hidden),
             },

@@ -112,6 +112,15 @@ def dump(checkout: Path, work: Path, quick: bool) -> dict:
     return out
 
 
+def _first_difference(a, b, path=""):
+    """Where two JSON-like values first differ, as ``path: a != b``."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{path}.{k}")
+    return f"{path}: {a!r:.200} != {b!r:.200}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("other", type=Path, help="the other checkout (its repository root)")
@@ -125,6 +134,10 @@ def main() -> None:
             other.get(key), sort_keys=True, default=str
         ):
             print(f"DIFFERENT: {key} ({len(mine[key])} vs {len(other.get(key) or [])} rows)")
+            for a, b in zip(mine[key], other.get(key) or [], strict=False):
+                if a != b:
+                    print(f"  first differing row: {_first_difference(a, b)}")
+                    break
             raise SystemExit(1)
     print(f"IDENTICAL: {', '.join(f'{k} {len(v)}' for k, v in mine.items())}")
 

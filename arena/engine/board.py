@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.engine.counts import CountTable
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_ub
@@ -54,9 +55,9 @@ class BoardOptions:
     """
 
     fit: FitOptions = field(default_factory=FitOptions)
-    rounds: int = 1000
+    rounds: int = DEFAULT_ROUNDS
     seed: int = 0
-    level: float = 0.95
+    level: float = DEFAULT_LEVEL
     ci: str = "bootstrap"
     simultaneous: bool = False
     min_battles: int = 50
