@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection
 
-from arena.engine.tiers import compare_pair
+from arena.engine.compare import compare_pair
 from arena.formats import count
 from arena.snapshots import (
     Board,
@@ -23,6 +23,7 @@ from arena.snapshots import (
     load_pairs,
     load_samples,
     options_differ,
+    paired_board_key,
 )
 from arena.words import unknown
 
@@ -61,9 +62,16 @@ def check_models(board: Board, *names: str) -> None:
 
 
 def resolve_board(
-    conn: Connection, *, snapshot_id: int | None = None, category: str | None = None
+    conn: Connection,
+    *,
+    snapshot_id: int | None = None,
+    category: str | None = None,
+    style: bool = False,
 ) -> Board:
     """The board of ``snapshot_id``, else the latest snapshot of ``category`` (or overall).
+
+    With ``style``, the style-controlled board: the latest one of the
+    category, or the one paired with ``snapshot_id`` when that is a raw board.
 
     Raises
     ------
@@ -73,13 +81,22 @@ def resolve_board(
     if snapshot_id is None:
         if category is not None:
             check_category(conn, category)
-        key = board_key(category=category)
+        key = board_key(category=category, style=style)
         snapshot_id = latest_snapshot_id(conn, key)
         if snapshot_id is None:
-            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`")
+            hint = " (style-controlled boards need battles with style metadata)" if style else ""
+            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")
+    if style and not board.style_controlled:
+        if board.paired_snapshot is None:
+            raise SnapshotError(
+                f"snapshot {snapshot_id} ({board.snapshot.board}) has no style-controlled board "
+                "from the same rebuild (its battles carry no style metadata, or the rebuild "
+                "ran with --style-control off)"
+            )
+        board = load_board(conn, board.paired_snapshot)
     return board
 
 
@@ -102,6 +119,8 @@ class DiffRow:
     old_rank_ub: int | None
     tier: int | None
     old_tier: int | None
+    rank: int | None = None
+    old_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +151,8 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
         vs a category: no common scale, nothing to diff).
     """
     a, b = (resolve_board(conn, snapshot_id=sid) for sid in (old, new))
-    if a.snapshot.board != b.snapshot.board:
+    # one board, or a raw board and its style-controlled pair (same battles)
+    if a.snapshot.board not in (b.snapshot.board, paired_board_key(b.snapshot.board)):
         raise SnapshotError(
             f"snapshots {old} and {new} are different boards ({a.snapshot.board} vs "
             f"{b.snapshot.board}): their ratings are not on one scale, so there is nothing to diff"
@@ -156,6 +176,8 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
                 old_rank_ub=None if p is None else p.rank_ub,
                 tier=r.tier,
                 old_tier=None if p is None else p.tier,
+                rank=r.rank,
+                old_rank=None if p is None else p.rank,
             )
         )
     rows.extend(
@@ -172,6 +194,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
             old_rank_ub=p.rank_ub,
             tier=None,
             old_tier=p.tier,
+            old_rank=p.rank,
         )
         for name, p in before.items()
         if name not in after
@@ -237,6 +260,7 @@ def compare(
     *,
     snapshot_id: int | None = None,
     category: str | None = None,
+    style: bool = False,
 ) -> HeadToHead:
     """Head-to-head verdict between two models of one snapshot (see :class:`HeadToHead`).
 
@@ -258,7 +282,7 @@ def compare(
     """
     if model_a == model_b:
         raise ValueError("compare two different models")
-    board = resolve_board(conn, snapshot_id=snapshot_id, category=category)
+    board = resolve_board(conn, snapshot_id=snapshot_id, category=category, style=style)
     sid = board.snapshot.id
     rows = {r.model: r for r in board.rows}
     check_models(board, model_a, model_b)
