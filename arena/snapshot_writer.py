@@ -13,7 +13,13 @@ import numpy as np
 from sqlalchemy import Connection, insert
 
 from arena import __version__
-from arena.db.models import Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+from arena.db.models import (
+    Snapshot,
+    SnapshotPair,
+    SnapshotRow,
+    SnapshotSamples,
+    SnapshotStyleCoefficient,
+)
 
 if TYPE_CHECKING:
     from arena.engine.board import BoardRating
@@ -37,7 +43,7 @@ def write_snapshot(
     hidden: set[int],
     diagnostics: dict[str, Any],
 ) -> int:
-    """Insert one snapshot (header, rows, pairs, samples); returns its id.
+    """Insert one snapshot (header, rows, pairs, samples, style coefficients); returns its id.
 
     Per-model arrays of ``result`` are in table index order and ``model_ids``
     maps that index to ``models.id``; ``diagnostics`` are stored beside the
@@ -118,4 +124,10 @@ def write_snapshot(
             data=samples.tobytes(),
         )
     )
+    coefficients = getattr(ratings, "coefficients", None)
+    if coefficients is not None and ratings.features:
+        conn.execute(
+            insert(SnapshotStyleCoefficient),
+            [dict(snapshot_id=snapshot_id, position=k, **c) for k, c in enumerate(coefficients())],
+        )
     return snapshot_id
