@@ -150,6 +150,57 @@ class BattleCategory(Base):
     )
 
 
+#: The standard style features (LMArena's), each stored as ``NAME_a`` and ``NAME_b``.
+STYLE_FEATURES = ("tokens", "headers", "lists", "bold")
+
+
+class BattleStyle(Base):
+    """The four style features of both answers of one battle (LMArena's ``conv_metadata``).
+
+    One narrow row of integers per battle that carries metadata, so a style-
+    controlled rebuild reads numbers, never JSON.  Battles without metadata have
+    no row.  See :mod:`arena.ingest.style` for how the counts are read.
+    """
+
+    __tablename__ = "battle_style"
+
+    battle_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True
+    )
+    tokens_a: Mapped[int] = mapped_column(BigInteger)
+    tokens_b: Mapped[int] = mapped_column(BigInteger)
+    headers_a: Mapped[int] = mapped_column(Integer)
+    headers_b: Mapped[int] = mapped_column(Integer)
+    lists_a: Mapped[int] = mapped_column(Integer)
+    lists_b: Mapped[int] = mapped_column(Integer)
+    bold_a: Mapped[int] = mapped_column(Integer)
+    bold_b: Mapped[int] = mapped_column(Integer)
+
+
+class StyleFeature(Base):
+    """A user-defined per-side covariate (``sentiment``, ``emoji``, ...), by name."""
+
+    __tablename__ = "style_features"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class BattleCovariate(Base):
+    """One user covariate's value for each side of one battle."""
+
+    __tablename__ = "battle_covariates"
+    # Keyed feature first: a rebuild reads one feature's range in battle order.
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    feature_id: Mapped[int] = mapped_column(ForeignKey("style_features.id"), primary_key=True)
+    battle_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True
+    )
+    value_a: Mapped[float] = mapped_column(Float)
+    value_b: Mapped[float] = mapped_column(Float)
+
+
 class Snapshot(Base):
     """One immutable rebuild result: written once, never updated."""
 

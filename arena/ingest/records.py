@@ -28,7 +28,11 @@ from operator import eq
 from typing import Any, NamedTuple
 
 from arena.db.models import MODEL_NAME_MAX
+from arena.ingest.errors import RowError
+from arena.ingest.style import Style, StyleShape, resolve_style
 from arena.outcomes import Outcome
+
+__all__ = ["RowError", "ParsedBattle", "Schema", "resolve_schema", "parse_record"]
 
 FIELDS = (
     "id",
@@ -117,14 +121,6 @@ _TEXT_MAX = 255
 SELF_PLAY = "self_play"
 
 
-class RowError(Exception):
-    """A malformed record: which field, and what is wrong with it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"field {field!r}: {message}")
-        self.field = field
-
-
 class ParsedBattle(NamedTuple):
     external_id: str | None
     model_a: str
@@ -137,6 +133,7 @@ class ParsedBattle(NamedTuple):
     occurred_at: datetime | None
     categories: tuple[str, ...]
     excluded_reason: str | None
+    style: Style | None = None
 
 
 @dataclass(frozen=True)
@@ -148,6 +145,8 @@ class Schema:
     tag_columns: tuple[str, ...]
     #: (a-wins column, b-wins column) for aggregated records, else None
     counts: tuple[str, str] | None = None
+    #: where the records keep style metadata (conv_metadata), if they do
+    style: StyleShape | None = None
 
     @property
     def shape(self) -> str:
@@ -204,7 +203,10 @@ def resolve_schema(names: Sequence[str], mapping: Mapping[str, str]) -> Schema:
             raise RowError(field, "missing (no such column; use --map FIELD=COLUMN)")
     if "winner" not in columns and "verdict" not in columns and counts is None:
         raise RowError("winner", "missing (need a winner or verdict column)")
+    style = resolve_style(names)
     used = set(columns.values())
+    if style is not None:
+        used |= style.columns
     # Columns that LMArena's tagged exports use for scores and ids, never categories;
     # the sports shapes' other columns (home.ice, conference, ...) are not categories either.
     tags = (
@@ -212,7 +214,7 @@ def resolve_schema(names: Sequence[str], mapping: Mapping[str, str]) -> Schema:
         if fixed_shape
         else tuple(n for n in names if n not in used and n not in ("model_x", "model_y"))
     )
-    return Schema(columns, winners, tags, counts)
+    return Schema(columns, winners, tags, counts, style)
 
 
 def _text(value: Any, field: str, *, limit: int = _TEXT_MAX) -> str | None:
@@ -336,9 +338,10 @@ def _expand_counts(schema: Schema, get, model_a: str, model_b: str) -> list[Pars
     return out
 
 
-def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedBattle]:
+def parse_record(schema: Schema, get, tag_values, column=None) -> ParsedBattle | list[ParsedBattle]:
     """Normalise one record. ``get(field)`` returns the raw value of a mapped field;
-    ``tag_values`` yields (column, value) pairs of unmapped columns."""
+    ``tag_values`` yields (column, value) pairs of unmapped columns; ``column(name)``
+    the raw value of any column (needed when the schema has style metadata)."""
     cols = schema.columns
     model_a = _model_name(get("model_a"), cols["model_a"])
     model_b = _model_name(get("model_b"), cols["model_b"])
@@ -354,8 +357,8 @@ def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedB
             categories.extend(str(c) for c in raw if str(c))
         elif raw not in (None, ""):
             categories.append(str(raw))
-    for column, value in tag_values:
-        _flatten_true(column, value, categories)
+    for tag, value in tag_values:
+        _flatten_true(tag, value, categories)
     for name in categories:
         if len(name) > _TEXT_MAX:
             raise RowError("category", f"category name longer than {_TEXT_MAX} characters")
@@ -373,6 +376,7 @@ def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedB
         occurred_at=_timestamp(get("tstamp")) if "tstamp" in cols else None,
         categories=tuple(dict.fromkeys(categories)),
         excluded_reason=SELF_PLAY if model_a == model_b else None,
+        style=schema.style.parse(column) if schema.style is not None else None,
     )
 
 
@@ -389,7 +393,12 @@ def csv_parser(schema: Schema, header: Sequence[str]):
     width_needed = max(index.values()) + 1
     ia, ib = index["model_a"], index["model_b"]
     iw = index.get("winner")
-    simple = set(index) <= {"model_a", "model_b", "winner", "id"} and iw is not None
+    simple = (
+        set(index) <= {"model_a", "model_b", "winner", "id"}
+        and iw is not None
+        and schema.style is None
+    )
+    positions = {name: i for i, name in enumerate(header)}
     iid = index.get("id")
     winners = schema.winners
     valid = _VALID_NAMES
@@ -401,8 +410,12 @@ def csv_parser(schema: Schema, header: Sequence[str]):
             i = index.get(field, counts.get(field))
             return row[i] if i is not None and i < width else None
 
+        def column(name: str) -> str | None:
+            i = positions.get(name)
+            return row[i] if i is not None and i < width else None
+
         tags = ((name, row[i]) for name, i in tag_index if i < width and row[i] in _TRUE)
-        return parse_record(schema, get, tags)
+        return parse_record(schema, get, tags, column)
 
     def parse(row: Sequence[str]) -> ParsedBattle:
         if not simple or len(row) < width_needed:
@@ -458,6 +471,7 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     index = {f: header.index(c) for f, c in schema.columns.items() if c in header}
     if (
         schema.counts is not None
+        or schema.style is not None
         or "winner" not in index
         or not set(index) <= {"model_a", "model_b", "winner", "id"}
     ):
@@ -516,4 +530,4 @@ def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle:
         return obj.get(cols.get(field, field))
 
     tags = ((name, obj.get(name)) for name in schema.tag_columns if name in obj)
-    return parse_record(schema, get, tags)
+    return parse_record(schema, get, tags, obj.get)

@@ -16,10 +16,11 @@ from operator import attrgetter
 
 from sqlalchemy import Connection, func, insert, select
 
-from arena.db.models import Battle, Category, Model
+from arena.db.models import Battle, Category, Model, StyleFeature
 from arena.db.session import SQLITE_INGEST_CACHE_KIB
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
+from arena.ingest.style import STYLE_COLUMNS, Style
 
 #: Battle fields that are often empty; a chunk binds only those it fills.
 _OPTIONAL = ("external_id", "judge", "question", "language", "occurred_at", "excluded_reason")
@@ -51,6 +52,7 @@ class BattleWriter:
         self.dialect = conn.dialect.name
         self.models = dict(conn.execute(select(Model.name, Model.id)).all())
         self.categories = dict(conn.execute(select(Category.name, Category.id)).all())
+        self.features = dict(conn.execute(select(StyleFeature.name, StyleFeature.id)).all())
         self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
         self.first_id = self._next_id
         self.last_id = 0
@@ -247,6 +249,7 @@ class BattleWriter:
                 [chunk[pos].external_id for pos in skipped], skipped
             )
         links = []
+        styles = []
         excluded = 0
         stored = 0
         for battle_id, b in zip(ids, chunk, strict=True):
@@ -257,8 +260,24 @@ class BattleWriter:
                 excluded += 1
             for name in b.categories:
                 links.append((self._category_id(name), battle_id))
+            if b.style is not None:
+                styles.append((battle_id, b.style))
         self._link(links)
+        self._write_style(styles)
         return ChunkResult(stored, excluded, duplicates, repeated)
+
+    def _write_style(self, styles: list[tuple[int, Style]]) -> None:
+        """Style counts (one narrow row per battle) and user covariates of stored battles."""
+        counts = [(battle_id, *s.counts) for battle_id, s in styles if s.counts is not None]
+        covariates = [
+            (self._id_for(StyleFeature, self.features, name), battle_id, a, b)
+            for battle_id, s in styles
+            for name, a, b in s.covariates
+        ]
+        self._rows("battle_style", ("battle_id", *STYLE_COLUMNS), counts)
+        self._rows(
+            "battle_covariates", ("feature_id", "battle_id", "value_a", "value_b"), covariates
+        )
 
     def write_columns(self, block: ColumnBlock) -> ChunkResult:
         """Insert one :class:`ColumnBlock`: names mapped to ids column-wise, rows bound
@@ -356,14 +375,19 @@ class BattleWriter:
         return repeated, duplicates
 
     def _link(self, links: list[tuple[int, int]]) -> None:
-        if not links:
+        self._rows("battle_categories", ("category_id", "battle_id"), links)
+
+    def _rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+        """Plain rows into a table that cannot conflict: executemany or COPY."""
+        if not rows:
             return
         if self.dialect == "sqlite":
+            marks = ", ".join("?" * len(columns))
             self.conn.exec_driver_sql(
-                "INSERT INTO battle_categories (category_id, battle_id) VALUES (?, ?)", links
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
             )
         else:
-            self._copy("battle_categories", ("category_id", "battle_id"), links)
+            self._copy(table, columns, rows)
 
     def _insert(
         self,
