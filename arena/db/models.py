@@ -21,6 +21,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    TypeDecorator,
     false,
     text,
 )
@@ -44,6 +45,31 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator):
+    """An instant, stored as UTC on every engine.
+
+    SQLite has no time zones: SQLAlchemy would store an aware datetime's
+    wall-clock time and drop its offset (``10:00+05:00`` as 10:00), while
+    PostgreSQL stores the instant (05:00 UTC), so ``--since`` would select
+    different battles.  Values are converted to UTC before they are bound (a
+    naive value is taken as UTC) and come back aware, in UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        value = (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
@@ -122,7 +148,7 @@ class Battle(Base):
     judge: Mapped[str | None] = mapped_column(String(255))
     question: Mapped[str | None] = mapped_column(String(255))
     language: Mapped[str | None] = mapped_column(String(64))
-    occurred_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    occurred_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     batch_id: Mapped[int] = mapped_column(ForeignKey("ingest_batches.id"))
     #: Why a well-formed battle is kept but not rated (e.g. ``self_play``); NULL = rated.
     excluded_reason: Mapped[str | None] = mapped_column(String(64))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, insert, literal, select
 
 from arena.db.models import Battle, Category, Model, StyleFeature
 from arena.db.session import SQLITE_INGEST_CACHE_KIB
@@ -147,6 +147,22 @@ class BattleWriter:
         model_id = self._id_for(Model, self.models, name)
         self.new_models += len(self.models) - known
         return model_id
+
+    def case_warnings(self, before: set[str]) -> list[str]:
+        """Names are kept as given; a new name that differs from another only by case
+        is most likely one model spelled twice, so say so (``before``: the names
+        stored before this ingest)."""
+        folded: dict[str, str] = {}
+        for name in sorted(before):
+            folded.setdefault(name.casefold(), name)
+        out = []
+        for name in sorted(self.models.keys() - before):
+            other = folded.setdefault(name.casefold(), name)
+            if other != name:
+                out.append(
+                    f"model {name!r} differs from {other!r} only by case; kept as two models"
+                )
+        return out
 
     def _category_id(self, name: str) -> int:
         return self._id_for(Category, self.categories, name)
@@ -407,9 +423,9 @@ class BattleWriter:
             # The batch and source are the same on every row: SQL literals, not
             # parameters (sqlite3 binds each parameter of each row separately).
             bound = list(names)
-            literals = {"batch_id": str(int(self.batch_id))}
+            literals = {"batch_id": self._literal(int(self.batch_id))}
             if self.source is not None:
-                literals["source"] = "'" + self.source.replace("'", "''") + "'"
+                literals["source"] = self._literal(self.source)
             columns = ", ".join([*bound, *literals])
             marks = ", ".join(["?"] * len(bound) + list(literals.values()))
             conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
@@ -469,6 +485,14 @@ class BattleWriter:
             inserted = {r[0] for r in got}
         self.conn.exec_driver_sql("TRUNCATE arena_ingest_stage")
         return inserted
+
+    def _literal(self, value: int | str) -> str:
+        """``value`` as an SQL literal, quoted by the dialect's own compiler."""
+        return str(
+            literal(value).compile(
+                dialect=self.conn.dialect, compile_kwargs={"literal_binds": True}
+            )
+        )
 
     def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
         cursor = self.conn.connection.cursor()

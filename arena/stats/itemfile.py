@@ -19,7 +19,6 @@ line and the field.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 import os
@@ -27,6 +26,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from arena.compressed import open_bytes
 
 __all__ = ["ItemFileError", "ItemScores", "parse_spec", "read_results", "item_sort_key"]
 
@@ -104,9 +105,7 @@ def _strip_gz(path: Path) -> str:
 def _open_text(path: Path) -> io.TextIOBase:
     if not path.is_file():
         raise ItemFileError(path, None, None, "no such file")
-    if path.name.endswith(".gz"):
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+    return io.TextIOWrapper(open_bytes(path), encoding="utf-8", newline="")
 
 
 def _detect(path: Path) -> str:
