@@ -86,9 +86,9 @@ EXPECTED = [
 ]
 
 
-def flat_rows(records, *, sub_columns: bool):
+def flat_rows(records, *, sub_columns: bool, base=("id", "model_a", "model_b", "winner", "tstamp")):
     """The same records as flat CSV columns: one per count, or one per sub-count."""
-    header = ["id", "model_a", "model_b", "winner", "tstamp"]
+    header = list(base)
     keys = []
     for side in "ab":
         keys.append(f"sum_assistant_{side}_tokens")
@@ -101,7 +101,7 @@ def flat_rows(records, *, sub_columns: bool):
     rows = []
     for r in records:
         m = r["conv_metadata"] or {}
-        row = [r[c] for c in ("id", "model_a", "model_b", "winner", "tstamp")]
+        row = [r[c] for c in base]
         for k in keys:
             head, _, sub = k.partition(".")
             value = m.get(head, "")
@@ -125,6 +125,28 @@ def test_style_metadata_is_stored_once_per_battle(run_cli, engine, tmp_path, sha
     assert stored_style(engine) == EXPECTED
     # tag columns stay tags: no style column became a category
     assert count(engine, Battle) == 4
+
+
+@pytest.mark.parametrize("sub_columns", [False, True])
+def test_column_fast_path_stores_the_same_style(
+    run_cli, engine, tmp_path, monkeypatch, sub_columns
+):
+    """Without a timestamp the file takes the column path; a block with a battle
+    without metadata falls back to the row path; both store what JSON lines store."""
+    import arena.ingest.loader as loader
+    import arena.ingest.records as records
+
+    monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
+    taken = []
+    real = records.parse_columns
+    monkeypatch.setattr(
+        records, "parse_columns", lambda *a: taken.append(real(*a) is not None) or real(*a)
+    )
+    base = ("id", "model_a", "model_b", "winner")
+    header, rows = flat_rows(RECORDS, sub_columns=sub_columns, base=base)
+    run_cli("ingest", write_csv(tmp_path / "c.csv", header, rows))
+    assert taken == [True, False]  # block 1 by columns; block 2 (s3 has no metadata) by rows
+    assert stored_style(engine) == EXPECTED
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from arena.ingest import fields
 from arena.ingest.errors import RowError
 from arena.ingest.shapes import FIELDS, Schema, resolve_schema
-from arena.ingest.style import Style
+from arena.ingest.style import Style, StyleColumns, parse_columns
 
 __all__ = [
     "FIELDS",
@@ -180,6 +180,8 @@ class ColumnBlock:
     tags: list[tuple[str, list[int]]]
     #: positions of self-play battles (stored, excluded from ratings)
     self_play: list[int]
+    #: style metadata of every row, if the file has style columns
+    style: StyleColumns | None = None
 
     @property
     def names(self) -> set[str]:
@@ -200,7 +202,7 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     if (
         winners is None
         or schema.counts is not None
-        or schema.style is not None
+        or (schema.style is not None and schema.style.nested is not None)
         or schema.outcome_field != "winner"
         or not set(schema.columns) <= _COLUMN_FIELDS
     ):
@@ -246,8 +248,13 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
             hit = list(compress(positions_, map(truthy, cols[i])))
             if hit:
                 tags.append((name, hit))
+        style = None
+        if schema.style is not None:
+            style = parse_columns(schema.style, lambda name: cols[positions[name]])
+            if style is None:
+                return None
         self_play = list(compress(positions_, map(eq, ca, cb)))
-        return ColumnBlock(n, ca, cb, outcome, ext, tags, self_play)
+        return ColumnBlock(n, ca, cb, outcome, ext, tags, self_play, style)
 
     return block
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -188,6 +188,65 @@ class StyleShape:
                 subs = {sub: column(c) for sub, c in source}
                 values[key] = {s: v for s, v in subs.items() if not _absent(v)}
         return _parse(values, self.covariates, "")
+
+
+@dataclass
+class StyleColumns:
+    """Style metadata of a whole block of rows (the column form of :meth:`StyleShape.parse`)."""
+
+    #: the eight standard counts per row (STYLE_COLUMNS order), or None without them
+    counts: list[tuple[int, ...]] | None
+    #: (name, side-a values, side-b values) per user covariate
+    covariates: list[tuple[str, list[float], list[float]]]
+
+
+def _column(values: Sequence[str], rule: Callable[[Any, str], Any], where: str) -> list | None:
+    """``rule`` applied to a column, once per distinct value; None if a value fails it."""
+    known = {}
+    for value in set(values):
+        try:
+            known[value] = rule(value, where)
+        except RowError:
+            return None
+    return list(map(known.__getitem__, values))
+
+
+def parse_columns(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> StyleColumns | None:
+    """Flat style columns of one block, validated column by column.
+
+    None when the block needs the row path: nested metadata, or any cell that
+    is empty or invalid (the row path then stores battles without metadata,
+    or names the line and field of the error).  Same rules as :meth:`StyleShape.parse`.
+    """
+    if shape.nested is not None:
+        return None
+    counts = None
+    present = [k for k in STANDARD_KEYS if k in shape.keys]
+    if present:
+        if len(present) < len(STANDARD_KEYS):
+            return None
+        values = []
+        for key in STANDARD_KEYS:
+            source = shape.keys[key]
+            if isinstance(source, str):
+                got = _column(column(source), _whole, key)
+            else:
+                parts = [_column(column(c), _whole, f"{key}.{sub}") for sub, c in source]
+                got = None if None in parts else list(map(sum, zip(*parts, strict=True)))
+                if got is not None and max(got, default=0) > COUNT_MAX:
+                    got = None
+            if got is None:
+                return None
+            values.append(got)
+        counts = list(zip(*values, strict=True))
+    covariates = []
+    for name in shape.covariates:
+        a = _column(column(shape.keys[f"{name}_a"]), _number, name)
+        b = _column(column(shape.keys[f"{name}_b"]), _number, name) if a is not None else None
+        if b is None:
+            return None
+        covariates.append((name, a, b))
+    return StyleColumns(counts, covariates)
 
 
 def resolve_style(names: Iterable[str]) -> StyleShape | None:

@@ -282,6 +282,29 @@ class BattleWriter:
         self._write_style(styles)
         return ChunkResult(stored, excluded, duplicates, repeated)
 
+    def _write_style_columns(self, block: ColumnBlock, ids: list[int], inserted) -> None:
+        """The style columns of a column block, for the battles actually stored."""
+        keep = (
+            range(block.n)
+            if inserted is None
+            else [p for p in range(block.n) if ids[p] in inserted]
+        )
+        style = block.style
+        if style.counts is not None:
+            counts = style.counts
+            self._rows(
+                "battle_style",
+                ("battle_id", *STYLE_COLUMNS),
+                [(ids[p], *counts[p]) for p in keep],
+            )
+        for name, a, b in style.covariates:
+            feature = self._id_for(StyleFeature, self.features, name)
+            self._rows(
+                "battle_covariates",
+                ("feature_id", "battle_id", "value_a", "value_b"),
+                [(feature, ids[p], a[p], b[p]) for p in keep],
+            )
+
     def _write_style(self, styles: list[tuple[int, Style]]) -> None:
         """Style counts (one narrow row per battle) and user covariates of stored battles."""
         counts = [(battle_id, *s.counts) for battle_id, s in styles if s.counts is not None]
@@ -335,6 +358,8 @@ class BattleWriter:
             repeated, duplicates = self._classify_skipped(
                 [block.external_id[pos] for pos in skipped], skipped
             )
+        if block.style is not None:
+            self._write_style_columns(block, ids, inserted)
         links = []
         for name, positions in block.tags:
             category = self._category_id(name)
