@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import gzip
 import hashlib
 import io
 import json
@@ -21,7 +22,7 @@ from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import IO, Any
 
-from arena.compressed import is_gzip, open_bytes
+from arena.vocabulary import GZIP_MAGIC
 
 FORMATS = ("auto", "csv", "jsonl", "json")
 _CHUNK = 1 << 20
@@ -67,11 +68,14 @@ def open_input(path_arg: str) -> InputFile:
         while block := fh.read(_CHUNK):
             digest.update(block)
             size += len(block)
-    return InputFile(display, path, digest.hexdigest(), size, is_gzip(head))
+    return InputFile(display, path, digest.hexdigest(), size, head == GZIP_MAGIC)
 
 
 def open_binary(source: InputFile) -> IO[bytes]:
-    return open_bytes(source.path, compressed=source.compressed)
+    raw = open(source.path, "rb")
+    if source.compressed:
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    return raw
 
 
 def detect_format(source: InputFile, requested: str) -> str:
