@@ -9,6 +9,15 @@ use of ``rng``: :func:`bootstrap_ci`, :func:`paired_bootstrap`, :func:`significa
 """
 
 from arena.stats._checks import Interval
+from arena.stats.ability import Abilities, score_abilities
+from arena.stats.adaptive import (
+    AdaptiveResult,
+    AdaptiveSimulation,
+    Selection,
+    adaptive_test,
+    select_items,
+    simulate_adaptive,
+)
 from arena.stats.binomial import (
     EXACT_BELOW,
     ChanceResult,
@@ -27,6 +36,7 @@ from arena.stats.bootstrap import (
     paired_bootstrap,
     significant,
 )
+from arena.stats.irt import ItemBank, calibrate_2pl, item_information
 from arena.stats.models import ModelsBootstrap, bootstrap_models
 from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats.permutation import PermutationResult, paired_permutation_test
@@ -38,6 +48,17 @@ from arena.stats.power import (
 )
 
 __all__ = [
+    "item_information",
+    "calibrate_2pl",
+    "ItemBank",
+    "score_abilities",
+    "simulate_adaptive",
+    "select_items",
+    "adaptive_test",
+    "Selection",
+    "AdaptiveSimulation",
+    "AdaptiveResult",
+    "Abilities",
     "CORRECTIONS",
     "EXACT_BELOW",
     "ChanceResult",
