@@ -39,6 +39,7 @@ from arena.stats.bootstrap import (
 from arena.stats.irt import ItemBank, calibrate_2pl, item_information
 from arena.stats.models import ModelsBootstrap, bootstrap_models
 from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
+from arena.stats.paired import PAIRED_TESTS, PairedVerdict, paired_verdict
 from arena.stats.permutation import PermutationResult, paired_permutation_test
 from arena.stats.power import (
     items_needed,
@@ -46,8 +47,27 @@ from arena.stats.power import (
     simulate_power,
     simulate_power_paired,
 )
+from arena.stats.ratio import RatioComparison, compare_ratios, ratio_interval
+from arena.stats.variance import (
+    TwoStageInterval,
+    VarianceComponents,
+    design_se,
+    two_stage_interval,
+    variance_components,
+)
 
 __all__ = [
+    "variance_components",
+    "two_stage_interval",
+    "design_se",
+    "VarianceComponents",
+    "TwoStageInterval",
+    "ratio_interval",
+    "compare_ratios",
+    "RatioComparison",
+    "paired_verdict",
+    "PairedVerdict",
+    "PAIRED_TESTS",
     "item_information",
     "calibrate_2pl",
     "ItemBank",
