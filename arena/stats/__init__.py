@@ -52,11 +52,13 @@ from arena.stats.variance import (
     TwoStageInterval,
     VarianceComponents,
     design_se,
+    two_stage_difference,
     two_stage_interval,
     variance_components,
 )
 
 __all__ = [
+    "two_stage_difference",
     "variance_components",
     "two_stage_interval",
     "design_se",

@@ -458,14 +458,37 @@ def calibrate_2pl(
     theta, lw, quad = _nodes(_max_information(a, maskf), n_nodes)
     converged = False
     it = 0
+
+    def em(a_, d_):
+        """One EM step; also the (penalised) log-likelihood at the point it started from."""
+        w_, ll_ = _posterior(ym, maskf, full, a_, d_, theta, lw)
+        r_ = ym.T @ w_
+        n_ = np.broadcast_to(w_.sum(axis=0), r_.shape) if full else maskf.T @ w_
+        if prior_sd is not None:
+            ll_ -= float(((a_ - 1.0) ** 2 + d_**2).sum()) / (2.0 * prior_sd**2)
+        return (*_newton_items(r_, n_, theta, a_, d_, prior_sd), ll_)
+
     while it < max_iter:
+        # SQUAREM (Varadhan & Roland 2008): two EM steps give the direction and the
+        # step length of an extrapolation; a third EM step from the extrapolated
+        # point keeps it stable. Falls back to plain EM when the likelihood drops.
+        a1, d1, ll0 = em(a, d)
+        a2, d2, _ = em(a1, d1)
+        it += 2
+        change = max(np.abs(a2 - a1).max(), np.abs(d2 - d1).max())
+        ra, rd = a1 - a, d1 - d
+        va, vd = a2 - a1 - ra, d2 - d1 - rd
+        v_norm = np.sqrt((va * va).sum() + (vd * vd).sum())
+        alpha = -np.sqrt((ra * ra).sum() + (rd * rd).sum()) / v_norm if v_norm > 0 else -1.0
+        alpha = min(alpha, -1.0)
+        a_x = np.clip(a - 2 * alpha * ra + alpha**2 * va, -A_LIMIT, A_LIMIT)
+        d_x = d - 2 * alpha * rd + alpha**2 * vd
+        a3, d3, ll_x = em(a_x, d_x)
         it += 1
-        w, _ = _posterior(ym, maskf, full, a, d, theta, lw)
-        r = ym.T @ w
-        n = np.broadcast_to(w.sum(axis=0), r.shape) if full else maskf.T @ w
-        a_new, d_new = _newton_items(r, n, theta, a, d, prior_sd)
-        change = max(np.abs(a_new - a).max(), np.abs(d_new - d).max())
-        a, d = a_new, d_new
+        if np.isfinite(ll_x) and ll_x >= ll0:
+            a, d = a3, d3
+        else:
+            a, d = a2, d2
         if change < tol:
             # Discriminations grew: make sure the nodes still resolve the posteriors.
             theta2, lw2, quad2 = _nodes(_max_information(a, maskf), n_nodes)

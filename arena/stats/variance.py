@@ -46,6 +46,7 @@ __all__ = [
     "TwoStageInterval",
     "VarianceComponents",
     "design_se",
+    "two_stage_difference",
     "two_stage_interval",
     "variance_components",
 ]
@@ -342,6 +343,22 @@ def two_stage_interval(
     check_rng(rng)
     item_code, n_items = _codes(item, n, "item")
     runs = dict(runs or {})
+    table = _cell_table(y, item_code, n_items, runs)
+    full, items_only = _two_stage_means([table], rng, n_boot)
+    full, items_only = full[:, 0], items_only[:, 0]
+    est = float(y.mean())
+    lo, hi = percentile_bounds(full, level)
+    flo, fhi = percentile_bounds(items_only, level)
+    return TwoStageInterval(
+        Interval(est, float(lo), float(hi), level),
+        Interval(est, float(flo), float(fhi), level),
+        list(runs),
+    )
+
+
+def _cell_table(y, item_code, n_items, runs):
+    """Per (item, run) sums and counts, and each run axis's level of every run."""
+    n = y.size
     run_codes = [_codes(labels, n, name) for name, labels in runs.items()]
     run_index = np.zeros(n, dtype=np.int64)
     for code, count in run_codes:
@@ -350,24 +367,93 @@ def two_stage_interval(
     flat = item_code * n_runs + run_index
     ysum = np.bincount(flat, weights=y, minlength=n_items * n_runs).reshape(n_items, n_runs)
     cnt = np.bincount(flat, minlength=n_items * n_runs).astype(np.float64).reshape(n_items, n_runs)
-    sums = resample_sums(np.hstack([ysum, cnt]), rng, n_boot)  # (n_boot, 2 * n_runs)
-    s_y, s_n = sums[:, :n_runs], sums[:, n_runs:]
-    weight = np.ones((n_boot, n_runs))
-    if run_codes:
-        level_of = np.unravel_index(np.arange(n_runs), tuple(c for _, c in run_codes))
-        for (_, count), lev in zip(run_codes, level_of, strict=True):
+    counts = [c for _, c in run_codes]
+    levels = np.unravel_index(np.arange(n_runs), tuple(counts)) if counts else ()
+    return ysum, cnt, list(zip(counts, levels, strict=True))
+
+
+def _two_stage_means(tables, rng, n_boot):
+    """Resampled means of several tables over the same items: shared item draws, then
+    independent run draws per table (different models' seeds are different runs)."""
+    cols = np.hstack([np.hstack([t[0], t[1]]) for t in tables])
+    sums = resample_sums(cols, rng, n_boot)
+    full = np.empty((n_boot, len(tables)))
+    floor = np.empty_like(full)
+    start = 0
+    for k, (ysum, _, axes) in enumerate(tables):
+        n_runs = ysum.shape[1]
+        s_y = sums[:, start : start + n_runs]
+        s_n = sums[:, start + n_runs : start + 2 * n_runs]
+        start += 2 * n_runs
+        weight = np.ones((n_boot, n_runs))
+        for count, lev in axes:
             draws = rng.integers(0, count, size=(n_boot, count))
             draws += (np.arange(n_boot) * count)[:, None]
             axis_counts = np.bincount(draws.ravel(), minlength=n_boot * count)
             weight *= axis_counts.reshape(n_boot, count)[:, lev]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        full = (s_y * weight).sum(axis=1) / (s_n * weight).sum(axis=1)
-        items_only = s_y.sum(axis=1) / s_n.sum(axis=1)
-    est = float(y.mean())
-    lo, hi = percentile_bounds(full, level)
-    flo, fhi = percentile_bounds(items_only, level)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            full[:, k] = (s_y * weight).sum(axis=1) / (s_n * weight).sum(axis=1)
+            floor[:, k] = s_y.sum(axis=1) / s_n.sum(axis=1)
+    return full, floor
+
+
+def two_stage_difference(
+    scores_a,
+    scores_b,
+    rng,
+    *,
+    item_a,
+    item_b,
+    runs_a: dict[str, object] | None = None,
+    runs_b: dict[str, object] | None = None,
+    n_boot: int = 2000,
+    level: float = 0.95,
+) -> TwoStageInterval:
+    """Two-stage bootstrap interval of ``mean(A) - mean(B)`` over the items both have.
+
+    Items are drawn once for both models (the comparison is paired by item);
+    each model's runs are drawn separately, since seed 1 of one model has
+    nothing to do with seed 1 of another. Means are over each model's cells
+    on the shared items.
+
+    Parameters
+    ----------
+    scores_a, scores_b : array_like
+        Cell scores of models A and B.
+    rng : numpy.random.Generator
+    item_a, item_b : array_like
+        Item of each cell.
+    runs_a, runs_b : dict, optional
+        Run axes of each model's cells.
+    n_boot : int, default 2000
+    level : float, default 0.95
+
+    Returns
+    -------
+    TwoStageInterval
+    """
+    ya, yb = as_finite(scores_a, "scores_a"), as_finite(scores_b, "scores_b")
+    level = check_level(level)
+    n_boot = check_count(n_boot, "n_boot")
+    check_rng(rng)
+    la, lb = np.asarray(item_a), np.asarray(item_b)
+    shared = np.intersect1d(la, lb)
+    if shared.size == 0:
+        raise ValueError("the two models have no items in common")
+    tables, means = [], []
+    for y, labels, runs in ((ya, la, runs_a), (yb, lb, runs_b)):
+        keep = np.isin(labels, shared)
+        code = np.searchsorted(shared, labels[keep])
+        runs_kept = {k: np.asarray(v)[keep] for k, v in (runs or {}).items()}
+        tables.append(_cell_table(y[keep], code, shared.size, runs_kept))
+        means.append(float(y[keep].mean()))
+    full, floor = _two_stage_means(tables, rng, n_boot)
+    est = means[0] - means[1]
+    lo, hi = percentile_bounds(full[:, 0] - full[:, 1], level)
+    flo, fhi = percentile_bounds(floor[:, 0] - floor[:, 1], level)
+    axes = sorted(set(runs_a or {}) | set(runs_b or {}))
     return TwoStageInterval(
         Interval(est, float(lo), float(hi), level),
         Interval(est, float(flo), float(fhi), level),
-        list(runs),
+        axes,
     )
