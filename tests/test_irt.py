@@ -229,6 +229,22 @@ def test_selection_spreads_information_over_the_range():
         select_items(bank, 401)
 
 
+def test_lazy_selection_equals_plain_greedy():
+    bank = _bank(500, seed=9)
+    theta = np.random.default_rng(1).normal(0, 1, 40)
+    sel = select_items(bank, 40, theta=theta)
+    info = item_information(
+        sel.theta[None, :], bank.discrimination[:, None], bank.difficulty[:, None]
+    )
+    total, chosen = np.ones(sel.theta.size), []
+    for _ in range(40):
+        gain = np.log1p(info / total).sum(axis=1)
+        gain[chosen] = -np.inf
+        chosen.append(int(np.argmax(gain)))
+        total += info[chosen[-1]]
+    assert list(sel.indices) == chosen
+
+
 def test_adaptive_test_stops_at_target_and_uses_the_answers():
     bank = _bank(500, seed=4)
     asked = []

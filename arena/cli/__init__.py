@@ -70,6 +70,7 @@ def _register() -> None:
         demo_cmd,
         eval_cmd,
         ingest_cmd,
+        irt_cmd,
         models_cmd,
         publish_cmd,
         rebuild_cmd,
@@ -78,6 +79,7 @@ def _register() -> None:
     for mod in (
         db_cmd,
         ingest_cmd,
+        irt_cmd,
         models_cmd,
         rebuild_cmd,
         publish_cmd,

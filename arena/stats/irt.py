@@ -14,8 +14,8 @@ Quadrature. Gauss-Hermite nodes (``numpy.polynomial.hermite_e.hermegauss``, as
 model answering thousands of items has a posterior far narrower than the space
 between nodes, and every node but one would get zero weight. When the
 narrowest posterior (estimated from the test information) is narrower than the
-Gauss-Hermite spacing (over 0.8 of it), a uniform grid with spacing below 0.8 posterior standard
-deviations is used instead; the rectangle rule is spectrally accurate on such
+Gauss-Hermite spacing (over 0.8 of it), a uniform grid with spacing of one posterior standard
+deviation is used instead; the rectangle rule is spectrally accurate on such
 grids (its error falls like ``exp(-2 pi^2 sd^2 / h^2)``). ``ItemBank.quadrature``
 says which was used.
 
@@ -52,7 +52,7 @@ __all__ = [
 #: Up to this many items the full observed information matrix is inverted.
 FULL_INFORMATION_ITEMS = 100
 #: Uniform grid spacing as a share of the narrowest posterior standard deviation.
-_GRID_SHARE = 0.8
+_GRID_SHARE = 1.0
 #: Gauss-Hermite nodes are kept while their central spacing is below this many
 #: posterior standard deviations (rectangle-rule error ~exp(-2 pi^2 / 1.25^2) = 3e-6).
 _GH_SHARE = 1.25
@@ -62,6 +62,9 @@ _GRID_LIMIT = 6.0
 #: examinees have no finite maximum-likelihood estimate; those at the bound are
 #: listed in ``ItemBank.at_bound``.
 A_LIMIT = 10.0
+#: A node whose posterior mass (summed over examinees) is below this share is skipped
+#: in the M-step; its contribution to any expected count is below 1e-12 examinees.
+_EMPTY_NODE = 1e-14
 #: Newton steps are clipped to this size in (a, d) so early EM iterations stay stable.
 _MAX_STEP = 1.0
 
@@ -462,11 +465,16 @@ def calibrate_2pl(
     def em(a_, d_):
         """One EM step; also the (penalised) log-likelihood at the point it started from."""
         w_, ll_ = _posterior(ym, maskf, full, a_, d_, theta, lw)
+        # Nodes where no examinee has posterior mass add nothing to the M-step: with
+        # long tests the posteriors are narrow and most nodes of a fine grid are empty.
+        mass = w_.sum(axis=0)
+        act = mass > _EMPTY_NODE * mass.sum()
+        w_ = w_[:, act]
         r_ = ym.T @ w_
         n_ = np.broadcast_to(w_.sum(axis=0), r_.shape) if full else maskf.T @ w_
         if prior_sd is not None:
             ll_ -= float(((a_ - 1.0) ** 2 + d_**2).sum()) / (2.0 * prior_sd**2)
-        return (*_newton_items(r_, n_, theta, a_, d_, prior_sd), ll_)
+        return (*_newton_items(r_, n_, theta[act], a_, d_, prior_sd), ll_)
 
     while it < max_iter:
         # SQUAREM (Varadhan & Roland 2008): two EM steps give the direction and the
