@@ -53,6 +53,8 @@ __all__ = [
 
 #: The axes an evaluation can be repeated over, besides items.
 RUN_AXES = ("prompt", "seed", "judge")
+#: Run axes that are the same conditions for every model (resampled jointly in comparisons).
+SHARED_AXES = ("prompt", "judge")
 
 
 @dataclass(frozen=True)
@@ -343,7 +345,8 @@ def two_stage_interval(
     check_rng(rng)
     item_code, n_items = _codes(item, n, "item")
     runs = dict(runs or {})
-    table = _cell_table(y, item_code, n_items, runs)
+    run_codes = [(name, *_codes(labels, n, name)) for name, labels in runs.items()]
+    table = _cell_table(y, item_code, n_items, run_codes)
     full, items_only = _two_stage_means([table], rng, n_boot)
     full, items_only = full[:, 0], items_only[:, 0]
     est = float(y.mean())
@@ -356,29 +359,35 @@ def two_stage_interval(
     )
 
 
-def _cell_table(y, item_code, n_items, runs):
-    """Per (item, run) sums and counts, and each run axis's level of every run."""
-    n = y.size
-    run_codes = [_codes(labels, n, name) for name, labels in runs.items()]
-    run_index = np.zeros(n, dtype=np.int64)
-    for code, count in run_codes:
+def _cell_table(y, item_code, n_items, run_codes):
+    """Per (item, run) sums and counts; ``run_codes`` is a list of (name, codes, levels)."""
+    run_index = np.zeros(y.size, dtype=np.int64)
+    for _, code, count in run_codes:
         run_index = run_index * count + code
-    n_runs = prod(c for _, c in run_codes) if run_codes else 1
+    n_runs = prod(c for _, _, c in run_codes) if run_codes else 1
     flat = item_code * n_runs + run_index
     ysum = np.bincount(flat, weights=y, minlength=n_items * n_runs).reshape(n_items, n_runs)
     cnt = np.bincount(flat, minlength=n_items * n_runs).astype(np.float64).reshape(n_items, n_runs)
-    counts = [c for _, c in run_codes]
+    counts = [c for _, _, c in run_codes]
     levels = np.unravel_index(np.arange(n_runs), tuple(counts)) if counts else ()
-    return ysum, cnt, list(zip(counts, levels, strict=True))
+    axes = [(name, c, lev) for (name, _, c), lev in zip(run_codes, levels, strict=True)]
+    return ysum, cnt, axes
 
 
-def _two_stage_means(tables, rng, n_boot):
+def _axis_counts(rng, count: int, n_boot: int) -> np.ndarray:
+    draws = rng.integers(0, count, size=(n_boot, count))
+    draws += (np.arange(n_boot) * count)[:, None]
+    return np.bincount(draws.ravel(), minlength=n_boot * count).reshape(n_boot, count)
+
+
+def _two_stage_means(tables, rng, n_boot, shared_axes=()):
     """Resampled means of several tables over the same items: shared item draws, then
-    independent run draws per table (different models' seeds are different runs)."""
+    run draws, one per table except for the axes in ``shared_axes``, drawn once for all."""
     cols = np.hstack([np.hstack([t[0], t[1]]) for t in tables])
     sums = resample_sums(cols, rng, n_boot)
     full = np.empty((n_boot, len(tables)))
     floor = np.empty_like(full)
+    common = {}
     start = 0
     for k, (ysum, _, axes) in enumerate(tables):
         n_runs = ysum.shape[1]
@@ -386,11 +395,14 @@ def _two_stage_means(tables, rng, n_boot):
         s_n = sums[:, start + n_runs : start + 2 * n_runs]
         start += 2 * n_runs
         weight = np.ones((n_boot, n_runs))
-        for count, lev in axes:
-            draws = rng.integers(0, count, size=(n_boot, count))
-            draws += (np.arange(n_boot) * count)[:, None]
-            axis_counts = np.bincount(draws.ravel(), minlength=n_boot * count)
-            weight *= axis_counts.reshape(n_boot, count)[:, lev]
+        for name, count, lev in axes:
+            if name in shared_axes:
+                if name not in common:
+                    common[name] = _axis_counts(rng, count, n_boot)
+                counts = common[name]
+            else:
+                counts = _axis_counts(rng, count, n_boot)
+            weight *= counts[:, lev]
         with np.errstate(invalid="ignore", divide="ignore"):
             full[:, k] = (s_y * weight).sum(axis=1) / (s_n * weight).sum(axis=1)
             floor[:, k] = s_y.sum(axis=1) / s_n.sum(axis=1)
@@ -411,10 +423,11 @@ def two_stage_difference(
 ) -> TwoStageInterval:
     """Two-stage bootstrap interval of ``mean(A) - mean(B)`` over the items both have.
 
-    Items are drawn once for both models (the comparison is paired by item);
-    each model's runs are drawn separately, since seed 1 of one model has
-    nothing to do with seed 1 of another. Means are over each model's cells
-    on the shared items.
+    Items are drawn once for both models (the comparison is paired by item).
+    Prompt templates and judges are conditions both models meet, so each of
+    those axes is drawn once for both (by label); seeds are drawn separately
+    per model, since seed 1 of one model has nothing to do with seed 1 of
+    another. Means are over each model's cells on the shared items.
 
     Parameters
     ----------
@@ -440,14 +453,27 @@ def two_stage_difference(
     shared = np.intersect1d(la, lb)
     if shared.size == 0:
         raise ValueError("the two models have no items in common")
+    runs_a, runs_b = dict(runs_a or {}), dict(runs_b or {})
+    common = [c for c in SHARED_AXES if c in runs_a and c in runs_b]
+    # Shared axes are coded over the union of both models' labels, so that template
+    # "p1" is the same level (and gets the same draw) for both.
+    union = {
+        c: np.unique(np.concatenate([np.asarray(runs_a[c]), np.asarray(runs_b[c])])) for c in common
+    }
     tables, means = [], []
     for y, labels, runs in ((ya, la, runs_a), (yb, lb, runs_b)):
         keep = np.isin(labels, shared)
         code = np.searchsorted(shared, labels[keep])
-        runs_kept = {k: np.asarray(v)[keep] for k, v in (runs or {}).items()}
-        tables.append(_cell_table(y[keep], code, shared.size, runs_kept))
+        run_codes = []
+        for name, values in runs.items():
+            values = np.asarray(values)[keep]
+            if name in union:
+                run_codes.append((name, np.searchsorted(union[name], values), union[name].size))
+            else:
+                run_codes.append((name, *_codes(values, values.size, name)))
+        tables.append(_cell_table(y[keep], code, shared.size, run_codes))
         means.append(float(y[keep].mean()))
-    full, floor = _two_stage_means(tables, rng, n_boot)
+    full, floor = _two_stage_means(tables, rng, n_boot, shared_axes=common)
     est = means[0] - means[1]
     lo, hi = percentile_bounds(full[:, 0] - full[:, 1], level)
     flo, fhi = percentile_bounds(floor[:, 0] - floor[:, 1], level)
