@@ -1,6 +1,8 @@
 """The ``arena`` command line: parse, open a session, call the library, format.
 
-Each command lives in its own module and is registered below.
+Each command group lives in its own module and is registered below. The
+global options ``--db`` and ``-q/--quiet`` are added to every command, so they
+work before or after the command name.
 """
 
 from __future__ import annotations
@@ -10,15 +12,15 @@ from dataclasses import dataclass, field
 import click
 
 from arena import __version__
-
-DEFAULT_URL = "sqlite:///arena.db"
+from arena.cli.options import DEFAULT_URL, db_option, quiet_option
 
 
 @dataclass
 class AppContext:
-    """What every command receives: the database URL and a lazily opened engine."""
+    """What every command receives: the database URL, quietness and a lazily opened engine."""
 
     url: str
+    quiet: bool = False
     _engine: object | None = field(default=None, repr=False)
 
     def engine(self, *, migrate_new: bool = True):
@@ -33,28 +35,44 @@ class AppContext:
         return self._engine
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--db",
-    "db_url",
-    envvar="ARENA_DATABASE_URL",
-    default=DEFAULT_URL,
-    show_default=True,
-    help="SQLAlchemy database URL (env ARENA_DATABASE_URL).",
-)
+def _add_global_options(command: click.Command) -> None:
+    """Give ``command`` (and its subcommands) ``--db`` and ``-q`` unless it has them."""
+    names = {p.name for p in command.params}
+    if "db_url" not in names:
+        db_option(expose_value=False)(command)
+    if "quiet" not in names:
+        quiet_option(expose_value=False)(command)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_global_options(sub)
+
+
+class ArenaGroup(click.Group):
+    """A group whose commands all accept the global options after their name."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _add_global_options(cmd)
+        super().add_command(cmd, name)
+
+
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@db_option
+@quiet_option
 @click.version_option(__version__, prog_name="arena")
 @click.pass_context
-def cli(ctx: click.Context, db_url: str) -> None:
+def cli(ctx: click.Context, db_url: str, quiet: bool) -> None:
     """Arena leaderboards: store pairwise battles, rate models with honest
     intervals, group them into tiers and publish a static page.
+
+    --db and -q may be given before or after the command name.
 
     Example:
 
         arena demo out/
 
-        arena ingest battles.csv.gz && arena models
+        arena ingest battles.csv.gz && arena models --db sqlite:///arena.db
     """
-    ctx.obj = AppContext(url=db_url)
+    ctx.obj = AppContext(url=db_url, quiet=quiet)
 
 
 def main() -> None:
@@ -66,14 +84,17 @@ def _register() -> None:
     # inside the command functions, so `arena --help` stays fast.
     from arena.cli import (
         audit_cmd,
+        compare_cmd,
         db_cmd,
         demo_cmd,
         eval_cmd,
         ingest_cmd,
         irt_cmd,
+        leaderboard_cmd,
         models_cmd,
         publish_cmd,
         rebuild_cmd,
+        snapshots_cmd,
     )
 
     for mod in (
@@ -82,6 +103,9 @@ def _register() -> None:
         irt_cmd,
         models_cmd,
         rebuild_cmd,
+        leaderboard_cmd,
+        snapshots_cmd,
+        compare_cmd,
         publish_cmd,
         eval_cmd,
         demo_cmd,
@@ -92,4 +116,4 @@ def _register() -> None:
 
 
 _register()
-__all__ = ["cli", "main", "AppContext"]
+__all__ = ["cli", "main", "AppContext", "DEFAULT_URL"]

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, select
 
-from arena.cli.output import render_csv, to_json
 from arena.db.models import Snapshot
+from arena.formats import render_csv, to_json
 from arena.publish import context as ctx
 from arena.publish.render import render
 from arena.resources import templates_dir

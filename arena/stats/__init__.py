@@ -36,6 +36,14 @@ from arena.stats.bootstrap import (
     paired_bootstrap,
     significant,
 )
+from arena.stats.evaluation import (
+    EvaluateError,
+    Evaluation,
+    ModelAccuracy,
+    PairVerdict,
+    evaluate,
+    write_battles,
+)
 from arena.stats.irt import ItemBank, calibrate_2pl, item_information
 from arena.stats.models import ModelsBootstrap, bootstrap_models
 from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
@@ -84,9 +92,13 @@ __all__ = [
     "CORRECTIONS",
     "EXACT_BELOW",
     "ChanceResult",
+    "EvaluateError",
+    "Evaluation",
     "Interval",
     "McNemarResult",
+    "ModelAccuracy",
     "ModelsBootstrap",
+    "PairVerdict",
     "PermutationResult",
     "adjust_pvalues",
     "bca_interval",
@@ -96,6 +108,7 @@ __all__ = [
     "chance_test",
     "clopper_pearson_interval",
     "cluster_bootstrap_ci",
+    "evaluate",
     "holm",
     "items_needed",
     "items_needed_paired",
@@ -108,4 +121,5 @@ __all__ = [
     "simulate_power",
     "simulate_power_paired",
     "wilson_interval",
+    "write_battles",
 ]
