@@ -13,7 +13,7 @@ from dataclasses import asdict
 
 import click
 
-from arena.cli.output import emit
+from arena.cli.output import emit, warn
 
 _MODEL_COLUMNS = ["rank", "model", "items", "cells", "mean", "low", "high", "floor_low", "floor_high"]  # fmt: skip
 _PAIR_COLUMNS = ["model_a", "model_b", "items", "diff", "low", "high", "decided_by", "pvalue", "p_adjusted", "verdict"]  # fmt: skip
@@ -91,7 +91,7 @@ def run_scores(table, *, metric, level, rounds, seed, correction, test, componen
             err=True,
         )
         if item_only:
-            click.echo("warning: --item-only ignores run-to-run noise: the intervals are a floor", err=True)  # fmt: skip
+            warn("--item-only ignores run-to-run noise: the intervals are a floor")
     models = [asdict(m) for m in ev.models]
     pairs = [asdict(p) for p in ev.pairs]
     if fmt == "json":

@@ -6,9 +6,9 @@ import json
 
 import click
 
-from arena.cli.output import emit, format_option, quiet_option
+from arena.cli.options import format_option, level_option, quiet_option, seed_option
+from arena.cli.output import emit
 
-_SEED_DEFAULT = 20240501
 _PRIOR_HELP = (
     "SD of the normal priors on a (mean 1) and the intercept d (mean 0); keeps items that "
     "separate the models perfectly finite. --no-prior for pure maximum likelihood (as ltm)."
@@ -183,8 +183,8 @@ def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, save_path,
 @_with(_results_options)
 @click.option("--n", "n_items", type=click.IntRange(min=1), required=True, help="Subset size.")
 @click.option("--holdout", type=click.IntRange(min=2), default=None, help="Models held out for validation [default: a fifth, at least 2].")  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=_SEED_DEFAULT, show_default=True, help="Random seed (which models are held out).")  # fmt: skip
-@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95, show_default=True, help="Confidence level of the ability intervals.")  # fmt: skip
+@seed_option
+@level_option
 @format_option
 @quiet_option
 def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdout, seed, level, fmt, quiet):  # fmt: skip
@@ -252,7 +252,7 @@ def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdou
 @click.option("--simulate", "n_sim", type=click.IntRange(min=1), default=200, show_default=True, help="Simulated examinees (abilities N(0, 1)).")  # fmt: skip
 @click.option("--se", "se_target", type=click.FloatRange(min=0, min_open=True), default=0.3, show_default=True, help="Stop when the ability's standard error reaches this.")  # fmt: skip
 @click.option("--max-items", type=click.IntRange(min=1), default=40, show_default=True, help="Longest adaptive test.")  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=_SEED_DEFAULT, show_default=True, help="Random seed of the simulation.")  # fmt: skip
+@seed_option
 @format_option
 @quiet_option
 def irt_adapt(bank_path, n_sim, se_target, max_items, seed, fmt, quiet):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.stats.multiple import adjust_pvalues
 from arena.stats.paired import PAIRED_TESTS, paired_verdict
 from arena.stats.ratio import compare_ratios, ratio_interval
@@ -24,9 +25,6 @@ from arena.stats.variance import (
     two_stage_interval,
     variance_components,
 )
-
-# The CLI's shared defaults (a fixed seed: same data, same numbers).
-DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED = 0.95, 1000, 20240501
 
 __all__ = ["ModelScore", "ScoreError", "ScoreEvaluation", "ScorePair", "evaluate_scores"]
 

@@ -104,7 +104,9 @@ class ScoreTable:
         where = f"{path}:{line}"
         first = self._cells.get(key)
         if first is not None:
-            cell = ", ".join(f"{c} {design[c]!r}" for c in DESIGN_COLUMNS if c in design)
+            cell = ", ".join(f"{c} {design[c]!r}" for c in DESIGN_COLUMNS if design.get(c))
+            if not cell:
+                raise ItemFileError(path, line, None, f"duplicate item {item!r} for model {model!r} (first at {first})")  # fmt: skip
             raise ItemFileError(
                 path,
                 line,
