@@ -185,7 +185,7 @@ def eval_command(
         arena eval judge_scores.csv --components     # columns model,item,score,seed,prompt
         arena eval wiki.csv --numerator bits --denominator bytes
     """
-    from arena.cli.eval_scores import needs_scores_path, read_table, run_scores
+    from arena.cli.eval_scores import needs_scores_path, read_table, run_scores, table_metric
     from arena.stats import EvaluateError, evaluate, write_battles
     from arena.stats.itemfile import ItemFileError, read_results
 
@@ -202,7 +202,7 @@ def eval_command(
                 "--to-battles needs plain 0/1 scores, one per model and item (no runs or groups)"
             )
         run_scores(
-            table, metric=f"{numerator}/{denominator}" if numerator else metric, level=level,
+            table, metric=f"{numerator}/{denominator}" if numerator else table_metric(table, metric), level=level,
             rounds=rounds, seed=seed, correction=correction, test=test, components=components,
             item_only=item_only, fmt=fmt, quiet=quiet,
         )  # fmt: skip

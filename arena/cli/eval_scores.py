@@ -17,6 +17,8 @@ from arena.cli.output import emit, warn
 
 _MODEL_COLUMNS = ["rank", "model", "items", "cells", "mean", "low", "high", "floor_low", "floor_high"]  # fmt: skip
 _PAIR_COLUMNS = ["model_a", "model_b", "items", "diff", "low", "high", "decided_by", "pvalue", "p_adjusted", "verdict"]  # fmt: skip
+#: Fewer levels of a run axis than this earn a warning: a variance from 1-3 df is a guess.
+_FEW_LEVELS = 5
 _COMPONENT_COLUMNS = ["model", "component", "variance", "share"]
 _BUDGET_COLUMNS = ["model", "design", "se"]
 
@@ -37,6 +39,12 @@ def read_table(results, *, metric, filter_name, numerator, denominator):
         )
     except ItemFileError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def table_metric(table, metric: str) -> str:
+    """The metric's name: the harness key, or ``score`` when every input is a CSV."""
+    files = [f for fs in table.files.values() for f in fs]
+    return "score" if all(f.endswith((".csv", ".csv.gz")) for f in files) else metric
 
 
 def needs_scores_path(table, *, test: str, components: bool, item_only: bool) -> bool:
@@ -84,6 +92,13 @@ def run_scores(table, *, metric, level, rounds, seed, correction, test, componen
         )  # fmt: skip
     except ScoreError as exc:
         raise click.ClickException(str(exc)) from None
+    for axis in ev.axes:
+        n_levels = len(set(getattr(table, axis)))
+        if n_levels < _FEW_LEVELS:
+            warn(
+                f"{axis} has {n_levels} levels: its variance is poorly determined "
+                f"({n_levels - 1} degrees of freedom); intervals over it are rough"
+            )
     if not quiet:
         axes = f", runs over {', '.join(ev.axes)}" if ev.axes else ""
         click.echo(
