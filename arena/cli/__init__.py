@@ -92,6 +92,7 @@ def _register() -> None:
         irt_cmd,
         leaderboard_cmd,
         models_cmd,
+        plan_cmd,
         publish_cmd,
         rebuild_cmd,
         snapshots_cmd,
@@ -110,6 +111,7 @@ def _register() -> None:
         eval_cmd,
         demo_cmd,
         audit_cmd,
+        plan_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)
