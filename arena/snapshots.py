@@ -15,7 +15,14 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, select
 
-from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+from arena.db.models import (
+    Model,
+    Snapshot,
+    SnapshotPair,
+    SnapshotRow,
+    SnapshotSamples,
+    SnapshotStyleCoefficient,
+)
 from arena.formats import count
 
 OVERALL = "overall"
@@ -37,14 +44,34 @@ ROW_FIELDS = (
 )
 
 
-def board_key(*, category: str | None = None, source: str | None = None) -> str:
-    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``."""
+#: Suffix of a style-controlled board's key: ``overall|style`` pairs with ``overall``.
+STYLE_SUFFIX = "|style"
+
+
+def board_key(
+    *, category: str | None = None, source: str | None = None, style: bool = False
+) -> str:
+    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``.
+
+    With ``style``, the key of the style-controlled board paired with that
+    raw board (the raw key plus :data:`STYLE_SUFFIX`).
+    """
     parts = []
     if category:
         parts.append(f"category:{category}")
     if source:
         parts.append(f"source:{source}")
-    return "|".join(parts) or OVERALL
+    key = "|".join(parts) or OVERALL
+    return key + STYLE_SUFFIX if style else key
+
+
+def is_style_board(key: str) -> bool:
+    return key.endswith(STYLE_SUFFIX)
+
+
+def paired_board_key(key: str) -> str:
+    """The style-controlled board of a raw board, or the raw board of a style-controlled one."""
+    return key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key + STYLE_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -102,9 +129,31 @@ class BoardRow:
 
 
 @dataclass(frozen=True)
+class StyleCoefficient:
+    """A style coefficient (logits per covariate SD) with its interval."""
+
+    feature: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    se: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class Board:
     snapshot: SnapshotInfo
     rows: tuple[BoardRow, ...]  # ranked rows by rating (desc), then unranked by rating
+    #: Coefficients of a style-controlled board (empty for a raw board).
+    style_coefficients: tuple[StyleCoefficient, ...] = ()
+    #: Id of the paired board's snapshot from the same rebuild run (raw <-> style), if any.
+    paired_snapshot: int | None = None
+
+    @property
+    def style_controlled(self) -> bool:
+        return is_style_board(self.snapshot.board)
 
     def visible_rows(self) -> tuple[BoardRow, ...]:
         return tuple(r for r in self.rows if not r.hidden)
@@ -129,6 +178,14 @@ class Board:
                 },
                 "code_version": s.code_version,
                 "hidden_models": sum(1 for r in self.rows if r.hidden),
+                "style_controlled": self.style_controlled,
+                "paired_board": paired_board_key(s.board),
+                "paired_snapshot": self.paired_snapshot,
+                **(
+                    {"style_coefficients": [c.as_dict() for c in self.style_coefficients]}
+                    if self.style_controlled
+                    else {}
+                ),
             },
             "rows": [r.as_dict() for r in rows],
         }
@@ -235,7 +292,31 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
             )
         )
     out.sort(key=lambda b: (not b.ranked, -b.rating, b.model))
-    return Board(info, tuple(out))
+    return Board(
+        info,
+        tuple(out),
+        style_coefficients=load_style_coefficients(conn, snapshot_id),
+        paired_snapshot=paired_snapshot_id(conn, info),
+    )
+
+
+def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCoefficient, ...]:
+    c = SnapshotStyleCoefficient
+    rows = conn.execute(
+        select(c.feature, c.estimate, c.ci_low, c.ci_high, c.se)
+        .where(c.snapshot_id == snapshot_id)
+        .order_by(c.position)
+    ).all()
+    return tuple(StyleCoefficient(*r) for r in rows)
+
+
+def paired_snapshot_id(conn: Connection, info: SnapshotInfo) -> int | None:
+    """The paired board's snapshot written by the same rebuild run (raw <-> style)."""
+    return conn.execute(
+        select(Snapshot.id).where(
+            Snapshot.run_id == info.run_id, Snapshot.board == paired_board_key(info.board)
+        )
+    ).scalar()
 
 
 def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:

@@ -212,6 +212,26 @@ class SnapshotPair(Base):
     ties: Mapped[float] = mapped_column(Float)
 
 
+class SnapshotStyleCoefficient(Base):
+    """A style coefficient of a style-controlled snapshot, with its interval.
+
+    Logits per standard deviation of the covariate (see ``arena.engine.style``);
+    the interval follows the snapshot's interval method and level.
+    """
+
+    __tablename__ = "snapshot_style_coefficients"
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    feature: Mapped[str] = mapped_column(String(255))
+    estimate: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    se: Mapped[float] = mapped_column(Float)
+
+
 class SnapshotSamples(Base):
     """Bootstrap ratings (rounds x models, float32, C order) of a snapshot.
 
