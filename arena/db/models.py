@@ -1,7 +1,8 @@
 """SQLAlchemy 2.0 typed models: the battle store and the immutable snapshots.
 
 Every schema change goes through an Alembic migration in ``migrations/``;
-``tests/test_migrations.py`` checks that these models and the migrations agree.
+``tests/test_db.py::test_models_and_migrations_agree`` (``alembic check``) checks that
+these models and the migrations agree.
 """
 
 from __future__ import annotations

@@ -4,10 +4,29 @@ Pure numpy/scipy and vectorised: bootstrap resamples are drawn as one index
 matrix (in row blocks) and summarised with matrix products, never a Python
 loop per resample.
 
-The three functions fixed by issue 6 keep their exact names, signatures and
-use of ``rng``: :func:`bootstrap_ci`, :func:`paired_bootstrap`, :func:`significant`.
+* accuracy intervals: :func:`bootstrap_ci` (percentile), :func:`bca_interval`,
+  :func:`cluster_bootstrap_ci`, :func:`wilson_interval`,
+  :func:`clopper_pearson_interval`;
+* two models on the same items: :func:`paired_bootstrap` (interval of the
+  difference), :func:`significant` (does it exclude 0), :func:`mcnemar`,
+  :func:`paired_permutation_test`;
+* many models: :func:`bootstrap_models`, with :func:`holm` /
+  :func:`benjamini_hochberg` (:func:`adjust_pvalues`) over their pairs;
+* planning: :func:`items_needed`, :func:`items_needed_paired`,
+  :func:`simulate_power`, :func:`simulate_power_paired`; :func:`chance_test`;
+* any metric (issue 15): :func:`paired_verdict` (the test that decides and
+  why), :func:`ratio_interval` / :func:`compare_ratios` (bits per byte),
+  :func:`variance_components`, :func:`two_stage_interval`,
+  :func:`two_stage_difference`;
+* item response theory: :func:`calibrate_2pl`, :func:`score_abilities`,
+  :func:`item_information`, :func:`select_items`, :func:`adaptive_test`,
+  :func:`simulate_adaptive`.
+
+Every function that resamples takes a ``numpy.random.Generator`` ``rng``: same
+seed, same result.
 """
 
+from arena.engine.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats._checks import Interval
 from arena.stats.ability import Abilities, score_abilities
 from arena.stats.adaptive import (
@@ -46,7 +65,6 @@ from arena.stats.evaluation import (
 )
 from arena.stats.irt import ItemBank, calibrate_2pl, item_information
 from arena.stats.models import ModelsBootstrap, bootstrap_models
-from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats.paired import PAIRED_TESTS, PairedVerdict, paired_verdict
 from arena.stats.permutation import PermutationResult, paired_permutation_test
 from arena.stats.power import (

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.stats.multiple import adjust_pvalues
+from arena.engine.multiple import adjust_pvalues
 from arena.stats.paired import PAIRED_TESTS, paired_verdict
 from arena.stats.ratio import compare_ratios, ratio_interval
 from arena.stats.scorefile import DESIGN_COLUMNS, ScoreTable

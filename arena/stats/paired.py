@@ -38,10 +38,10 @@ from arena.stats._checks import (
     percentile_bounds,
     same_length,
 )
-from arena.stats._engine import resample_sums
 from arena.stats.binomial import mcnemar_counts
 from arena.stats.bootstrap import cluster_bootstrap_ci
 from arena.stats.permutation import paired_permutation_test
+from arena.stats.resample import resample_sums
 
 __all__ = ["PAIRED_TESTS", "PairedVerdict", "paired_verdict"]
 

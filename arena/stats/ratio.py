@@ -22,7 +22,7 @@ from arena.stats._checks import (
     percentile_bounds,
     same_length,
 )
-from arena.stats._engine import resample_sums
+from arena.stats.resample import resample_sums
 
 __all__ = ["RatioComparison", "compare_ratios", "ratio_interval"]
 

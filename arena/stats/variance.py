@@ -39,7 +39,7 @@ from arena.stats._checks import (
     check_rng,
     percentile_bounds,
 )
-from arena.stats._engine import resample_sums
+from arena.stats.resample import resample_sums
 
 __all__ = [
     "RUN_AXES",

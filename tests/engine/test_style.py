@@ -14,8 +14,8 @@ from arena.engine.fit import SCALE, fit
 from arena.engine.style import bootstrap_style, fit_style, rate_style
 from arena.engine.style_design import STYLE_FEATURES, style_table
 from arena.outcomes import A_WINS, B_WINS, TIE
+from tests.conftest import shared_path
 
-from .conftest import shared_file
 from .style_data import load_ko_arena_hard, simulate_style
 
 THETA_TOL = 1e-6  # logits and coefficients: two exact optimisers agree far below this
@@ -105,7 +105,7 @@ def test_style_reg_reproduces_fastchat_objective():
 
 
 def test_ko_arena_hard_equals_direct_scipy_fit():
-    path = shared_file("data", "ko-arena-hard", "battles.jsonl.gz")
+    path = shared_path("data", "ko-arena-hard", "battles.jsonl.gz")
     d = load_ko_arena_hard(path)
     assert d.n_without_metadata == 4000
     m = len(d.models)
