@@ -91,6 +91,7 @@ def _register() -> None:
         ingest_cmd,
         leaderboard_cmd,
         models_cmd,
+        plan_cmd,
         publish_cmd,
         rebuild_cmd,
         snapshots_cmd,
@@ -108,6 +109,7 @@ def _register() -> None:
         eval_cmd,
         demo_cmd,
         audit_cmd,
+        plan_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)
