@@ -32,11 +32,31 @@ __all__ = [
     "compare",
     "diff",
     "resolve_board",
+    "resolve_snapshot_id",
 ]
 
 
 class SnapshotError(LookupError):
     """No such snapshot, no snapshot of a board yet, or a model not on the board."""
+
+
+def resolve_snapshot_id(
+    conn: Connection, *, snapshot_id: int | None = None, category: str | None = None
+) -> int:
+    """``snapshot_id`` itself, else the id of the latest snapshot of ``category`` (or overall).
+
+    Raises
+    ------
+    SnapshotError
+        The board has no snapshot yet (an explicit id is not checked here).
+    """
+    if snapshot_id is not None:
+        return snapshot_id
+    key = board_key(category=category)
+    latest = latest_snapshot_id(conn, key)
+    if latest is None:
+        raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`")
+    return latest
 
 
 def resolve_board(
@@ -49,11 +69,7 @@ def resolve_board(
     SnapshotError
         The snapshot does not exist, or the board has none yet.
     """
-    if snapshot_id is None:
-        key = board_key(category=category)
-        snapshot_id = latest_snapshot_id(conn, key)
-        if snapshot_id is None:
-            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`")
+    snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")

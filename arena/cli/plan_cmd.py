@@ -4,41 +4,34 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.output import emit, format_option
+from arena.cli.options import category_option, format_option, seed_option, snapshot_option
+from arena.cli.output import emit
 
 WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
 POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles_needed"]
 
 
 def _inputs(app, snapshot_id, category):
+    from arena.compare import SnapshotError, resolve_snapshot_id
     from arena.plan_store import plan_inputs
-    from arena.snapshots import board_key, latest_snapshot_id
 
     with app.engine().connect() as conn:
-        if snapshot_id is None:
-            key = board_key(category=category)
-            snapshot_id = latest_snapshot_id(conn, key)
-            if snapshot_id is None:
-                raise click.ClickException(
-                    f"no snapshot for board {key!r} yet: run `arena rebuild`"
-                )
+        try:
+            snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
+        except SnapshotError as exc:
+            raise click.ClickException(str(exc)) from None
         inputs = plan_inputs(conn, snapshot_id)
     if inputs is None:
         raise click.ClickException(f"no snapshot {snapshot_id}")
     return inputs
 
 
-snapshot_option = click.option(
-    "--snapshot", "snapshot_id", type=int, help="Snapshot id [default: latest]."
-)
-category_option = click.option(
-    "--category", help="Plan for the latest snapshot of this category's board."
-)
+_category_option = category_option("Plan for the latest snapshot of this category's board.")
 
 
 @click.group("plan", invoke_without_command=True)
 @snapshot_option
-@category_option
+@_category_option
 @click.option(
     "--rule",
     type=click.Choice(["paper", "tiers"]),
@@ -53,7 +46,7 @@ category_option = click.option(
     default=None,
     help="Draw N battles (pairs in shown order) instead of listing weights.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --n draws.")
+@seed_option
 @format_option
 @click.pass_context
 def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
@@ -114,7 +107,7 @@ def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
 @plan_group.command("power")
 @click.argument("models", nargs=-1)
 @snapshot_option
-@category_option
+@_category_option
 @click.option("--power", "target", type=float, default=0.8, show_default=True, help="Target power.")
 @format_option
 @click.pass_obj
