@@ -26,12 +26,12 @@ def _inputs(app, snapshot_id, category):
     return inputs
 
 
-_category_option = category_option("Plan for the latest snapshot of this category's board.")
+PLAN_CATEGORY = "Plan for the latest snapshot of this category's board."
 
 
 @click.group("plan", invoke_without_command=True)
 @snapshot_option
-@_category_option
+@category_option(PLAN_CATEGORY)
 @click.option(
     "--rule",
     type=click.Choice(["paper", "tiers"]),
@@ -107,7 +107,7 @@ def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
 @plan_group.command("power")
 @click.argument("models", nargs=-1)
 @snapshot_option
-@_category_option
+@category_option(PLAN_CATEGORY)
 @click.option("--power", "target", type=float, default=0.8, show_default=True, help="Target power.")
 @format_option
 @click.pass_obj
