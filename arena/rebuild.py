@@ -121,10 +121,20 @@ def _board_options(opts: RebuildOptions, data: BoardData, names: dict[int, str])
     return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
 
 
-def rate_one(opts: RebuildOptions, data: BoardData, names: dict[int, str]) -> BoardRating:
+def rate_one(
+    opts: RebuildOptions,
+    data: BoardData,
+    names: dict[int, str],
+    progress: Callable[[str], None] | None = None,
+) -> BoardRating:
     """Rate one board read by :func:`arena.store.read_boards`."""
     try:
-        return rate_board(data.table, _board_options(opts, data, names), clusters=data.clusters)
+        return rate_board(
+            data.table,
+            _board_options(opts, data, names),
+            clusters=data.clusters,
+            progress=progress,
+        )
     except ValueError as exc:
         key = board_key(category=data.category, source=opts.source)
         raise RebuildError(f"board {key!r}: {exc}") from exc
@@ -155,6 +165,7 @@ def rebuild(
         # On SQLite each read sees committed data as of that statement; the
         # `id <= watermark` filter in every aggregation keeps them consistent.
         with conn.begin():
+            say("aggregate: counting battles per board in the database")
             watermark, boards = read_boards(conn, opts.selection(), all_categories=all_categories)
             names = model_names(conn)
             hidden = hidden_model_ids(conn)
@@ -164,11 +175,12 @@ def rebuild(
     say(f"read {len(boards)} board(s) up to battle {watermark}")
     results = []
     for data in boards:
-        results.append(rate_one(opts, data, names))
         key = board_key(category=data.category, source=opts.source)
+        results.append(rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}")))
         say(f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
     run_id = uuid.uuid4().hex
     out = RebuildResult(run_id=run_id, watermark=watermark)
+    say(f"write: {len(results)} snapshot(s)")
     with engine.begin() as conn:
         for data, res in zip(boards, results, strict=True):
             key = board_key(category=data.category, source=opts.source)

@@ -8,6 +8,7 @@ snapshot writer stores as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -148,7 +149,11 @@ def pair_totals(table: CountTable) -> PairTotals:
 
 
 def rate_board(
-    table: CountTable, options: BoardOptions, *, clusters: sp.csr_matrix | None = None
+    table: CountTable,
+    options: BoardOptions,
+    *,
+    clusters: sp.csr_matrix | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> BoardRating:
     """Ratings with intervals, records, ranks and tiers of one board.
 
@@ -158,6 +163,8 @@ def rate_board(
     options : BoardOptions
     clusters : scipy.sparse matrix (K, C), optional
         Clusters x cells counts for a cluster bootstrap.
+    progress : callable, optional
+        Called with a short message as each phase (fit, bootstrap, tiers) begins.
 
     Returns
     -------
@@ -181,6 +188,7 @@ def rate_board(
         # One joint fit until the snapshot can hold models with no rating
         # on the common scale; disconnected models are left unranked below.
         components="joint",
+        progress=progress,
     )
     record = model_record(table)
     m = table.n_models
@@ -196,6 +204,8 @@ def rate_board(
     tier = np.full(m, -1)
     idx = np.flatnonzero(ranked)
     info: dict = {"method": opts.tiers}
+    if idx.size and progress is not None:
+        progress(f"tiers: {opts.tiers}, {idx.size} ranked models")
     if idx.size:
         r, lo, hi = ratings.rating[idx], ratings.ci_low[idx], ratings.ci_high[idx]
         order = np.lexsort((idx, -r))
