@@ -41,9 +41,14 @@ class SnapshotError(LookupError):
 
 
 def resolve_snapshot_id(
-    conn: Connection, *, snapshot_id: int | None = None, category: str | None = None
+    conn: Connection,
+    *,
+    snapshot_id: int | None = None,
+    category: str | None = None,
+    style: bool = False,
 ) -> int:
-    """``snapshot_id`` itself, else the id of the latest snapshot of ``category`` (or overall).
+    """``snapshot_id`` itself, else the id of the latest snapshot of the board of
+    ``category`` (or overall), style-controlled with ``style``.
 
     Raises
     ------
@@ -52,27 +57,43 @@ def resolve_snapshot_id(
     """
     if snapshot_id is not None:
         return snapshot_id
-    key = board_key(category=category)
+    key = board_key(category=category, style=style)
     latest = latest_snapshot_id(conn, key)
     if latest is None:
-        raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`")
+        hint = " (style-controlled boards need battles with style metadata)" if style else ""
+        raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
     return latest
 
 
 def resolve_board(
-    conn: Connection, *, snapshot_id: int | None = None, category: str | None = None
+    conn: Connection,
+    *,
+    snapshot_id: int | None = None,
+    category: str | None = None,
+    style: bool = False,
 ) -> Board:
     """The board of ``snapshot_id``, else the latest snapshot of ``category`` (or overall).
+
+    With ``style``, the style-controlled board: the latest one of the
+    category, or the one paired with ``snapshot_id`` when that is a raw board.
 
     Raises
     ------
     SnapshotError
         The snapshot does not exist, or the board has none yet.
     """
-    snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
+    snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category, style=style)
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")
+    if style and not board.style_controlled:
+        if board.paired_snapshot is None:
+            raise SnapshotError(
+                f"snapshot {snapshot_id} ({board.snapshot.board}) has no style-controlled board "
+                "from the same rebuild (its battles carry no style metadata, or the rebuild "
+                "ran with --style-control off)"
+            )
+        board = load_board(conn, board.paired_snapshot)
     return board
 
 
@@ -91,6 +112,8 @@ class DiffRow:
     old_rank_ub: int | None
     tier: int | None
     old_tier: int | None
+    rank: int | None = None
+    old_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +152,8 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
                 old_rank_ub=None if p is None else p.rank_ub,
                 tier=r.tier,
                 old_tier=None if p is None else p.tier,
+                rank=r.rank,
+                old_rank=None if p is None else p.rank,
             )
         )
     rows.extend(
@@ -141,6 +166,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
             old_rank_ub=p.rank_ub,
             tier=None,
             old_tier=p.tier,
+            old_rank=p.rank,
         )
         for name, p in before.items()
         if name not in after
@@ -199,6 +225,7 @@ def compare(
     *,
     snapshot_id: int | None = None,
     category: str | None = None,
+    style: bool = False,
 ) -> HeadToHead:
     """Head-to-head verdict between two models of one snapshot (see :class:`HeadToHead`).
 
@@ -220,7 +247,7 @@ def compare(
     """
     if model_a == model_b:
         raise ValueError("compare two different models")
-    board = resolve_board(conn, snapshot_id=snapshot_id, category=category)
+    board = resolve_board(conn, snapshot_id=snapshot_id, category=category, style=style)
     sid = board.snapshot.id
     rows = {r.model: r for r in board.rows}
     for name in (model_a, model_b):
