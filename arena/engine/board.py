@@ -68,6 +68,16 @@ class BoardOptions:
     tiers: str = "maxt"
     tier_rule: str = "leader"
 
+    def interval_options(self) -> dict:
+        """The interval keywords of :func:`~arena.engine.rate.rate` (and of the style fit)."""
+        return dict(
+            ci=self.ci,
+            level=self.level,
+            rounds=self.rounds,
+            seed=self.seed,
+            simultaneous=self.simultaneous,
+        )
+
 
 @dataclass(frozen=True)
 class PairTotals:
@@ -176,11 +186,7 @@ def rate_board(
     ratings = rate(
         table,
         opts.fit,
-        ci=opts.ci,
-        level=opts.level,
-        rounds=opts.rounds,
-        seed=opts.seed,
-        simultaneous=opts.simultaneous,
+        **opts.interval_options(),
         clusters=clusters,
         # One joint fit until the snapshot can hold models with no rating
         # on the common scale; disconnected models are left unranked below.
@@ -233,11 +239,7 @@ def rate_style_board(
         )
     ratings = rate_style(
         style,
-        ci=opts.ci,
-        level=opts.level,
-        rounds=opts.rounds,
-        seed=opts.seed,
-        simultaneous=opts.simultaneous,
+        **opts.interval_options(),
         clusters=clusters,
         ties=f.ties,
         position=f.position,
