@@ -69,6 +69,16 @@ class BoardOptions:
     tiers: str = "maxt"
     tier_rule: str = "leader"
 
+    def interval_options(self) -> dict:
+        """The interval keywords of :func:`~arena.engine.rate.rate` (and of the style fit)."""
+        return dict(
+            ci=self.ci,
+            level=self.level,
+            rounds=self.rounds,
+            seed=self.seed,
+            simultaneous=self.simultaneous,
+        )
+
 
 @dataclass(frozen=True)
 class PairTotals:
@@ -183,11 +193,7 @@ def rate_board(
     ratings = rate(
         table,
         opts.fit,
-        ci=opts.ci,
-        level=opts.level,
-        rounds=opts.rounds,
-        seed=opts.seed,
-        simultaneous=opts.simultaneous,
+        **opts.interval_options(),
         clusters=clusters,
         # One joint fit until the snapshot can hold models with no rating
         # on the common scale; disconnected models are left unranked below.
@@ -241,11 +247,7 @@ def rate_style_board(
         )
     ratings = rate_style(
         style,
-        ci=opts.ci,
-        level=opts.level,
-        rounds=opts.rounds,
-        seed=opts.seed,
-        simultaneous=opts.simultaneous,
+        **opts.interval_options(),
         clusters=clusters,
         ties=f.ties,
         position=f.position,
