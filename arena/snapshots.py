@@ -482,4 +482,10 @@ def write_snapshot(
             data=samples.tobytes(),
         )
     )
+    coefficients = getattr(ratings, "coefficients", None)
+    if coefficients is not None and ratings.features:
+        conn.execute(
+            insert(SnapshotStyleCoefficient),
+            [dict(snapshot_id=snapshot_id, position=k, **c) for k, c in enumerate(coefficients())],
+        )
     return snapshot_id
