@@ -66,6 +66,10 @@ class IngestReport:
         return dict(self.__dict__)
 
 
+#: First row of a rejects file (``--rejects`` refuses to replace a file without it).
+REJECTS_HEADER = ("file", "location", "field", "error", "record")
+
+
 @dataclass
 class RejectSink:
     """Where ``--skip-invalid`` puts rejected records: a CSV with the reason."""
@@ -75,7 +79,7 @@ class RejectSink:
 
     def __post_init__(self) -> None:
         self._writer = csv.writer(self.stream, lineterminator="\n")
-        self._writer.writerow(["file", "location", "field", "error", "record"])
+        self._writer.writerow(REJECTS_HEADER)
 
     def add(self, file: str, location: str, error: RowError | str, record: Any) -> None:
         fld = error.field if isinstance(error, RowError) else ""
