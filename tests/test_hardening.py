@@ -253,3 +253,37 @@ def test_conflict_found_by_the_row_parser_too(run_cli, engine, tmp_path):
     result = run_cli("ingest", str(path), ok=False)
     assert result.exit_code == 1 and "line 3" in result.output and "u1" in result.output
     assert count(engine, Battle) == 1
+
+
+# ------------------------------------------------ 11: a model added by a concurrent ingest
+
+
+@pytest.mark.parametrize(
+    # SQLite cannot race here: the writer holds the write lock from its batch insert
+    "db_url",
+    ["postgresql"],
+    indirect=True,
+)
+def test_model_created_by_a_concurrent_ingest_is_reused(engine):
+    from sqlalchemy import insert
+
+    from arena.db.models import IngestBatch, Model
+    from arena.ingest.records import ParsedBattle
+    from arena.ingest.writer import BattleWriter
+
+    with engine.connect() as conn, conn.begin():
+        batch = conn.execute(
+            insert(IngestBatch)
+            .values(file_name="f", sha256="0" * 64, format="csv")
+            .returning(IngestBatch.id)
+        ).scalar_one()
+        writer = BattleWriter(conn, batch_id=batch, source=None)  # reads the models now
+        with engine.begin() as other:  # another ingest commits the same new model
+            theirs = other.execute(
+                insert(Model).values(name="fresh").returning(Model.id)
+            ).scalar_one()
+        battle = ParsedBattle(None, "fresh", "old", "a_wins", 1.0, None, None, None, None, (), None)
+        result = writer.write([battle])
+        writer.finish()
+        assert result.inserted == 1 and writer.models["fresh"] == theirs
+        assert writer.new_models == 1  # "old" only

@@ -45,6 +45,50 @@ class IngestError(Exception):
     """The file was rejected as a whole; nothing of it was written."""
 
 
+class _AlreadyIngested(Exception):
+    """Found inside the write transaction: another ingest stored this file first."""
+
+    def __init__(self, batch_id: int) -> None:
+        super().__init__(batch_id)
+        self.batch_id = batch_id
+
+
+#: PostgreSQL advisory lock class of the same-file check ("arna"); the second key
+#: is taken from the file's sha256 (two-key locks never meet the one-key id lock).
+_FILE_LOCK = 0x61726E61
+
+
+def _prior_batch(conn: Connection, sha256: str, *, other_than: int | None = None) -> int | None:
+    """The first finished batch that stored a file with this sha256."""
+    query = select(IngestBatch.id).where(
+        IngestBatch.sha256 == sha256, IngestBatch.finished_at.is_not(None)
+    )
+    if other_than is not None:
+        query = query.where(IngestBatch.id != other_than)
+    return conn.execute(query.order_by(IngestBatch.id).limit(1)).scalar()
+
+
+def _claim_file(conn: Connection, sha256: str, batch_id: int) -> None:
+    """Make the same-file check part of the write transaction.
+
+    Two ingests of one file at the same moment both passed a check made before
+    their transactions and stored the file twice.  Here the check runs after
+    this transaction holds the file: SQLite -- the batch insert took the
+    database's write lock, so the other ingest has committed or not started;
+    PostgreSQL -- an advisory lock on the file's hash, held to the commit,
+    queues the second ingest behind the first, and READ COMMITTED then shows
+    it the first one's batch.
+    """
+    if conn.dialect.name == "postgresql":
+        key = int.from_bytes(bytes.fromhex(sha256[:8]), "big", signed=True)
+        conn.exec_driver_sql(
+            "SELECT pg_advisory_xact_lock(%(cls)s, %(key)s)", {"cls": _FILE_LOCK, "key": key}
+        )
+    prior = _prior_batch(conn, sha256, other_than=batch_id)
+    if prior is not None:
+        raise _AlreadyIngested(prior)
+
+
 @dataclass
 class IngestReport:
     file: str
@@ -248,6 +292,7 @@ def _load(
             .returning(IngestBatch.id)
         ).scalar_one()
         report.batch_id = batch_id
+        _claim_file(conn, src.sha256, batch_id)
         writer = BattleWriter(conn, batch_id=batch_id, source=source)
         if not bulk_allowed:
             writer.bulk = False
@@ -344,17 +389,28 @@ def ingest_file(
     except InputError as exc:
         raise IngestError(str(exc)) from None
     report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
-    with engine.connect() as conn:
-        prior = conn.execute(
-            select(IngestBatch.id)
-            .where(IngestBatch.sha256 == src.sha256, IngestBatch.finished_at.is_not(None))
-            .order_by(IngestBatch.id)
-            .limit(1)
-        ).scalar()
-    if prior is not None:
+    try:
+        with engine.connect() as conn:
+            prior = _prior_batch(conn, src.sha256)  # the common case, before any work
+        if prior is None:
+            return _store(engine, src, fmt, source, mapping or {}, rejects, progress, report)
         report.already_ingested_as = prior
         return report
+    finally:
+        if path == "-":
+            src.path.unlink(missing_ok=True)
 
+
+def _store(
+    engine: Engine,
+    src: InputFile,
+    fmt: str,
+    source: str | None,
+    mapping: Mapping[str, str],
+    rejects: RejectSink | None,
+    progress: Progress | None,
+    report: IngestReport,
+) -> IngestReport:
     size = src.path.stat().st_size
     try:
         try:
@@ -364,7 +420,7 @@ def ingest_file(
                 src,
                 fmt,
                 source,
-                mapping or {},
+                mapping,
                 rejects,
                 progress,
                 size,
@@ -380,7 +436,7 @@ def ingest_file(
                 src,
                 fmt,
                 source,
-                mapping or {},
+                mapping,
                 rejects,
                 progress,
                 size,
@@ -390,9 +446,8 @@ def ingest_file(
         if rejects is not None:
             for entry in buffered:  # only now: a redone attempt must not report twice
                 rejects.add(*entry)
+    except _AlreadyIngested as exc:
+        report.already_ingested_as = exc.batch_id
     except InputError as exc:
         raise IngestError(str(exc)) from None
-    finally:
-        if path == "-":
-            src.path.unlink(missing_ok=True)
     return report

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, select
 
 from arena.db.models import Battle, Category, Model
 from arena.db.session import SQLITE_INGEST_CACHE_KIB
@@ -134,17 +134,28 @@ class BattleWriter:
         """Id of ``name`` in ``table`` (models or categories), created on first sight."""
         found = cache.get(name)
         if found is None:
+            # A concurrent ingest may have stored the name since this writer read the
+            # table (PostgreSQL; on SQLite the writer holds the write lock): skip the
+            # conflict and read the id it committed, instead of a unique violation.
+            if self.dialect == "postgresql":
+                from sqlalchemy.dialects.postgresql import insert as dialect_insert
+            else:
+                from sqlalchemy.dialects.sqlite import insert as dialect_insert
             found = self.conn.execute(
-                insert(table).values(name=name).returning(table.id)
-            ).scalar_one()
+                dialect_insert(table)
+                .values(name=name)
+                .on_conflict_do_nothing(index_elements=["name"])
+                .returning(table.id)
+            ).scalar()
+            if found is None:
+                found = self.conn.execute(select(table.id).where(table.name == name)).scalar_one()
+            elif table is Model:
+                self.new_models += 1
             cache[name] = found
         return found
 
     def _model_id(self, name: str) -> int:
-        known = len(self.models)
-        model_id = self._id_for(Model, self.models, name)
-        self.new_models += len(self.models) - known
-        return model_id
+        return self._id_for(Model, self.models, name)
 
     def _category_id(self, name: str) -> int:
         return self._id_for(Category, self.categories, name)
