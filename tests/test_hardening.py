@@ -287,3 +287,19 @@ def test_model_created_by_a_concurrent_ingest_is_reused(engine):
         writer.finish()
         assert result.inserted == 1 and writer.models["fresh"] == theirs
         assert writer.new_models == 1  # "old" only
+
+
+# ------------------------------------------------ 15: no temporary copies of stdin left
+
+
+def test_stdin_copy_removed_when_already_ingested(run_cli, engine, tmp_path, monkeypatch):
+    import tempfile
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    data = "model_a,model_b,winner\na,b,model_a\n"
+    run_cli("ingest", "-", "--format", "csv", input=data)
+    out = run_cli("ingest", "-", "--format", "csv", input=data).output
+    assert "already ingested" in out
+    assert list(spool.iterdir()) == []
