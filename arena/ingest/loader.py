@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import IO, Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
@@ -392,62 +393,27 @@ def ingest_file(
     try:
         with engine.connect() as conn:
             prior = _prior_batch(conn, src.sha256)  # the common case, before any work
-        if prior is None:
-            return _store(engine, src, fmt, source, mapping or {}, rejects, progress, report)
-        report.already_ingested_as = prior
-        return report
-    finally:
-        if path == "-":
-            src.path.unlink(missing_ok=True)
-
-
-def _store(
-    engine: Engine,
-    src: InputFile,
-    fmt: str,
-    source: str | None,
-    mapping: Mapping[str, str],
-    rejects: RejectSink | None,
-    progress: Progress | None,
-    report: IngestReport,
-) -> IngestReport:
-    size = src.path.stat().st_size
-    try:
+        if prior is not None:
+            report.already_ingested_as = prior
+            return report
+        size = src.path.stat().st_size
+        attempt = partial(_load, engine, src, fmt, source, mapping or {}, rejects, progress, size)
         try:
             buffered: list[tuple] = []
-            report = _load(
-                engine,
-                src,
-                fmt,
-                source,
-                mapping,
-                rejects,
-                progress,
-                size,
-                bulk_allowed=True,
-                buffered=buffered,
-            )
+            report = attempt(bulk_allowed=True, buffered=buffered)
         except BulkConflict:
             # an id stored twice, found when the bulk load built the unique index:
             # redo the file row by row, which tells duplicates from repeats by line
             buffered = []
-            report = _load(
-                engine,
-                src,
-                fmt,
-                source,
-                mapping,
-                rejects,
-                progress,
-                size,
-                bulk_allowed=False,
-                buffered=buffered,
-            )
+            report = attempt(bulk_allowed=False, buffered=buffered)
         if rejects is not None:
             for entry in buffered:  # only now: a redone attempt must not report twice
                 rejects.add(*entry)
-    except _AlreadyIngested as exc:
+    except _AlreadyIngested as exc:  # found inside the transaction: a concurrent ingest
         report.already_ingested_as = exc.batch_id
     except InputError as exc:
         raise IngestError(str(exc)) from None
+    finally:
+        if path == "-":
+            src.path.unlink(missing_ok=True)
     return report
