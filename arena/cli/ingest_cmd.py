@@ -76,7 +76,7 @@ def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects
     if rejects and not skip_invalid:
         raise click.UsageError("--rejects is only used with --skip-invalid")
     mapping = _parse_map(maps)
-    engine = app.engine()
+    engine = app.engine(create=True)
     if not rejects:
         _ingest_all(engine, paths, input_format, source, mapping, None, None, quiet)
         return

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from typing import IO, Any
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from arena.db.models import IngestBatch, utcnow
+from arena.db.session import announce_wait, take_write_lock
 from arena.ingest.bulk import BulkConflict
 from arena.ingest.records import (
     ColumnBlock,
@@ -82,9 +85,10 @@ def _claim_file(conn: Connection, sha256: str, batch_id: int) -> None:
     """
     if conn.dialect.name == "postgresql":
         key = int.from_bytes(bytes.fromhex(sha256[:8]), "big", signed=True)
-        conn.exec_driver_sql(
-            "SELECT pg_advisory_xact_lock(%(cls)s, %(key)s)", {"cls": _FILE_LOCK, "key": key}
-        )
+        with announce_wait("the same file"):
+            conn.exec_driver_sql(
+                "SELECT pg_advisory_xact_lock(%(cls)s, %(key)s)", {"cls": _FILE_LOCK, "key": key}
+            )
     prior = _prior_batch(conn, sha256, other_than=batch_id)
     if prior is not None:
         raise _AlreadyIngested(prior)
@@ -282,6 +286,7 @@ def _load(
         conn.begin(),
         open_binary(src) as binary,
     ):
+        take_write_lock(conn, f"ingest {src.display}")
         batch_id = conn.execute(
             insert(IngestBatch)
             .values(
@@ -413,6 +418,10 @@ def ingest_file(
         report.already_ingested_as = exc.batch_id
     except InputError as exc:
         raise IngestError(str(exc)) from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        if not src.compressed:
+            raise
+        raise IngestError(f"{src.display}: corrupt or truncated gzip data ({exc})") from None
     finally:
         if path == "-":
             src.path.unlink(missing_ok=True)

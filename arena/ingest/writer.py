@@ -18,7 +18,7 @@ from typing import NamedTuple
 from sqlalchemy import Connection, func, select
 
 from arena.db.models import Battle, Category, Model
-from arena.db.session import SQLITE_INGEST_CACHE_KIB
+from arena.db.session import SQLITE_INGEST_CACHE_KIB, announce_wait
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 
@@ -216,9 +216,10 @@ class BattleWriter:
             # writers take a transaction-level advisory lock first: concurrent
             # ingests queue up, and nothing else in arena draws battle ids.
             if not self._locked:
-                self.conn.exec_driver_sql(
-                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
-                )
+                with announce_wait("another ingest"):
+                    self.conn.exec_driver_sql(
+                        "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
+                    )
                 self._locked = True
             last = self.conn.exec_driver_sql(
                 "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
