@@ -321,15 +321,25 @@ def rate_board(data: BoardData, opts: RebuildOptions, names: dict[int, str]) -> 
             position=opts.position,
             prior=opts.prior,
             anchor=anchor,
+            # One joint fit until the snapshot can hold models with no rating
+            # on the common scale; disconnected models are left unranked below.
+            components="joint",
         )
     except ValueError as exc:
         raise RebuildError(f"board {data.key!r}: {exc}") from exc
     per_model = model_record(data.table)
     m = data.table.n_models
-    ranked = per_model[:, 0] >= max(opts.min_battles, 1)
     flags = [tuple(f) for f in ratings.flags]
+    # a model that never met the largest group has no rating on its scale
+    ranked = (per_model[:, 0] >= max(opts.min_battles, 1)) & np.array(
+        ["disconnected" not in f for f in flags], dtype=bool
+    )
     flags = [
-        tuple(dict.fromkeys((*f, *(("few_battles",) if not ranked[i] else ()))))
+        tuple(
+            dict.fromkeys(
+                (*f, *(("few_battles",) if per_model[i, 0] < max(opts.min_battles, 1) else ()))
+            )
+        )
         for i, f in enumerate(flags)
     ]
     rank = np.full(m, -1)

@@ -106,6 +106,7 @@ def _register() -> None:
     # Command modules import their heavy libraries (numpy, scipy, the engine)
     # inside the command functions, so `arena --help` stays fast.
     from arena.cli import (
+        audit_cmd,
         db_cmd,
         demo_cmd,
         eval_cmd,
@@ -115,7 +116,16 @@ def _register() -> None:
         rebuild_cmd,
     )
 
-    for mod in (db_cmd, ingest_cmd, models_cmd, rebuild_cmd, publish_cmd, eval_cmd, demo_cmd):
+    for mod in (
+        db_cmd,
+        ingest_cmd,
+        models_cmd,
+        rebuild_cmd,
+        publish_cmd,
+        eval_cmd,
+        demo_cmd,
+        audit_cmd,
+    ):
         for command in mod.COMMANDS:
             cli.add_command(command)
 

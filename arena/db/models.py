@@ -227,3 +227,16 @@ class SnapshotSamples(Base):
     rounds: Mapped[int] = mapped_column(Integer)
     n_models: Mapped[int] = mapped_column(Integer)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class SnapshotAudit(Base):
+    """The vote audit of a snapshot (``arena audit``), stored as its JSON document."""
+
+    __tablename__ = "snapshot_audits"
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    code_version: Mapped[str] = mapped_column(String(64))
+    report_json: Mapped[str] = mapped_column(Text)

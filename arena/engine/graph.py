@@ -34,6 +34,7 @@ class Existence:
     n_components: int
     main_component: int  # label of the largest component
     strong_ok: np.ndarray  # (n_components,) component strongly connected
+    strong: np.ndarray = None  # (Ma,) strongly connected component label
 
 
 def _group_credit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -84,7 +85,9 @@ def existence(design: Design, stats: np.ndarray) -> Existence:
     """Check MLE existence for one data set; ``stats`` has shape (n_stats, G)."""
     ma = design.n_active
     if ma == 0:
-        return Existence(False, np.zeros(0, np.intp), 0, -1, np.zeros(0, bool))
+        return Existence(
+            False, np.zeros(0, np.intp), 0, -1, np.zeros(0, bool), np.zeros(0, np.intp)
+        )
     first, second = _group_credit(design, stats[None])
     first, second = first[0] > 0, second[0] > 0
     rows = np.concatenate([design.ga[first], design.gb[second]])
@@ -98,7 +101,7 @@ def existence(design: Design, stats: np.ndarray) -> Existence:
         strong_ok[c] = np.unique(strong[weak == c]).size == 1
     sizes = np.bincount(weak, minlength=n_weak)
     exists = n_weak == 1 and bool(strong_ok[0])
-    return Existence(exists, weak, n_weak, int(np.argmax(sizes)), strong_ok)
+    return Existence(exists, weak, n_weak, int(np.argmax(sizes)), strong_ok, strong)
 
 
 def model_flags(design: Design, stats: np.ndarray, ex: Existence) -> list[tuple[str, ...]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,12 +12,19 @@ from scipy import special
 
 from arena.engine.analytic import sandwich_cov
 from arena.engine.bootstrap import Bootstrap, _check_level, bootstrap, max_t_critical
+from arena.engine.components import Components, _components, subtable
 from arena.engine.counts import CountTable
-from arena.engine.fit import Fit, fit
+from arena.engine.design import make_design
+from arena.engine.fit import SCALE, Fit, _warnings, check_anchor, fit
+from arena.engine.graph import existence, model_flags
+from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 
-__all__ = ["Ratings", "rate", "CI_METHODS"]
+__all__ = ["Ratings", "rate", "CI_METHODS", "COMPONENT_MODES"]
 
 CI_METHODS = ("bootstrap", "sandwich", "fisher")
+#: ``largest``: fit the comparable set only; ``joint``: one fit of everything
+#: (weak prior when the MLE does not exist), the behaviour before issue 11.
+COMPONENT_MODES = ("largest", "joint")
 _SIMULTANEOUS = (False, True, "max-t", "chi2")
 
 
@@ -28,10 +35,13 @@ class Ratings:
     Attributes
     ----------
     rating, ci_low, ci_high, se : ndarray, shape (M,)
+        NaN rating and SE for models outside the comparable set; their
+        bounds are NaN, or a one-sided score interval (``ci_high = inf``
+        for a model that never lost to the set) when they met it.
     samples : ndarray, shape (rounds, M)
         Bootstrap ratings (converged rounds), or for analytic methods
         ``rounds`` seeded draws from ``N(rating, cov)``, so downstream code
-        treats every method alike.
+        treats every method alike.  NaN columns outside the comparable set.
     cov : ndarray (M, M) or None
         Analytic covariance (``None`` for the bootstrap).
     flags : list of tuple of str
@@ -51,6 +61,12 @@ class Ratings:
     diagnostics: dict
     fit: Fit = field(repr=False, default=None)
     boot: Bootstrap | None = field(repr=False, default=None)
+    #: (M,) bool: on the common scale, so ranks, tiers and verdicts may use it.
+    comparable: np.ndarray = field(repr=False, default=None)
+    #: (M,) bool: interval set by the small-sample rule (``smallsample``).
+    small_sample: np.ndarray = field(repr=False, default=None)
+    #: Strongly connected components (``None`` for ``components="joint"``).
+    components: Components | None = field(repr=False, default=None)
 
 
 def _opt(x):
@@ -72,6 +88,8 @@ def rate(
     prior: float | None = None,
     anchor: tuple[int, float] | None = None,
     workers: int | None = None,
+    components: str = "largest",
+    small_sample: bool = True,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
 
@@ -97,6 +115,18 @@ def rate(
     workers : int, optional
         Bootstrap workers (see :func:`arena.engine.bootstrap.bootstrap`);
         ``1`` keeps everything in the calling thread.
+    components : {"largest", "joint"}
+        ``"largest"`` (default): when the beats graph is not strongly
+        connected, fit only the comparable set (the strongly connected
+        component with the most battles, :mod:`arena.engine.components`),
+        exactly as if the other battles did not exist; every other model gets
+        no rating on that scale (NaN) and the flag ``disconnected`` (no
+        battles with the set) or ``no_mle`` (met it, but e.g. never lost).
+        ``"joint"``: one fit of everything, with the weak prior when the MLE
+        does not exist (ratings the data alone do not identify).
+    small_sample : bool
+        Apply the small-sample rule (:mod:`arena.engine.smallsample`) to
+        models with few battles or degenerate resamples.
 
     Returns
     -------
@@ -106,8 +136,46 @@ def rate(
         raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
     if simultaneous not in _SIMULTANEOUS:
         raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
+    if components not in COMPONENT_MODES:
+        raise ValueError(f"components must be one of {COMPONENT_MODES}, got {components!r}")
     _check_level(level)
-    point = fit(table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor)
+    if simultaneous == "chi2" and ci == "bootstrap":
+        raise ValueError(
+            "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
+        )
+    opts = dict(
+        ci=ci,
+        level=level,
+        rounds=rounds,
+        seed=seed,
+        simultaneous=simultaneous,
+        ties=ties,
+        both_bad=both_bad,
+        position=position,
+        prior=prior,
+        workers=workers,
+        small_sample=small_sample,
+    )
+    if components == "largest":
+        design = make_design(table, ties=ties, both_bad=both_bad, position=position)
+        comps = _components(design, table)
+        if not comps.exists and comps.n_components:
+            return _rate_comparable(table, design, comps, clusters, anchor, opts)
+    return _rate_all(table, clusters, anchor, opts)
+
+
+def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
+    """One fit of every model (the MLE, or the weak prior when it does not exist)."""
+    ci, level, rounds, seed = opts["ci"], opts["level"], opts["rounds"], opts["seed"]
+    simultaneous = opts["simultaneous"]
+    point = fit(
+        table,
+        ties=opts["ties"],
+        both_bad=opts["both_bad"],
+        position=opts["position"],
+        prior=opts["prior"],
+        anchor=anchor,
+    )
     warnings = list(point.warnings)
     diag: dict = {
         "method": ci,
@@ -132,12 +200,13 @@ def rate(
     }
     boot = None
     if ci == "bootstrap":
-        if simultaneous == "chi2":
-            raise ValueError(
-                "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
-            )
         boot = bootstrap(
-            table, rounds=rounds, rng=seed, clusters=clusters, point=point, workers=workers
+            table,
+            rounds=rounds,
+            rng=seed,
+            clusters=clusters,
+            point=point,
+            workers=opts["workers"],
         )
         low, high = boot.interval(level, simultaneous=bool(simultaneous))
         se = boot.se
@@ -172,6 +241,14 @@ def rate(
             crit = float(special.ndtri(0.5 + level / 2))
         low, high = point.rating - crit * se, point.rating + crit * se
         diag["critical_value"] = crit
+    widened = np.zeros(table.n_models, dtype=bool)
+    if opts["small_sample"]:
+        low, high, widened = widen_small_samples(point, low, high, se, level=level)
+    diag["small_sample_models"] = np.flatnonzero(widened).tolist()
+    diag["small_sample_battles"] = SMALL_SAMPLE_BATTLES
+    # every active model is on the common scale when the MLE exists (or the
+    # caller asked for the joint fit); none is when no two models connect
+    comparable = point.design.battles_per_model > 0
     return Ratings(
         rating=point.rating,
         ci_low=np.asarray(low),
@@ -184,4 +261,147 @@ def rate(
         diagnostics=diag,
         fit=point,
         boot=boot,
+        comparable=comparable,
+        small_sample=widened,
     )
+
+
+def _embed(values: np.ndarray, main: np.ndarray, m: int, axis: int = 0) -> np.ndarray:
+    shape = list(values.shape)
+    shape[axis] = m
+    out = np.full(shape, np.nan)
+    index = [slice(None)] * values.ndim
+    index[axis] = main
+    out[tuple(index)] = values
+    return out
+
+
+def _rate_comparable(
+    table: CountTable, design, comps: Components, clusters, anchor, opts: dict
+) -> Ratings:
+    """Fit the comparable set alone; models outside it get no common-scale rating."""
+    m = table.n_models
+    main = comps.main
+    if comps.sizes[0] < 2:
+        # no two models can be compared: the joint prior fit is all there is,
+        # and nothing in it is on a common scale
+        joint = _rate_all(table, clusters, anchor, opts)
+        warnings = [
+            *joint.warnings,
+            "no two models are connected by wins and losses both ways: no rating is "
+            "comparable, so nothing can be ranked",
+        ]
+        return replace(
+            joint,
+            comparable=np.zeros(m, dtype=bool),
+            warnings=warnings,
+            components=comps,
+        )
+    anchor = check_anchor(anchor, m, design)
+    sub_anchor = None
+    if anchor is not None:
+        where = np.flatnonzero(main == anchor[0])
+        if where.size == 0:
+            raise ValueError(
+                f"anchor model {anchor[0]} is not in the comparable set (the strongly "
+                "connected group of models with the most battles), so it cannot fix its scale"
+            )
+        sub_anchor = (int(where[0]), anchor[1])
+    sub, cells = subtable(table, main)
+    sub_clusters = None if clusters is None else sp.csr_matrix(clusters)[:, cells]
+    inner = _rate_all(sub, sub_clusters, sub_anchor, opts)
+
+    flags = _outside_flags(design, comps, inner, main)
+    low = _embed(inner.ci_low, main, m)
+    high = _embed(inner.ci_high, main, m)
+    attached = [k for k in range(m) if comps.strong[k] > 0 and comps.weak[k] == comps.weak[main[0]]]
+    if attached:
+        lo, hi = _attached_bounds(table, main, inner.fit, np.asarray(attached), opts)
+        low[attached], high[attached] = lo, hi
+
+    n_out = int(np.count_nonzero(design.battles_per_model > 0) - main.size)
+    point = inner.fit
+    warnings = _warnings(flags, True, point.prior_used)
+    warnings.append(
+        f"ratings are on the scale of the comparable set ({main.size} models, "
+        f"{comps.battles[0]:g} battles, the strongly connected group with the most battles); "
+        f"{n_out} models outside it have no rating on that scale"
+    )
+    warnings += [w for w in inner.warnings if w not in point.warnings]
+    diag = dict(inner.diagnostics)
+    diag.update(
+        mle_exists=False,
+        n_battles=float(design.n_total),
+        components={
+            "mode": "largest",
+            "n": comps.n_components,
+            "comparable_models": int(main.size),
+            "comparable_battles": float(comps.battles[0]),
+            "outside_models": n_out,
+        },
+        small_sample_models=main[inner.small_sample[: main.size]].tolist(),
+    )
+    return Ratings(
+        rating=_embed(inner.rating, main, m),
+        ci_low=low,
+        ci_high=high,
+        se=_embed(inner.se, main, m),
+        samples=_embed(inner.samples, main, m, axis=1),
+        cov=None if inner.cov is None else _embed(_embed(inner.cov, main, m), main, m, axis=1),
+        flags=flags,
+        warnings=warnings,
+        diagnostics=diag,
+        fit=point,
+        boot=inner.boot,
+        comparable=_embed(np.ones(main.size), main, m) == 1,
+        small_sample=_embed(inner.small_sample.astype(float), main, m) == 1,
+        components=comps,
+    )
+
+
+def _outside_flags(design, comps: Components, inner: Ratings, main: np.ndarray):
+    """Flags of every model: the set's own fit inside, data facts outside."""
+    full = model_flags(design, design.point_stats()[0], existence(design, design.point_stats()[0]))
+    flags: list[tuple[str, ...]] = []
+    main_pos = {int(k): i for i, k in enumerate(main)}
+    main_weak = comps.weak[main[0]]
+    for k in range(design.n_models):
+        if k in main_pos:
+            flags.append(inner.flags[main_pos[k]])
+            continue
+        base = [f for f in full[k] if f not in ("disconnected", "no_mle")]
+        if comps.strong[k] >= 0:
+            base.append("no_mle" if comps.weak[k] == main_weak else "disconnected")
+        flags.append(tuple(base))
+    return flags
+
+
+def _attached_bounds(table: CountTable, main: np.ndarray, point: Fit, models, opts: dict):
+    """Score bounds, on the set's scale, of outside models that met the set.
+
+    Each model is fitted alone against the set's ratings held fixed (its
+    battles with other outside models carry no information about the set's
+    scale).  A model that never lost to the set gets ``[low, inf)``.
+    """
+    lo = np.full(models.size, np.nan)
+    hi = np.full(models.size, np.nan)
+    ma = main.size
+    theta = point.x[:ma]
+    extra = point.x[ma:]
+    ref_rating = point.rating[0] - SCALE * theta[0]  # rating of theta = 0 on the set's scale
+    for i, k in enumerate(models.tolist()):
+        members = np.sort(np.append(main, k))
+        sub, _ = subtable(table, members)
+        d = make_design(
+            sub, ties=opts["ties"], both_bad=opts["both_bad"], position=opts["position"]
+        )
+        pos_k = int(np.searchsorted(members, k))
+        if d.n_active != members.size:  # no usable battle with the set
+            continue
+        x = np.concatenate([np.insert(theta, pos_k, 0.0), extra])
+        t_lo, _, t_hi = score_bounds(
+            d, x, np.array([pos_k]), level=opts["level"], lam=point.prior_used
+        )
+        lo[i] = ref_rating + SCALE * t_lo[0]
+        hi[i] = ref_rating + SCALE * t_hi[0]
+    return lo, hi

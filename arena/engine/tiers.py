@@ -38,7 +38,9 @@ __all__ = [
     "board_order",
     "compare_pair",
     "rank_interval",
+    "rank_lb",
     "rank_ub",
+    "unranked_reason",
     "tiers_leader_overlap",
     "tiers_paired",
 ]
@@ -152,6 +154,82 @@ def rank_ub(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     # searchsorted(side="right") = number of lower bounds <= high[i].
     above = lo.size - np.searchsorted(sorted_low, hi, side="right")
     return (1 + above).astype(np.int64)
+
+
+def rank_lb(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Worst rank the intervals allow: the number of models not surely worse.
+
+    ``rank_lb[i] = #{j : high[j] >= low[i]}`` (the model itself included):
+    every model whose interval is not entirely below model ``i``'s could sit
+    above it.  With :func:`rank_ub` it brackets the rank the data support,
+    ``rank_ub <= rank_lb``; the board shows both as a rank interval.
+
+    Parameters
+    ----------
+    low, high : array_like, shape (M,)
+        Interval bounds, ``low <= high``.
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (M,)
+        Ranks in ``1 .. M``.
+
+    Notes
+    -----
+    O(M log M), the mirror image of :func:`rank_ub`.  Touching intervals
+    (``high[j] == low[i]``) do not separate.
+    """
+    lo, hi = _interval(low, high)
+    sorted_high = np.sort(hi)
+    # searchsorted(side="left") = number of upper bounds < low[i] (surely worse)
+    below = np.searchsorted(sorted_high, lo, side="left")
+    return (lo.size - below).astype(np.int64)
+
+
+#: Why a model has no rank, in words (``{name}`` and ``{battles}``, ``{min_battles}``).
+UNRANKED_WORDS = {
+    "no_battles": "{name} has no battles",
+    "disconnected": (
+        "{name} never met the comparable set of models, directly or through others: "
+        "its rating is on no common scale"
+    ),
+    "no_mle": (
+        "{name}'s wins and losses against the comparable set do not pin a finite rating "
+        "(it never lost, never won, or met the set only through such models)"
+    ),
+    "few_battles": "{name} has only {battles:g} battles (fewer than {min_battles})",
+}
+
+
+def unranked_reason(
+    name: str, flags: tuple[str, ...], battles: float, *, min_battles: int
+) -> str | None:
+    """Why a model gets no rank, tier or verdict, in words; ``None`` if it is ranked.
+
+    Parameters
+    ----------
+    name : str
+        Model name (used in the sentence).
+    flags : tuple of str
+        The engine's flags (``disconnected``, ``no_mle``, ``no_battles``, ...).
+    battles : float
+    min_battles : int
+        Battles a model needs to be ranked (at least 1).
+
+    Returns
+    -------
+    str or None
+        The first reason that applies, in the order no battles,
+        disconnected, no MLE, few battles.
+    """
+    for flag in ("no_battles", "disconnected", "no_mle"):
+        if flag in flags:
+            return UNRANKED_WORDS[flag].format(name=name)
+    if battles < max(min_battles, 1):
+        return UNRANKED_WORDS["few_battles"].format(
+            name=name, battles=battles, min_battles=max(min_battles, 1)
+        )
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -633,8 +711,11 @@ class Comparison:
         ``1 / (1 + 10 ** (-diff / 400))`` (ties not modelled).
     significant : bool
         True iff the interval excludes 0 (not corrected for multiplicity: one
-        pair, chosen by the user).
+        pair, chosen by the user) and both models are ranked.
     level : float
+    reason : str or None
+        Why there is no verdict (a model unranked), in words; ``None`` when
+        the verdict stands on the interval.
     """
 
     i: int
@@ -646,6 +727,18 @@ class Comparison:
     win_prob: float
     significant: bool
     level: float
+    reason: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        """``"i"`` / ``"j"`` (that model is better), ``"none"`` (cannot tell) or ``"unranked"``."""
+        if self.reason is not None:
+            return "unranked"
+        if self.low > 0:
+            return "i"
+        if self.high < 0:
+            return "j"
+        return "none"
 
 
 def compare_pair(
@@ -655,6 +748,7 @@ def compare_pair(
     *,
     rating: np.ndarray,
     level: float = 0.95,
+    unranked: dict[int, str] | None = None,
 ) -> Comparison:
     """Head-to-head comparison of two models from the paired bootstrap.
 
@@ -668,6 +762,12 @@ def compare_pair(
         Point ratings.
     level : float, default 0.95
         Level of the percentile interval.
+    unranked : dict of int to str, optional
+        Models that have no rank (few battles, disconnected, no MLE) and the
+        reason in words (:func:`unranked_reason`).  A pair with such a model
+        gets no verdict: ``significant`` is False, ``reason`` says why, and
+        the interval and ``p_better`` are NaN (a collapsed bootstrap or a
+        rating on another scale would claim a certainty the data lack).
 
     Returns
     -------
@@ -682,14 +782,37 @@ def compare_pair(
     formula and does not overflow for extreme differences.
     """
     alpha = _alpha(level)
-    r = _vector(rating, "rating")
-    s = _samples(samples, r.size)
+    r = np.asarray(rating, dtype=np.float64)
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"rating must be a non-empty vector, got shape {r.shape}")
     m = r.size
     for name, idx in (("i", i), ("j", j)):
         if not (isinstance(idx, int | np.integer) and 0 <= idx < m):
             raise ValueError(f"{name} must be a model index in [0, {m}), got {idx!r}")
     if i == j:
         raise ValueError("i and j must be different models")
+    reasons = [unranked[k] for k in (i, j) if unranked and k in unranked]
+    if not reasons:
+        # only ranked pairs need (and must have) finite ratings and samples
+        r = _vector(r, "rating")
+        s = _samples(samples, m)
+    else:
+        nan = float("nan")
+        diff = float(r[i] - r[j])
+        return Comparison(
+            i=int(i),
+            j=int(j),
+            diff=diff,
+            low=nan,
+            high=nan,
+            p_better=nan,
+            win_prob=float(special.expit(diff * np.log(10.0) / _ELO_SCALE))
+            if np.isfinite(diff)
+            else nan,
+            significant=False,
+            level=float(level),
+            reason="; ".join(reasons),
+        )
     d = s[:, i] - s[:, j]
     diff = float(r[i] - r[j])
     low, high = np.quantile(d, [alpha / 2.0, 1.0 - alpha / 2.0])

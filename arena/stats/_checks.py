@@ -113,6 +113,10 @@ def percentile_bounds(samples: np.ndarray, level: float) -> tuple[np.ndarray, np
     return lo, hi
 
 
+class DegenerateResamplesWarning(UserWarning):
+    """Every bootstrap resample gave the same value: a resampling interval has zero width."""
+
+
 @dataclass(frozen=True)
 class Interval:
     """A point estimate with a two-sided confidence interval.
@@ -125,12 +129,16 @@ class Interval:
         Interval bounds.
     level : float
         Nominal coverage, e.g. 0.95.
+    note : str or None
+        How the interval was obtained when it is not what was asked for
+        (e.g. the Clopper-Pearson fallback for degenerate resamples).
     """
 
     estimate: float
     low: float
     high: float
     level: float
+    note: str | None = None
 
     @property
     def excludes_zero(self) -> bool:

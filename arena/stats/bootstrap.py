@@ -8,12 +8,14 @@ The other functions return :class:`~arena.stats.Interval` dataclasses.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 from arena.stats._checks import (
+    DegenerateResamplesWarning,
     Interval,
     as_binary,
     as_finite,
@@ -25,6 +27,7 @@ from arena.stats._checks import (
     same_length,
 )
 from arena.stats._engine import draw_block_sizes, resample_sums
+from arena.stats.binomial import clopper_pearson_interval
 
 __all__ = [
     "bootstrap_ci",
@@ -33,6 +36,40 @@ __all__ = [
     "bca_interval",
     "cluster_bootstrap_ci",
 ]
+
+
+#: Words for the fallback, shown with the interval (``Interval.note``) and in the warning.
+FALLBACK_NOTE = "Clopper-Pearson: every bootstrap resample was identical"
+
+
+def _is_binary(x: np.ndarray) -> bool:
+    return bool(np.all((x == 0.0) | (x == 1.0)))
+
+
+def _cp_share(k: int, n: int, level: float, what: str) -> tuple[float, float]:
+    """Clopper-Pearson bounds of k/n, announcing the fallback."""
+    warnings.warn(
+        f"{what}: every bootstrap resample is identical ({k} of {n}), so a resampling "
+        f"interval would have zero width; using the Clopper-Pearson interval instead",
+        DegenerateResamplesWarning,
+        stacklevel=3,
+    )
+    cp = clopper_pearson_interval(k, n, level=level)
+    return cp.low, cp.high
+
+
+def _paired_fallback(d: float, n: int, level: float) -> tuple[float, float]:
+    """Bounds for ``acc(A) - acc(B)`` when every item has the same difference ``d``.
+
+    The difference is the share of A-only items minus the share of B-only
+    items; with ``d = 1`` on every item A-only is n/n, with ``d = 0`` both
+    shares are 0/n, and Clopper-Pearson bounds each share.
+    """
+    if d == 0.0:
+        _, u = _cp_share(0, n, level, "paired difference")
+        return -u, u
+    lo, _ = _cp_share(n, n, level, "paired difference")
+    return (lo, 1.0) if d > 0 else (-1.0, -lo)
 
 
 def bootstrap_ci(correct, rng, n_boot=2000, level=0.95):
@@ -67,6 +104,9 @@ def bootstrap_ci(correct, rng, n_boot=2000, level=0.95):
     n = x.size
     accs = resample_sums(x[:, None], rng, n_boot)[:, 0] / n
     lo, hi = percentile_bounds(accs, level)
+    k = int(x.sum())
+    if k in (0, n):
+        lo, hi = _cp_share(k, n, level, "accuracy")
     return float(x.mean()), float(lo), float(hi)
 
 
@@ -104,6 +144,9 @@ def paired_bootstrap(correct_a, correct_b, rng, n_boot=2000, level=0.95):
     sums = resample_sums(np.column_stack([a, b]), rng, n_boot)
     diffs = sums[:, 0] / n - sums[:, 1] / n
     lo, hi = percentile_bounds(diffs, level)
+    d = a - b
+    if np.all(d == d[0]):
+        lo, hi = _paired_fallback(float(d[0]), n, level)
     return float(a.mean() - b.mean()), float(lo), float(hi)
 
 
@@ -177,6 +220,11 @@ def bca_interval(
     ``a = sum(d^3) / (6 * sum(d^2)^1.5)`` with ``d = mean(theta_(i)) - theta_(i)``.
     Endpoints are the ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` quantiles for
     ``z`` the normal quantiles of ``(1 -/+ level) / 2``.
+
+    When every resample is identical (0/n or n/n correct, or any constant
+    data) the interval would have zero width: for 0/1 data and the mean it
+    falls back to Clopper-Pearson, otherwise it keeps the zero-width interval;
+    both warn (:class:`DegenerateResamplesWarning`) and say so in ``note``.
     """
     x = as_finite(values, "values")
     if x.size < 2:
@@ -190,6 +238,19 @@ def bca_interval(
     else:
         theta = float(np.asarray(statistic(x, axis=-1)))
         boots = _resample_statistic(x, statistic, rng, n_boot)
+    # sums of equal values in a different order can differ in the last bit
+    if np.ptp(boots) <= 1e-12 * max(1.0, abs(float(boots[0]))):
+        if statistic is None and _is_binary(x):
+            lo, hi = _cp_share(int(x.sum()), x.size, level, "BCa")
+            return Interval(theta, float(lo), float(hi), float(level), FALLBACK_NOTE)
+        warnings.warn(
+            "BCa: every bootstrap resample gave the same value; the interval has zero "
+            "width and says nothing about the uncertainty",
+            DegenerateResamplesWarning,
+            stacklevel=2,
+        )
+        note = "zero width: every bootstrap resample was identical"
+        return Interval(theta, float(boots[0]), float(boots[0]), float(level), note)
     below = np.count_nonzero(boots < theta) + 0.5 * np.count_nonzero(boots == theta)
     z0 = ndtri(below / n_boot)
     loo = _jackknife(x, statistic)
@@ -254,4 +315,8 @@ def cluster_bootstrap_ci(
     sums = resample_sums(np.column_stack([totals, sizes]), rng, n_boot)
     ratios = sums[:, 0] / sums[:, 1]
     lo, hi = percentile_bounds(ratios, level)
+    if np.all(x == x[0]) and _is_binary(x):
+        # clusters, not items, are the independent units: bound the share by them
+        lo, hi = _cp_share(int(x[0]) * n_clusters, n_clusters, level, "cluster bootstrap")
+        return Interval(float(x[0]), float(lo), float(hi), float(level), FALLBACK_NOTE)
     return Interval(float(x.sum() / x.size), float(lo), float(hi), float(level))

@@ -1,0 +1,85 @@
+"""What every probe returns: an estimate, its interval, an innocent band and a verdict."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Probe", "outside", "skipped", "clean"]
+
+
+def outside(low: float, high: float, band: tuple[float, float]) -> bool:
+    """True when the whole interval ``[low, high]`` lies outside ``band``."""
+    return bool(high < band[0] or low > band[1])
+
+
+def clean(value: Any) -> Any:
+    """JSON-safe value: floats rounded to 6 significant digits, inf/nan as None."""
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else float(f"{value:.6g}")
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return clean(value.item())
+    return value
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One audit probe's result.
+
+    Attributes
+    ----------
+    name : str
+        Machine name (``position``, ``ties``, ...).
+    title : str
+    estimate, low, high : float or None
+        Headline estimate and its interval (``None`` when skipped).
+    unit : str
+    band : (float, float)
+        The innocent band: values consistent with votes that are fine.
+    flagged : bool
+        Whole interval outside the band (or, for lists, any member flagged).
+    verdict : str
+        One plain-language sentence.
+    details : dict
+        Probe-specific rows (per judge, per pair, ...), JSON-serialisable.
+    skipped : str or None
+        Why the probe did not run (e.g. the data have no judges).
+    """
+
+    name: str
+    title: str
+    estimate: float | None
+    low: float | None
+    high: float | None
+    unit: str
+    band: tuple[float, float]
+    flagged: bool
+    verdict: str
+    details: dict = field(default_factory=dict)
+    skipped: str | None = None
+
+    def as_dict(self) -> dict:
+        return clean(
+            {
+                "name": self.name,
+                "title": self.title,
+                "estimate": self.estimate,
+                "low": self.low,
+                "high": self.high,
+                "unit": self.unit,
+                "band": list(self.band),
+                "flagged": self.flagged,
+                "verdict": self.verdict,
+                "skipped": self.skipped,
+                "details": self.details,
+            }
+        )
+
+
+def skipped(name: str, title: str, unit: str, band: tuple[float, float], why: str) -> Probe:
+    return Probe(name, title, None, None, None, unit, band, False, f"Skipped: {why}", {}, why)

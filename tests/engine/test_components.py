@@ -1,0 +1,192 @@
+"""Comparable sets and the small-sample rule (issue 11)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import logit
+
+from arena.engine.components import components, subtable
+from arena.engine.counts import clustered_table, count_table
+from arena.engine.design import make_design
+from arena.engine.fit import SCALE
+from arena.engine.rate import rate
+from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
+from arena.outcomes import A_WINS, B_WINS, TIE
+from arena.stats import wilson_interval
+
+from .conftest import simulate
+
+#: Score bounds found by bisection vs the closed-form Wilson interval (logits).
+BISECTION_TOL = 1e-9
+ROUNDS = 200
+
+
+def _group(rng, first: int, theta: np.ndarray, n: int):
+    a, b, o = simulate(rng, theta, n, tie_rate=0.1)
+    return a + first, b + first, o
+
+
+@pytest.fixture(scope="module")
+def split():
+    """Group A (models 0-3, 2400 battles), group B (4-8, 600 battles), and
+    model 9 that beat group A three times and never lost."""
+    rng = np.random.default_rng(11)
+    a1, b1, o1 = _group(rng, 0, np.array([0.0, 0.3, 0.6, 0.9]), 2400)
+    a2, b2, o2 = _group(rng, 4, np.array([0.0, 0.4, 0.8, 1.2, 1.6]), 600)
+    a3, b3, o3 = np.full(3, 9), np.array([0, 1, 2]), np.full(3, A_WINS)
+    a = np.concatenate([a1, a2, a3])
+    b = np.concatenate([b1, b2, b3])
+    o = np.concatenate([o1, o2, o3])
+    group_a = (a1, b1, o1)
+    return a, b, o, group_a
+
+
+def test_components_ordered_by_battles_not_size(split):
+    a, b, o, _ = split
+    comps = components(count_table(a, b, o, n_models=10))
+    # group B has more models, group A more battles: A is the comparable set
+    assert comps.main.tolist() == [0, 1, 2, 3]
+    assert comps.battles[0] == 2400 and comps.battles[1] == 600
+    assert comps.strong[9] > 1 and comps.weak[9] == comps.weak[0]
+    assert comps.weak[4] != comps.weak[0]
+    assert not comps.exists
+
+
+def test_comparable_set_is_fitted_alone_same_bytes(split):
+    a, b, o, (a1, b1, o1) = split
+    full = rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, seed=5)
+    alone = rate(count_table(a1, b1, o1, n_models=4), rounds=ROUNDS, seed=5)
+    for name in ("rating", "ci_low", "ci_high", "se"):
+        assert np.array_equal(getattr(full, name)[:4], getattr(alone, name)), name
+    assert np.array_equal(full.samples[:, :4], alone.samples)
+    assert full.comparable.tolist() == [True] * 4 + [False] * 6
+
+
+def test_cluster_bootstrap_of_the_set_same_bytes(split):
+    a, b, o, (a1, b1, o1) = split
+    rng = np.random.default_rng(3)
+    judges = rng.integers(0, 40, a.size)
+    table, clusters = clustered_table(a, b, o, judges, n_models=10)
+    full = rate(table, rounds=ROUNDS, seed=5, clusters=clusters)
+    t1, c1 = clustered_table(a1, b1, o1, judges[: a1.size], n_models=4)
+    alone = rate(t1, rounds=ROUNDS, seed=5, clusters=c1)
+    assert np.array_equal(full.ci_low[:4], alone.ci_low)
+    assert np.array_equal(full.samples[:, :4], alone.samples)
+
+
+def test_outside_models_have_no_common_scale_rating(split):
+    a, b, o, _ = split
+    r = rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, seed=5)
+    for k in range(4, 9):
+        assert "disconnected" in r.flags[k]
+        assert np.isnan(r.rating[k]) and np.isnan(r.ci_low[k]) and np.isnan(r.ci_high[k])
+        assert np.isnan(r.samples[:, k]).all()
+    # model 9 never lost: no finite rating, but the data put a floor under it
+    assert {"never_lost", "no_mle"} <= set(r.flags[9])
+    assert np.isnan(r.rating[9])
+    assert np.isfinite(r.ci_low[9]) and r.ci_high[9] == np.inf
+    assert r.ci_low[9] < r.rating[:4].max()  # three wins prove little
+    assert any("comparable set" in w for w in r.warnings)
+    assert r.diagnostics["components"]["outside_models"] == 6
+
+
+def test_joint_mode_keeps_the_prior_fit(split):
+    a, b, o, _ = split
+    r = rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, seed=5, components="joint")
+    assert np.isfinite(r.rating).all() and r.fit.prior_used > 0
+
+
+def test_anchor_outside_the_set_is_refused(split):
+    a, b, o, _ = split
+    with pytest.raises(ValueError, match="not in the comparable set"):
+        rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, anchor=(5, 1000.0))
+
+
+def test_subtable_renumbers_in_order(split):
+    a, b, o, _ = split
+    table = count_table(a, b, o, n_models=10)
+    sub, cells = subtable(table, np.array([4, 5, 6, 7, 8]))
+    assert sub.n_models == 5 and sub.n.sum() == 600
+    assert np.array_equal(sub.a, table.a[cells] - 4)
+
+
+def test_score_bounds_equal_wilson_against_one_fixed_opponent():
+    # model 1 plays only model 0 (w wins, l losses): with model 0 held fixed the
+    # score interval is the Wilson interval of the win rate, on the logit scale
+    w, n = 7, 12
+    a = np.array([1] * n)
+    b = np.zeros(n, dtype=int)
+    o = np.array([A_WINS] * w + [B_WINS] * (n - w))
+    table = count_table(a, b, o, n_models=2)
+    design = make_design(table, ties="half", both_bad="tie", position=False)
+    x = np.array([0.0, 0.0])
+    lo, _, hi = score_bounds(design, x, np.array([1]), level=0.95)
+    ref = wilson_interval(w, n, level=0.95)
+    assert lo[0] == pytest.approx(logit(ref.low), abs=BISECTION_TOL)
+    assert hi[0] == pytest.approx(logit(ref.high), abs=BISECTION_TOL)
+
+
+def test_score_bounds_infinite_when_never_lost():
+    a, b, o = np.ones(3, dtype=int), np.zeros(3, dtype=int), np.full(3, A_WINS)
+    table = count_table(a, b, o, n_models=2)
+    design = make_design(table, ties="half", both_bad="tie", position=False)
+    lo, mid, hi = score_bounds(design, np.zeros(2), np.array([1]), level=0.95)
+    assert np.isfinite(lo[0]) and mid[0] == np.inf and hi[0] == np.inf
+
+
+def test_two_ties_get_an_honest_interval(lmarena_table, lmarena):
+    names = lmarena[0]
+    k = names.index("qwen3-coder-480b-a35b-instruct")
+    plain = rate(lmarena_table, rounds=ROUNDS, seed=2, small_sample=False)
+    ruled = rate(lmarena_table, rounds=ROUNDS, seed=2)
+    z = 1.959963984540054
+    assert ruled.small_sample[k]
+    fisher = ruled.fit.se[k]
+    assert ruled.ci_low[k] <= ruled.rating[k] - z * fisher
+    assert ruled.ci_high[k] >= ruled.rating[k] + z * fisher
+    # the collapsed bootstrap interval was far narrower than two ties allow
+    assert plain.ci_high[k] - plain.ci_low[k] < 0.2 * (ruled.ci_high[k] - ruled.ci_low[k])
+    # every model with enough battles keeps its numbers, byte for byte
+    keep = ~ruled.small_sample
+    assert keep.sum() == len(names) - 1
+    for name in ("rating", "se", "samples"):
+        assert np.array_equal(getattr(plain, name), getattr(ruled, name)), name
+    for name in ("ci_low", "ci_high"):
+        assert np.array_equal(getattr(plain, name)[keep], getattr(ruled, name)[keep]), name
+
+
+@pytest.mark.parametrize("ci", ["bootstrap", "sandwich", "fisher"])
+def test_rule_never_narrower_than_method_or_fisher(ci):
+    rng = np.random.default_rng(8)
+    theta = rng.normal(0, 1, 8)
+    a, b, o = simulate(rng, theta, 4000)
+    # model 8: a handful of battles, won some and lost some, tied one
+    a = np.concatenate([a, [8, 8, 8, 8, 8]])
+    b = np.concatenate([b, [0, 1, 2, 3, 4]])
+    o = np.concatenate([o, [A_WINS, B_WINS, TIE, A_WINS, B_WINS]])
+    table = count_table(a, b, o, n_models=9)
+    r = rate(table, ci=ci, rounds=ROUNDS, seed=1, small_sample=False)
+    lo, hi, mask = widen_small_samples(r.fit, r.ci_low, r.ci_high, r.se)
+    assert mask.tolist() == [False] * 8 + [True]
+    assert np.all(lo <= r.ci_low) and np.all(hi >= r.ci_high)
+    z = 1.959963984540054
+    assert lo[8] <= r.rating[8] - z * r.fit.se[8] and hi[8] >= r.rating[8] + z * r.fit.se[8]
+    assert r.fit.design.battles_per_model[8] < SMALL_SAMPLE_BATTLES
+
+
+def test_rule_slope_maps_logits_to_centred_ratings():
+    # a model outside nothing: its score bound moves its centred rating by (1 - 1/M)
+    rng = np.random.default_rng(4)
+    a, b, o = simulate(rng, np.zeros(5), 3000)
+    a = np.concatenate([a, [5] * 6])
+    b = np.concatenate([b, [0, 1, 2, 0, 1, 2]])
+    o = np.concatenate([o, [A_WINS, A_WINS, B_WINS, TIE, B_WINS, A_WINS]])
+    r = rate(count_table(a, b, o, n_models=6), ci="fisher", small_sample=False)
+    lo, _, hi = score_bounds(r.fit.design, r.fit.x, np.array([5]))
+    got_lo, got_hi, _ = widen_small_samples(r.fit, r.rating, r.rating, r.se)
+    slope = SCALE * (1 - 1 / 6)
+    expect = r.rating[5] + slope * (np.array([lo[0], hi[0]]) - r.fit.x[5])
+    fisher = 1.959963984540054 * r.fit.se[5]
+    assert got_lo[5] == pytest.approx(min(expect[0], r.rating[5] - fisher))
+    assert got_hi[5] == pytest.approx(max(expect[1], r.rating[5] + fisher))

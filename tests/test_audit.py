@@ -1,0 +1,297 @@
+"""Audit probes on small constructed boards where the answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from arena.audit.anomaly import fastchat_score, fisher_test, pair_pvalues
+from arena.audit.coverage import gini
+from arena.audit.offset import group_fit
+from arena.audit.report import run_audit
+from arena.audit.setup import AuditOptions, Board
+from arena.audit.transitivity import triad_shares
+from arena.audit.votes import Votes
+from arena.engine.fit import SCALE
+from arena.outcomes import A_WINS, B_WINS, TIE
+
+OPTS = AuditOptions(rounds=100, min_battles=20)
+#: Coverage of a score interval checked by simulation: nominal 0.95, 200 runs.
+COVERAGE_FLOOR = 0.90
+
+
+def simulate(
+    strength,
+    n,
+    *,
+    seed=0,
+    gamma=0.0,
+    tie=0.0,
+    judges=0,
+    judge_of=None,
+    override=None,
+):
+    """BT votes: uniform random pairs, first-shown advantage ``gamma`` (logits), tie share.
+
+    ``override(k, a, b, judge, rng)`` may return an outcome code for vote k.
+    """
+    rng = np.random.default_rng(seed)
+    m = len(strength)
+    a = rng.integers(m, size=n)
+    b = (a + rng.integers(1, m, size=n)) % m
+    judge = rng.integers(judges, size=n) if judges else None
+    if judge_of is not None:
+        judge = judge_of(rng, n)
+    p = expit(np.asarray(strength)[a] - np.asarray(strength)[b] + gamma)
+    u = rng.random(n)
+    out = np.where(u < tie, TIE, np.where(rng.random(n) < p, A_WINS, B_WINS))
+    if override is not None:
+        for k in range(n):
+            o = override(k, a[k], b[k], None if judge is None else judge[k], rng)
+            if o is not None:
+                out[k] = o
+    names = [f"m{i}" for i in range(m)]
+    labels = None if judge is None else [f"j{j:03d}" for j in judge]
+    return Votes.build(names, a, b, out, judge=labels)
+
+
+STRENGTH = np.linspace(1.2, -1.2, 8)
+
+
+def test_position_bias_found_and_interval_covers_truth():
+    gamma = 0.3  # 52 Elo
+    v = simulate(STRENGTH, 6000, gamma=gamma, seed=1)
+    p = run_audit(v, OPTS, only=("position",)).probe("position")
+    assert p.low < gamma * SCALE < p.high
+    assert p.flagged and p.low > 10
+    clean = simulate(STRENGTH, 6000, seed=2)
+    q = run_audit(clean, OPTS, only=("position",)).probe("position")
+    assert not q.flagged and q.low < 0 < q.high
+
+
+def test_position_bias_of_one_judge():
+    def override(k, a, b, j, rng):
+        return A_WINS if j == 0 and rng.random() < 0.9 else None
+
+    v = simulate(STRENGTH, 6000, judges=20, seed=3, override=override)
+    p = run_audit(v, OPTS, only=("position",)).probe("position")
+    flagged = [r["judge"] for r in p.details["judges"] if r["flagged"]]
+    assert flagged == ["j000"]
+
+
+def test_score_interval_coverage_by_simulation():
+    """Per-group score intervals hold their level (200 groups of 80 votes, known offsets)."""
+    rng = np.random.default_rng(7)
+    g = 200
+    group = np.repeat(np.arange(g), 80)
+    base = rng.normal(0, 1, group.size)
+    t_true = rng.normal(0, 0.5, g)
+    y = (rng.random(group.size) < expit(base + t_true[group])).astype(float)
+    gf, _ = group_fit(group, base, np.ones_like(base), y, n_groups=g, crit=1.959964)
+    cover = np.mean((gf.low <= t_true) & (t_true <= gf.high))
+    assert cover >= COVERAGE_FLOOR
+
+
+def _tie_board():
+    # A ties C almost always (10% decisive, 60/40 for A); B beats C 55/45, no ties.
+    rows = []
+    for a, b, o, n in (
+        (0, 2, A_WINS, 2400),
+        (0, 2, B_WINS, 1600),
+        (0, 2, TIE, 36000),
+        (1, 2, A_WINS, 11000),
+        (1, 2, B_WINS, 9000),
+        (0, 1, A_WINS, 1),
+        (0, 1, B_WINS, 1),
+    ):
+        rows += [(a, b, o)] * n
+    a, b, o = (np.array(c) for c in zip(*rows, strict=True))
+    return Votes.build(["A", "B", "C"], a, b, o)
+
+
+def test_tie_convention_reversal():
+    p = run_audit(_tie_board(), OPTS, only=("ties",)).probe("ties")
+    assert p.flagged
+    pair = {(r["model_a"], r["model_b"]) for r in p.details["pairs"] if r["flagged"]}
+    assert pair == {("A", "B")}
+    clean = simulate(STRENGTH, 4000, tie=0.2, seed=4)
+    assert not run_audit(clean, OPTS, only=("ties",)).probe("ties").flagged
+
+
+def test_triads_counted_by_brute_force():
+    rng = np.random.default_rng(0)
+    w = rng.integers(0, 4, size=(7, 7)) * (1 - np.eye(7, dtype=int))
+    cyc, dec = triad_shares(w.astype(float))
+    c2 = d2 = 0
+    for i in range(7):
+        for j in range(i + 1, 7):
+            for k in range(j + 1, 7):
+                e = [(i, j), (j, k), (k, i)]
+                if any(w[x, y] == w[y, x] for x, y in e):
+                    continue
+                d2 += 1
+                fwd = all(w[x, y] > w[y, x] for x, y in e)
+                back = all(w[x, y] < w[y, x] for x, y in e)
+                c2 += fwd or back
+    assert (cyc, dec) == (c2, d2)
+
+
+def test_intransitivity_rock_paper_scissors():
+    """Five rock-paper-scissors triples on well separated tiers: 5 cycles where BT expects ~1.25."""
+
+    def override(k, a, b, j, rng):
+        if a // 3 == b // 3:
+            beats = (b - a) % 3 == 1
+            return A_WINS if beats == (rng.random() < 0.85) else B_WINS
+        return None
+
+    strength = np.repeat(np.arange(5) * -1.5, 3)
+    v = simulate(strength, 12000, seed=5, override=override)
+    p = run_audit(v, OPTS, only=("intransitivity",)).probe("intransitivity")
+    assert p.details["cyclic_triads"] == 5
+    assert p.flagged and p.low > 0
+    clean = simulate(strength, 12000, seed=6)
+    assert not run_audit(clean, OPTS, only=("intransitivity",)).probe("intransitivity").flagged
+
+
+def test_clustering_by_judge():
+    # each judge has its own strong idea of every model: votes within a judge correlate
+    prefs = np.random.default_rng(8).normal(0, 1.5, size=(30, 8))
+
+    def override(k, a, b, j, rng):
+        return (
+            A_WINS
+            if rng.random() < expit(STRENGTH[a] - STRENGTH[b] + prefs[j, a] - prefs[j, b])
+            else B_WINS
+        )
+
+    v = simulate(STRENGTH, 6000, judges=30, seed=9, override=override)
+    p = run_audit(v, OPTS, only=("clustering",)).probe("clustering")
+    assert p.flagged and p.details["groups"][0]["low"] > 1.1
+    clean = simulate(STRENGTH, 6000, judges=30, seed=10)
+    q = run_audit(clean, OPTS, only=("clustering",)).probe("clustering")
+    assert not q.flagged and q.low < 1.0
+
+
+def test_influence_of_a_heavy_judge():
+    def override(k, a, b, j, rng):
+        if j == 0:
+            return A_WINS if a == 7 else (B_WINS if b == 7 else None)
+        return None
+
+    # judge 0 casts a third of the votes and always crowns the weakest model
+    v = simulate(
+        STRENGTH,
+        4000,
+        seed=11,
+        judge_of=lambda rng, n: np.where(rng.random(n) < 0.33, 0, rng.integers(1, 40, n)),
+        override=override,
+    )
+    p = run_audit(v, OPTS, only=("influence",)).probe("influence")
+    assert p.details["judges"][0]["judge"] == "j000" and p.details["judges"][0]["flagged"]
+    assert p.details["judges"][0]["model"] == "m7"
+    assert [r["judge"] for r in p.details["judges"] if r["flagged"]] == ["j000"]
+
+
+def _planted():
+    """40 honest judges and four planted ones: random, always-A, favours m7, reversed."""
+
+    def override(k, a, b, j, rng):
+        if j == 40:
+            return A_WINS if rng.random() < 0.5 else B_WINS
+        if j == 41:
+            return A_WINS
+        if j == 42 and 7 in (a, b):
+            return A_WINS if a == 7 else B_WINS
+        if j == 43:
+            return B_WINS if rng.random() < expit(STRENGTH[a] - STRENGTH[b]) else A_WINS
+        return None
+
+    # planted judges vote 300 times each: a random voter needs that many to be told apart
+    w = np.r_[np.full(40, 60.0), np.full(4, 300.0)]
+    return simulate(
+        STRENGTH,
+        int(w.sum()),
+        seed=12,
+        judge_of=lambda rng, n: rng.choice(44, size=n, p=w / w.sum()),
+        override=override,
+    )
+
+
+def test_anomalous_judges_bt_detector():
+    p = run_audit(_planted(), OPTS, only=("anomaly",)).probe("anomaly")
+    assert set(p.details["flagged_judges"]) == {"j040", "j041", "j042", "j043"}
+    reasons = {r["judge"]: r["reasons"] for r in p.details["judges"]}
+    assert "random" in reasons["j040"]
+    assert "position" in reasons["j041"]
+    assert "favours" in reasons["j042"]
+    assert "reversed" in reasons["j043"]
+    fav = next(r for r in p.details["judges"] if r["judge"] == "j042")["favours"]
+    assert fav["model"] == "m7" and fav["low"] > 1
+
+
+def test_pair_pvalues_by_brute_force():
+    v = simulate(STRENGTH[:4], 300, judges=6, seed=13, tie=0.2)
+    board = Board(v, OPTS)
+    p = pair_pvalues(board)
+    y, _ = v.score()
+    for k in range(0, 300, 7):
+        same = (np.minimum(v.a, v.b) == min(v.a[k], v.b[k])) & (
+            np.maximum(v.a, v.b) == max(v.a[k], v.b[k])
+        )
+        hist = same & (v.judge != v.judge[k])
+        h = np.where(v.a[hist] == v.a[k], y[hist], 1 - y[hist])
+        assert p[k] == pytest.approx((1 + np.sum(h >= y[k])) / (hist.sum() + 1))
+    pv, _ = fisher_test(board, p)
+    assert np.all((pv > 0) & (pv <= 1))
+    assert fastchat_score(board, p).shape == (6,)
+
+
+def test_paper_test_as_published():
+    """The paper's one-sided p-values: valid for honest judges, and they catch a judge
+    who sees the weakest model first and always votes for it."""
+
+    def judge_of(rng, n):
+        return rng.integers(1, 30, size=n)
+
+    v = simulate(STRENGTH, 3000, seed=14, judge_of=judge_of)
+    extra = 80  # judge j000: weakest model shown first, always its vote
+    a = np.r_[v.a, np.full(extra, 7)]
+    b = np.r_[v.b, np.random.default_rng(1).integers(0, 4, extra)]
+    o = np.r_[v.outcome, np.full(extra, A_WINS)]
+    judges = [v.judges[j] for j in v.judge] + ["j000"] * extra
+    w = Votes.build(v.names, a, b, o, judge=judges)
+    p = run_audit(w, OPTS, only=("anomaly",)).probe("anomaly")
+    rows = {r["judge"]: r for r in p.details["judges"]}
+    assert rows["j000"]["fisher_flagged"] and rows["j000"]["flagged"]
+    assert sum(r["fisher_flagged"] for r in rows.values()) == 1
+
+
+def test_coverage_facts():
+    assert gini(np.array([5, 5, 5, 5])) == pytest.approx(0.0)
+    assert gini(np.array([0, 0, 0, 10])) == pytest.approx(0.75)
+    a = [0] * 50 + [1] * 50 + [0] * 30
+    b = [1] * 50 + [2] * 50 + [3] * 30
+    o = [A_WINS, B_WINS] * 65
+    v = Votes.build(["w", "x", "y", "z"], a, b, o)
+    p = run_audit(v, OPTS, only=("coverage",)).probe("coverage")
+    assert p.details["pairs_never_played"] == 3  # w-y, x-z, y-z
+    assert set(p.details["one_opponent"]) == {"y", "z"}
+    assert p.details["battles"] == {"w": 80, "x": 100, "y": 50, "z": 30}
+
+
+def test_probes_needing_judges_skip_without_them():
+    v = simulate(STRENGTH, 2000, seed=15)
+    report = run_audit(v, OPTS)
+    for name in ("clustering", "influence", "anomaly"):
+        assert report.probe(name).skipped and "judge" in report.probe(name).skipped
+    assert report.flagged_judges == []
+    assert not report.probe("position").skipped
+
+
+def test_same_seed_same_document():
+    v = _planted()
+    one = run_audit(v, OPTS).as_dict()
+    two = run_audit(v, OPTS).as_dict()
+    assert one == two

@@ -1,0 +1,65 @@
+"""`arena audit` on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+from sqlalchemy import select
+
+from arena.audit import PROBE_NAMES
+from arena.audit.read import load_audit
+from arena.db.models import SnapshotAudit
+
+
+def _battles(path, *, n=1500, models=6, judges=25, seed=3):
+    """BT votes with judges and questions; judge j00 always votes for the first-shown answer."""
+    rng = np.random.default_rng(seed)
+    strength = np.linspace(1.0, -1.0, models)
+    rows = []
+    for k in range(n):
+        a, b = rng.choice(models, size=2, replace=False)
+        j = int(rng.integers(judges)) if k % 6 else 0
+        p = 1 / (1 + np.exp(strength[b] - strength[a]))
+        winner = "model_a" if (j == 0 or rng.random() < p) else "model_b"
+        rows.append(
+            {
+                "id": f"b{k}",
+                "model_a": f"model-{a}",
+                "model_b": f"model-{b}",
+                "winner": winner,
+                "judge": f"j{j:02d}",
+                "question_id": f"q{rng.integers(40)}",
+            }
+        )
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
+    path = tmp_path / "votes.csv"
+    _battles(path)
+    run_cli("ingest", str(path), "-q", "--map", "question=question_id")
+    out = run_cli("audit", ok=False)
+    assert out.exit_code != 0 and "run `arena rebuild`" in out.output
+    run_cli("rebuild", "--rounds", "50")
+    table = run_cli("audit", "--rounds", "50").output
+    assert "position" in table and "anomaly" in table and "flagged judges: j00" in table
+    doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json").output)
+    assert doc["snapshot"] == 1 and doc["judges"] == 25 and isinstance(doc["votes"], int)
+    assert doc["flagged_judges"] == ["j00"]
+    names = [p["name"] for p in doc["probes"]]
+    assert tuple(names) == PROBE_NAMES
+    with engine.connect() as conn:
+        stored = load_audit(conn, 1)
+        assert conn.execute(select(SnapshotAudit.snapshot_id)).scalars().all() == [1]
+    assert stored["flagged_judges"] == ["j00"] and stored["probes"] == doc["probes"]
+    partial = json.loads(
+        run_cli("audit", "--probe", "coverage", "--format", "json", "--no-store").output
+    )
+    assert [p["name"] for p in partial["probes"]] == ["coverage"]
+    bad = run_cli("audit", "--level", "2", ok=False)
+    assert bad.exit_code != 0 and "--level" in bad.output and "Traceback" not in bad.output
