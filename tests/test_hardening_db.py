@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -90,22 +91,33 @@ def test_passwords_never_printed(tmp_path):
 
 @pytest.mark.parametrize("foreign", [False, True])
 def test_read_commands_refuse_empty_or_foreign_database(db_url, foreign):
+    sqlite_path = Path(db_url.removeprefix("sqlite:///")) if db_url.startswith("sqlite") else None
     if foreign:
         eng = create_engine(db_url)
         with eng.begin() as conn:
             conn.execute(text("CREATE TABLE their_data (x INTEGER)"))
         eng.dispose()
-    before = tables(db_url)
-    for args in (["models"], ["leaderboard"], ["snapshots"], ["compare", "a", "b"]):
+    elif sqlite_path is None:
+        assert tables(db_url) == set()
+    for args in (["models"], ["leaderboard"], ["snapshots"], ["compare", "a", "b"], ["rebuild"]):
         result = invoke(db_url, *args)
         assert result.exit_code == 1, (args, result.output)
-        word = "not an arena database" if foreign else "empty"
+        word = (
+            "not an arena database"
+            if foreign
+            else "empty"
+            if sqlite_path is None
+            else "no database file"
+        )
         assert word in result.output and "arena ingest" in result.output, result.output
-    result = invoke(db_url, "rebuild", "--rounds", "10")
-    assert result.exit_code == 1
-    assert tables(db_url) == before  # nothing created
+    if sqlite_path is not None and not foreign:
+        assert not sqlite_path.exists()  # not even an empty file
+        sqlite_path.touch()  # an empty file: "empty"
+        assert "empty" in invoke(db_url, "models").output
+    expected = {"their_data"} if foreign else set()
+    assert tables(db_url) == expected  # nothing created
     assert invoke(db_url, "db", "current").exit_code == 0  # says "none", creates nothing
-    assert tables(db_url) == before
+    assert tables(db_url) == expected
 
 
 # ------------------------------------------------ 13: a database from a newer arena
@@ -151,15 +163,16 @@ def test_concurrent_first_runs_on_a_new_database(db_url, tmp_path):
 # ------------------------------------------------ 10: waiting for another writer
 
 
-def _hold_lock(db_url: str):
-    """Start a transaction that blocks every writer; returns (release, close)."""
+def _hold_lock(db_url: str, table: str = "ingest_batches"):
+    """Start a transaction that blocks every writer (PostgreSQL: of ``table``);
+    returns (release, close)."""
     if db_url.startswith("sqlite"):
         conn = sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None)
         conn.execute("BEGIN IMMEDIATE")
         return (lambda: conn.execute("COMMIT")), conn.close
     eng = create_engine(db_url)
     conn = eng.connect()
-    conn.execute(text("LOCK TABLE ingest_batches IN EXCLUSIVE MODE"))
+    conn.execute(text(f"LOCK TABLE {table} IN EXCLUSIVE MODE"))
     return conn.commit, lambda: (conn.close(), eng.dispose())
 
 
@@ -184,6 +197,53 @@ def test_wait_for_a_writer_then_a_clear_message(db_url, tmp_path):
     finally:
         close()
     assert count_battles(db_url) == len(PAIRS) + 2
+
+
+def _until_waiting(db_url: str, proc: subprocess.Popen) -> None:
+    """Return once ``proc`` waits for a lock: SQLite -- its notice on stderr;
+    PostgreSQL -- a lock request not granted."""
+    if db_url.startswith("sqlite"):
+        line = proc.stderr.readline()
+        while line and "waiting for another command" not in line:
+            line = proc.stderr.readline()
+        assert line, "exited without waiting"
+        return
+    eng = create_engine(db_url)
+    try:
+        for _ in range(600):
+            with eng.connect() as conn:
+                if conn.execute(text("SELECT count(*) FROM pg_locks WHERE NOT granted")).scalar():
+                    return
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        raise AssertionError("never waited for the lock")
+    finally:
+        eng.dispose()
+
+
+def test_rebuild_waits_to_write_its_snapshot(db_url, tmp_path):
+    """A rebuild finishing while another command writes waits for it, then stores its work."""
+    rows = [
+        ["a", "b", "model_a"],
+        ["b", "a", "model_a"],
+        ["b", "c", "model_a"],
+        ["c", "b", "model_a"],
+    ]
+    rows += [["a", "c", "model_a"], ["c", "a", "model_a"]]
+    assert invoke(db_url, "ingest", write_csv(tmp_path / "a.csv", HEADER, rows * 10)).exit_code == 0
+    release, close = _hold_lock(db_url, "snapshots")
+    try:
+        proc = arena_process(db_url, "--wait", "60", "rebuild", "--rounds", "20")
+        _until_waiting(db_url, proc)
+        release()
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        close()
+    assert proc.returncode == 0, err
+    eng = create_engine(db_url)
+    with eng.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Snapshot)).scalar_one() == 1
+    eng.dispose()
 
 
 # ------------------------------------------------ 12: environmental failures

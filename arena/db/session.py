@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
@@ -220,6 +221,10 @@ def open_engine(url: str, *, migrate_new: bool = True, wait: float = DEFAULT_WAI
         revision (the message says to run ``arena db upgrade`` or to upgrade arena).
     """
     engine = create_db_engine(url, wait=wait)
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not migrate_new and path and path != ":memory:" and not path.startswith("file:"):
+        if not Path(path).exists():  # connecting would create an empty file
+            raise DatabaseError(f"no database file {path}; `arena ingest FILE` creates one")
     try:
         revision = current_revision(engine)
         if revision is None:
