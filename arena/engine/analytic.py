@@ -22,7 +22,36 @@ import scipy.sparse as sp
 from arena.engine.fit import SCALE, Fit, rating_transform
 from arena.engine.newton import category_maps
 
-__all__ = ["sandwich_cov"]
+__all__ = ["sandwich_cov", "sandwich_param_cov"]
+
+
+def sandwich_param_cov(
+    scores: sp.csr_matrix, n: np.ndarray, zq: sp.csr_matrix | None, param_cov: np.ndarray
+) -> np.ndarray:
+    """Sandwich covariance in parameter space, ``I^+ B I^+``.
+
+    Parameters
+    ----------
+    scores : sparse (Q, P)
+        Score vector of one battle of each category (or row).
+    n : ndarray (Q,)
+        Battles per category.
+    zq : sparse (K, Q) or None
+        Clusters x categories battle counts (cluster-robust meat), or None
+        (battles are the units).
+    param_cov : ndarray (P, P)
+        ``I^+``, the gauge-projected inverse information.
+    """
+    if zq is None:
+        meat = np.asarray((scores.T @ sp.diags(n) @ scores).todense())
+        units = n.sum()
+    else:
+        per_cluster = np.asarray((zq @ scores).todense())
+        meat = per_cluster.T @ per_cluster
+        units = float(zq.shape[0])
+    if units > 1:
+        meat *= units / (units - 1)
+    return param_cov @ meat @ param_cov
 
 
 def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarray:
@@ -36,19 +65,8 @@ def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarra
     """
     d = point.design
     scores = category_maps(d, point.x)[0]
-    if clusters is None:
-        n = d.cat_n
-        meat = np.asarray((scores.T @ sp.diags(n) @ scores).todense())
-        units = n.sum()
-    else:
-        zq = d.clusters_by_category(clusters)
-        per_cluster = np.asarray((zq @ scores).todense())
-        meat = per_cluster.T @ per_cluster
-        units = float(zq.shape[0])
-    if units > 1:
-        meat *= units / (units - 1)
-    pc = point.param_cov
-    pcov = pc @ meat @ pc
+    zq = None if clusters is None else d.clusters_by_category(clusters)
+    pcov = sandwich_param_cov(scores, d.cat_n, zq, point.param_cov)
     t = rating_transform(d, point.anchor)
     cov = SCALE**2 * (t @ pcov @ t.T)
     none_idx = np.flatnonzero(d.battles_per_model == 0)

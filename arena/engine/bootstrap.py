@@ -191,15 +191,7 @@ class _Job:
         else:
             self.n_draw = self.zq.shape[0]
             self.p = np.full(self.n_draw, 1.0 / max(self.n_draw, 1))
-        # the Poisson tables pay off once many rounds share them; built here,
-        # before any fork, so worker processes share them copy-on-write
-        self.table = self.categorical = None
-        if self.n_draw >= 2000 and self.p.size > 1:
-            mean = poisson_mean(self.n_draw, self.p)
-            # a table entry costs a few passes to build, a tabled draw saves ~25 ns
-            if rounds * self.p.size >= TABLE_PAYOFF * PoissonTable.build_cost(mean):
-                self.table = PoissonTable(mean)
-            self.categorical = CategoricalTable(self.p)
+        self.table, self.categorical = samplers(self.n_draw, self.p, rounds)
         self.none_idx = np.flatnonzero(d.battles_per_model == 0)
         self.lam0 = point.prior_used
         # gradient, Hessian diagonal and credit/debit of a round at the point
@@ -292,6 +284,24 @@ class _Job:
         return ratings, converged, use_prior, gnorm
 
 
+def samplers(
+    n_draw: int, p: np.ndarray, rounds: int
+) -> tuple[PoissonTable | None, CategoricalTable | None]:
+    """Samplers for ``rounds`` draws of ``Multinomial(n_draw, p)`` (see :func:`multinomial_rows`).
+
+    The Poisson tables pay off once many rounds share them; they are built
+    before any fork, so worker processes share them copy-on-write.
+    """
+    if n_draw < 2000 or p.size <= 1:
+        return None, None
+    mean = poisson_mean(n_draw, p)
+    # a table entry costs a few passes to build, a tabled draw saves ~25 ns
+    table = None
+    if rounds * p.size >= TABLE_PAYOFF * PoissonTable.build_cost(mean):
+        table = PoissonTable(mean)
+    return table, CategoricalTable(p)
+
+
 def _mle_possible(
     d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray
 ) -> np.ndarray:
@@ -334,6 +344,23 @@ def _run_chunks(job: _Job, sizes, seeds, workers: int, *, big: bool):
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(job.run, sizes, seeds))
     return [job.run(n, s) for n, s in zip(sizes, seeds, strict=True)]
+
+
+def run_rounds(job, rounds: int, rng, workers: int | None, *, chunk_elems: int = CHUNK_ELEMS):
+    """Split ``rounds`` into chunks with their own random streams and run ``job.run`` on each.
+
+    At least ``MIN_CHUNKS`` chunks, so that the workers share even short runs;
+    the chunking depends only on the problem (``job.width()``, the working
+    elements per round), never on ``workers``: the same seed gives the same
+    numbers however many workers run.  Returns the chunks' results in order.
+    """
+    size = int(max(1, min(chunk_elems // job.width(), -(-rounds // MIN_CHUNKS))))
+    starts = list(range(0, rounds, size))
+    seeds = _seed_sequence(rng).spawn(len(starts))
+    sizes = [min(size, rounds - s) for s in starts]
+    if workers is None:
+        workers = min(2, os.cpu_count() or 1)
+    return _run_chunks(job, sizes, seeds, workers, big=rounds * job.width() >= PROCESS_MIN_WORK)
 
 
 @one_blas_thread
@@ -396,15 +423,7 @@ def bootstrap(
             table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor
         )
     job = _Job(point, clusters, chord_iters, newton_iters, rounds)
-    # at least MIN_CHUNKS chunks so that the workers share even short runs; the
-    # chunking depends only on the problem, never on `workers` (reproducibility)
-    size = int(max(1, min(CHUNK_ELEMS // job.width(), -(-rounds // MIN_CHUNKS))))
-    starts = list(range(0, rounds, size))
-    seeds = _seed_sequence(rng).spawn(len(starts))
-    sizes = [min(size, rounds - s) for s in starts]
-    if workers is None:
-        workers = min(2, os.cpu_count() or 1)
-    parts = _run_chunks(job, sizes, seeds, workers, big=rounds * job.width() >= PROCESS_MIN_WORK)
+    parts = run_rounds(job, rounds, rng, workers)
     samples = np.concatenate([p[0] for p in parts])
     converged = np.concatenate([p[1] for p in parts])
     prior_rounds = np.flatnonzero(np.concatenate([p[2] for p in parts]))

@@ -39,7 +39,7 @@ from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence, model_flags
-from arena.engine.newton import GTOL_REL, evaluate, gradient_scale, newton
+from arena.engine.newton import GTOL_REL, _model_functions, gradient_scale, newton
 
 __all__ = ["Fit", "fit", "SCALE", "BASE", "DEFAULT_PRIOR"]
 
@@ -159,6 +159,58 @@ def rating_transform(design: Design, anchor: tuple[int, float] | None) -> np.nda
     return t
 
 
+def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
+    """Damped Newton to the maximiser, polished, and the inverse information there.
+
+    Works for any design the solvers of :mod:`arena.engine.newton` accept.
+
+    Returns
+    -------
+    x : (1, P), converged : bool, iterations : int, grad_norm : float,
+    log_likelihood : float, param_cov : (P, P) gauge-projected inverse
+    information, kinv : (P, P) inverse of the (gauge-fixed) negative Hessian.
+    """
+    x0 = initial_params(design)[None, :]
+    x, conv, iters, gnorm = newton(design, stats, x0, lam=lam, gtol=gtol, max_iter=200)
+    # polish: one or two more Newton steps take the gradient to round-off level
+    xp, _, _, gp = newton(design, stats, x, lam=lam, gtol=np.zeros(1), max_iter=2)
+    if gp[0] < gnorm[0]:
+        x, gnorm = xp, gp
+    f, _, h = _model_functions(design)[0](x, stats, lam)
+    hinv = np.linalg.pinv(h[0], hermitian=True) if design.n_params else np.zeros((0, 0))
+    proj = gauge_projector(design)
+    converged = bool(conv[0]) or bool(gnorm[0] <= gtol[0])
+    return x, converged, int(iters[0]), float(gnorm[0]), float(f[0]), proj @ hinv @ proj, hinv
+
+
+def check_davidson(design, stats: np.ndarray) -> None:
+    """The Davidson tie parameter needs a tie and a decisive battle (``stats`` (1, 3, G))."""
+    if design.ties == "davidson":
+        wt = stats[0, 2].sum()
+        if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
+            raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
+
+
+def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
+    """Thetas, ratings, Fisher covariance and SEs of all models from fitted parameters.
+
+    ``x`` has shape (1, P) and ``pcov`` is the gauge-projected inverse
+    information; models without battles get the prior variance (precision
+    ``lam``, or the default prior when there is none).
+    """
+    t = rating_transform(design, anchor)
+    theta = to_models(design, x[:, : design.n_active], anchor)[0]
+    cov_theta = t @ pcov @ t.T
+    none_idx = np.flatnonzero(design.battles_per_model == 0)
+    cov_theta[none_idx, none_idx] = 1.0 / (lam if lam > 0 else DEFAULT_PRIOR)
+    cov = SCALE**2 * cov_theta
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    rating = BASE + SCALE * theta
+    if anchor is not None:
+        rating += anchor[1] - BASE
+    return theta, rating, cov, se
+
+
 def check_anchor(anchor, n_models: int, design: Design | None = None) -> tuple[int, float] | None:
     if anchor is None:
         return None
@@ -250,35 +302,12 @@ def fit(
     stats = design.point_stats()
     ex = existence(design, stats[0])
     flags = model_flags(design, stats[0], ex)
-    if design.ties == "davidson":
-        wt = stats[0, 2].sum()
-        if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
-            raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
+    check_davidson(design, stats)
     lam = resolve_prior(prior, ex.exists)
 
     gtol = GTOL_REL * gradient_scale(design, stats)
-    x0 = initial_params(design)[None, :]
-    x, conv, iters, gnorm = newton(design, stats, x0, lam=lam, gtol=gtol, max_iter=200)
-    # polish: one or two more Newton steps take the gradient to round-off level
-    xp, _, _, gp = newton(design, stats, x, lam=lam, gtol=np.zeros(1), max_iter=2)
-    if gp[0] < gnorm[0]:
-        x, gnorm = xp, gp
-    f, _, h = evaluate(design, x, stats, lam)
-    hinv = np.linalg.pinv(h[0], hermitian=True) if design.n_params else np.zeros((0, 0))
-    proj = gauge_projector(design)
-    pcov = proj @ hinv @ proj
-
-    t = rating_transform(design, anchor)
-    theta = to_models(design, x[:, : design.n_active], anchor)[0]
-    cov_theta = t @ pcov @ t.T
-    none_idx = np.flatnonzero(design.battles_per_model == 0)
-    prior_var = 1.0 / (lam if lam > 0 else DEFAULT_PRIOR)
-    cov_theta[none_idx, none_idx] = prior_var
-    cov = SCALE**2 * cov_theta
-    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    rating = BASE + SCALE * theta
-    if anchor is not None:
-        rating += anchor[1] - BASE
+    x, converged, iters, gnorm, f, pcov, hinv = solve_point(design, stats, lam, gtol)
+    theta, rating, cov, se = model_ratings(design, x, pcov, anchor, lam)
 
     ma = design.n_active
     k = ma
@@ -291,17 +320,16 @@ def fit(
         tie_se = float(tie * np.sqrt(max(pcov[k, k], 0.0)))
 
     warnings = _warnings(flags, ex.exists, lam)
-    converged = bool(conv[0]) or bool(gnorm[0] <= gtol[0])
     if not converged:
-        warnings.append(f"point fit did not converge (max |gradient| {gnorm[0]:.3g})")
+        warnings.append(f"point fit did not converge (max |gradient| {gnorm:.3g})")
     return Fit(
         theta=theta,
         rating=rating,
         se=se,
         cov=cov,
         converged=converged,
-        grad_norm=float(gnorm[0]),
-        iterations=int(iters[0]),
+        grad_norm=gnorm,
+        iterations=iters,
         tie_param=tie,
         tie_param_se=tie_se,
         position_param=pos,
@@ -310,7 +338,7 @@ def fit(
         prior_used=float(lam),
         flags=flags,
         warnings=warnings,
-        log_likelihood=float(f[0]),
+        log_likelihood=f,
         anchor=anchor,
         design=design,
         x=x[0],

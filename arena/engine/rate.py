@@ -19,7 +19,7 @@ from arena.engine.fit import SCALE, Fit, _warnings, check_anchor, fit
 from arena.engine.graph import existence, model_flags
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 
-__all__ = ["Ratings", "rate", "CI_METHODS", "COMPONENT_MODES"]
+__all__ = ["Ratings", "rate", "normal_intervals", "CI_METHODS", "COMPONENT_MODES"]
 
 CI_METHODS = ("bootstrap", "sandwich", "fisher")
 #: ``largest``: fit the comparable set only; ``joint``: one fit of everything
@@ -71,6 +71,95 @@ class Ratings:
 
 def _opt(x):
     return None if x is None else float(x)
+
+
+def check_interval_options(ci: str, simultaneous, level: float) -> None:
+    """Reject unknown interval methods and combinations (``ValueError``)."""
+    if ci not in CI_METHODS:
+        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
+    if simultaneous not in _SIMULTANEOUS:
+        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
+    _check_level(level)
+    if ci == "bootstrap" and simultaneous == "chi2":
+        raise ValueError(
+            "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
+        )
+
+
+def base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed) -> dict:
+    """Run facts shared by raw and style-controlled boards (JSON-serialisable)."""
+    return {
+        "method": ci,
+        "level": float(level),
+        "simultaneous": simultaneous if isinstance(simultaneous, str) else bool(simultaneous),
+        "converged": point.converged,
+        "grad_norm": point.grad_norm,
+        "iterations": point.iterations,
+        "mle_exists": point.mle_exists,
+        "prior_used": point.prior_used,
+        "tie_param": _opt(point.tie_param),
+        "tie_param_se": _opt(point.tie_param_se),
+        "n_battles": float(point.design.n_total),
+        "clusters": None if clusters is None else int(clusters.shape[0]),
+        "rounds": int(rounds),
+        "seed": seed if isinstance(seed, int) else None,
+        "failed_rounds": [],
+        "n_failed_rounds": 0,
+        "n_prior_rounds": 0,
+    }
+
+
+def report_rounds(boot: Bootstrap, diag: dict, warnings: list[str]) -> None:
+    """Failed and prior-fitted bootstrap rounds into the diagnostics and warnings."""
+    failed = boot.failed_rounds.tolist()
+    diag.update(
+        failed_rounds=failed,
+        n_failed_rounds=len(failed),
+        n_prior_rounds=int(boot.prior_rounds.size),
+    )
+    if failed:
+        warnings.append(
+            f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
+        )
+    if boot.prior_rounds.size:
+        warnings.append(
+            f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "
+            "(e.g. a model drew no battles) and were fitted with the weak prior"
+        )
+
+
+def normal_intervals(
+    est: np.ndarray,
+    cov: np.ndarray,
+    *,
+    level: float,
+    simultaneous: bool | str,
+    rounds: int,
+    rng: np.random.Generator,
+    df: int,
+):
+    """Normal intervals ``est +/- c * se`` from an analytic covariance.
+
+    ``c`` is the normal quantile, the max-|t| quantile over ``rounds`` draws
+    from ``N(est, cov)`` (``simultaneous`` True / "max-t"), or the chi-square
+    ellipsoid projection with ``df`` degrees of freedom ("chi2").
+
+    Returns
+    -------
+    low, high, se : ndarray
+    samples : ndarray, shape (rounds, len(est))
+        The seeded normal draws (downstream code treats them like bootstrap rounds).
+    crit : float
+    """
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    samples = rng.multivariate_normal(est, cov, size=rounds, method="eigh")
+    if simultaneous in (True, "max-t"):
+        crit = max_t_critical(samples - est, se, level)
+    elif simultaneous == "chi2":
+        crit = float(np.sqrt(special.chdtri(df, 1.0 - level)))
+    else:
+        crit = float(special.ndtri(0.5 + level / 2))
+    return est - crit * se, est + crit * se, se, samples, crit
 
 
 def rate(
@@ -132,17 +221,9 @@ def rate(
     -------
     Ratings
     """
-    if ci not in CI_METHODS:
-        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
-    if simultaneous not in _SIMULTANEOUS:
-        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
+    check_interval_options(ci, simultaneous, level)
     if components not in COMPONENT_MODES:
         raise ValueError(f"components must be one of {COMPONENT_MODES}, got {components!r}")
-    _check_level(level)
-    if simultaneous == "chi2" and ci == "bootstrap":
-        raise ValueError(
-            "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
-        )
     opts = dict(
         ci=ci,
         level=level,
@@ -177,27 +258,11 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
         anchor=anchor,
     )
     warnings = list(point.warnings)
-    diag: dict = {
-        "method": ci,
-        "level": float(level),
-        "simultaneous": simultaneous if isinstance(simultaneous, str) else bool(simultaneous),
-        "converged": point.converged,
-        "grad_norm": point.grad_norm,
-        "iterations": point.iterations,
-        "mle_exists": point.mle_exists,
-        "prior_used": point.prior_used,
-        "tie_param": _opt(point.tie_param),
-        "tie_param_se": _opt(point.tie_param_se),
-        "position_param": _opt(point.position_param),
-        "position_se": _opt(point.position_se),
-        "n_battles": float(point.design.n_total),
-        "clusters": None if clusters is None else int(clusters.shape[0]),
-        "rounds": int(rounds),
-        "seed": seed if isinstance(seed, int) else None,
-        "failed_rounds": [],
-        "n_failed_rounds": 0,
-        "n_prior_rounds": 0,
-    }
+    diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
+    diag.update(
+        position_param=_opt(point.position_param),
+        position_se=_opt(point.position_se),
+    )
     boot = None
     if ci == "bootstrap":
         boot = bootstrap(
@@ -212,34 +277,14 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
         se = boot.se
         samples = boot.good
         cov = None
-        failed = boot.failed_rounds.tolist()
-        diag.update(
-            failed_rounds=failed,
-            n_failed_rounds=len(failed),
-            n_prior_rounds=int(boot.prior_rounds.size),
-        )
-        if failed:
-            warnings.append(
-                f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
-            )
-        if boot.prior_rounds.size:
-            warnings.append(
-                f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "
-                "(e.g. a model drew no battles) and were fitted with the weak prior"
-            )
+        report_rounds(boot, diag, warnings)
     else:
         cov = point.cov if ci == "fisher" else sandwich_cov(point, clusters)
-        se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        samples = rng.multivariate_normal(point.rating, cov, size=rounds, method="eigh")
-        if simultaneous in (True, "max-t"):
-            crit = max_t_critical(samples - point.rating, se, level)
-        elif simultaneous == "chi2":
-            df = max(point.design.n_active - (1 if point.prior_used == 0 else 0), 1)
-            crit = float(np.sqrt(special.chdtri(df, 1.0 - level)))
-        else:
-            crit = float(special.ndtri(0.5 + level / 2))
-        low, high = point.rating - crit * se, point.rating + crit * se
+        df = max(point.design.n_active - (1 if point.prior_used == 0 else 0), 1)
+        low, high, se, samples, crit = normal_intervals(
+            point.rating, cov, level=level, simultaneous=simultaneous, rounds=rounds, rng=rng, df=df
+        )
         diag["critical_value"] = crit
     widened = np.zeros(table.n_models, dtype=bool)
     if opts["small_sample"]:
