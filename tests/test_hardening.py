@@ -108,7 +108,7 @@ def test_rejects_written_under_a_temporary_name(run_cli, engine, tmp_path, monke
 # ------------------------------------------------ 2: the same file, twice at once
 
 
-def _arena(url: str, *args: str) -> subprocess.Popen:
+def arena_process(url: str, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "arena", "--db", url, *args],
         cwd=ROOT,
@@ -122,7 +122,7 @@ def test_same_file_ingested_twice_at_once_is_stored_once(db_url, engine, tmp_pat
     rows = [[f"m{i % 7}", f"m{(i * 3 + 1) % 11}", "model_a"] for i in range(60_000)]
     path = write_csv(tmp_path / "noid.csv", ["model_a", "model_b", "winner"], rows)
     url = engine.url.render_as_string(hide_password=False)
-    procs = [_arena(url, "ingest", path, "-q") for _ in range(2)]
+    procs = [arena_process(url, "ingest", path, "-q") for _ in range(2)]
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (_out, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err

@@ -12,7 +12,6 @@ import gzip
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,8 +21,7 @@ from sqlalchemy import create_engine, func, inspect, select, text
 
 from arena.cli import cli
 from arena.db.models import Battle, Snapshot
-from tests.conftest import ROOT
-from tests.test_hardening import write_csv
+from tests.test_hardening import arena_process, write_csv
 
 PAIRS = [["a", "b", "model_a"], ["b", "c", "model_b"], ["c", "a", "tie"], ["a", "c", "model_a"]]
 HEADER = ["model_a", "model_b", "winner"]
@@ -54,17 +52,6 @@ def tables(url: str) -> set[str]:
         return set(inspect(eng).get_table_names())
     finally:
         eng.dispose()
-
-
-def arena_process(url: str, *args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena", "--db", url, *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        **kwargs,
-    )
 
 
 # ------------------------------------------------ 7: passwords masked everywhere
