@@ -16,6 +16,7 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+from arena.formats import count
 
 OVERALL = "overall"
 
@@ -96,8 +97,7 @@ class BoardRow:
         d = {f: getattr(self, f) for f in ROW_FIELDS}
         d["flags"] = list(self.flags)
         for f in ("battles", "wins", "losses", "ties"):
-            v = d[f]
-            d[f] = int(v) if float(v).is_integer() else v
+            d[f] = count(d[f])
         return d
 
 
@@ -122,7 +122,11 @@ class Board:
                 "source": s.source,
                 "options": s.options,
                 "watermark": s.watermark,
-                "counts": {"battles": s.n_battles, "excluded": s.n_excluded, "models": s.n_models},
+                "counts": {
+                    "battles": count(s.n_battles),
+                    "excluded": s.n_excluded,
+                    "models": s.n_models,
+                },
                 "code_version": s.code_version,
                 "hidden_models": sum(1 for r in self.rows if r.hidden),
             },

@@ -63,3 +63,20 @@ def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
     assert [p["name"] for p in partial["probes"]] == ["coverage"]
     bad = run_cli("audit", "--level", "2", ok=False)
     assert bad.exit_code != 0 and "--level" in bad.output and "Traceback" not in bad.output
+
+
+def test_audit_page_in_published_site(run_cli, tmp_path):
+    path = tmp_path / "votes.csv"
+    _battles(path, n=900)
+    run_cli("ingest", str(path), "-q")
+    run_cli("rebuild", "--rounds", "50")
+    run_cli("publish", str(tmp_path / "site0"))
+    assert not (tmp_path / "site0" / "audit.html").exists()
+    assert "audit.html" not in (tmp_path / "site0" / "index.html").read_text()
+    run_cli("audit", "--rounds", "50")
+    run_cli("publish", str(tmp_path / "site"))
+    page = (tmp_path / "site" / "audit.html").read_text()
+    assert '<a href="audit.html">Vote audit</a>' in (tmp_path / "site" / "index.html").read_text()
+    for title in ("Position bias", "Tie convention", "Anomalous judges", "Coverage"):
+        assert title in page
+    assert "<li><bdi>j00</bdi>: " in page and "position" in page

@@ -77,7 +77,14 @@ def test_columns_and_rows_store_the_same(db_url, run_cli, tmp_path, monkeypatch)
     for path in (first, str(jsonl)):
         res = CliRunner().invoke(
             cli,
-            ["--db", other, "ingest", path, "--format", "jsonl" if path.endswith("l") else "csv"],
+            [
+                "--db",
+                other,
+                "ingest",
+                path,
+                "--input-format",
+                "jsonl" if path.endswith("l") else "csv",
+            ],
         )
         assert res.exit_code == 0, res.output
     via_rows = stored(open_engine(other))

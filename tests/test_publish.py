@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from arena.cli.output import render_csv, to_json
 from arena.db.models import Model
+from arena.formats import render_csv, to_json
 from arena.publish import PublishError, publish_site
 from arena.publish.context import slug
 from arena.snapshots import ROW_FIELDS, load_board, load_pairs

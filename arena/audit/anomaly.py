@@ -20,9 +20,10 @@
   one-parameter deviations with score intervals (:mod:`arena.audit.offset`):
   temperature (1 = agrees like the board, 0 = random, < 0 = reversed),
   own position advantage, and favouring one model.  A judge is flagged when
-  one interval lies wholly outside its innocent band; intervals are
-  Bonferroni-adjusted over all judges x deviations, so the flag controls the
-  family-wise error.  Pooling the pair histories through the ratings gives
+  one interval lies wholly outside its innocent band; alpha is split evenly
+  over the three deviations and Bonferroni-adjusted within each (over
+  judges, or judge x model groups), so the flags control the family-wise
+  error.  Pooling the pair histories through the ratings gives
   every vote a usable reference even when its pair was rarely played, and
   the two-sided deviations catch random and reversed voters, which the
   one-sided conformal p-value cannot see.
@@ -31,7 +32,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import chdtrc, chdtri, ndtri
+from scipy.special import chdtrc, chdtri, ndtr, ndtri
 
 from arena.audit.offset import group_fit
 from arena.audit.result import Probe, skipped
@@ -132,35 +133,48 @@ def bt_deviations(board: Board) -> dict:
     fav_group = np.concatenate([j * m + v.a[sel], j * m + v.b[sel]])
     fav_x = np.concatenate([np.ones(sel.size), -np.ones(sel.size)])
     fav_used, fav_idx = np.unique(fav_group, return_inverse=True)
-    models_per_judge = np.bincount(fav_used // m, minlength=nj)
-    family = int(np.sum((models_per_judge + 2)[models_per_judge > 0]))
-    crit = float(ndtri(1 - board.opts.alpha / (2 * max(family, 1))))
+    n_active = int(np.unique(j).size)
+    # alpha split evenly over the three deviation families, Bonferroni within each:
+    # judges for temperature and position, judge x model groups for favouring.
+    third = board.opts.alpha / 3
+    crit_j = float(ndtri(1 - third / (2 * max(n_active, 1))))
+    crit_f = float(ndtri(1 - third / (2 * max(fav_used.size, 1))))
     ts = board.tie_share
-    temp, temp_z = group_fit(j, np.zeros_like(d), d, ys, n_groups=nj, crit=crit, tie_share=ts)
-    pos, pos_z = group_fit(j, d, np.ones_like(d), ys, n_groups=nj, crit=crit, tie_share=ts)
+    temp, temp_z = group_fit(j, np.zeros_like(d), d, ys, n_groups=nj, crit=crit_j, tie_share=ts)
+    pos, pos_z = group_fit(j, d, np.ones_like(d), ys, n_groups=nj, crit=crit_j, tie_share=ts)
     fav, fav_z = group_fit(
         fav_idx,
         np.concatenate([d, d]),
         fav_x,
         np.concatenate([ys, ys]),
         n_groups=fav_used.size,
-        crit=crit,
+        crit=crit_f,
         tie_share=ts,
     )
-    p_temp = temp.pvalue_outside(TEMPERATURE_BAND, temp_z)
-    p_pos = pos.pvalue_outside(POSITION_BAND, pos_z)
-    p_fav = fav.pvalue_outside(FAVOUR_BAND, fav_z)
     fav_judge = fav_used // m
+    # family-adjusted p-values of "outside the band" (flag iff < alpha, as the intervals)
+    p_temp = np.minimum(1.0, temp.pvalue_outside(TEMPERATURE_BAND, temp_z) * 3 * n_active)
+    p_pos = np.minimum(1.0, pos.pvalue_outside(POSITION_BAND, pos_z) * 3 * n_active)
+    p_fav = np.minimum(1.0, fav.pvalue_outside(FAVOUR_BAND, fav_z) * 3 * fav_used.size)
     best_fav = np.full(nj, -1)
     p_fav_j = np.ones(nj)
-    for k in np.argsort(p_fav)[::-1]:  # ascending p wins: written last
+    for k in np.argsort(p_fav, kind="stable")[::-1]:  # smallest p written last
         best_fav[fav_judge[k]] = k
         p_fav_j[fav_judge[k]] = p_fav[k]
-    comps = np.maximum(models_per_judge + 2, 1)
-    p_judge = np.minimum(1.0, np.minimum(np.minimum(p_temp, p_pos), p_fav_j) * comps)
+    p_judge = np.minimum(np.minimum(p_temp, p_pos), p_fav_j)
+    # Evidence against "votes like the board" (t = 1, 0, 0), unadjusted within the
+    # judge: a ranking score for detection benchmarks, not a flag.
+    z_null = np.minimum(temp_z(1.0), 0.0)  # only agreement weaker than the board's
+    nul_temp = 2 * ndtr(z_null)
+    nul_pos = 2 * ndtr(-np.abs(pos_z(0.0)))
+    nul_fav_g = 2 * ndtr(-np.abs(fav_z(0.0)))
+    nul_fav = np.ones(nj)
+    np.minimum.at(nul_fav, fav_judge, nul_fav_g * np.bincount(fav_judge, minlength=nj)[fav_judge])
+    null_p = np.minimum(1.0, 3 * np.minimum(np.minimum(nul_temp, nul_pos), nul_fav))
     return dict(
-        crit=crit,
-        family=family,
+        crit=(crit_j, crit_f),
+        family=(n_active, int(fav_used.size)),
+        null_p=null_p,
         temp=temp,
         pos=pos,
         fav=fav,
@@ -214,6 +228,7 @@ def anomalous_judges(board: Board) -> Probe:
                 "flagged": bool(reasons),
                 "reasons": reasons,
                 "bt_pvalue": float(dev["p_judge"][j]),
+                "bt_null_pvalue": float(dev["null_p"][j]),
                 "temperature": [float(t.estimate[j]), float(t.low[j]), float(t.high[j])],
                 "position": [float(ps.estimate[j]), float(ps.low[j]), float(ps.high[j])],
                 "favours": None
@@ -253,7 +268,7 @@ def anomalous_judges(board: Board) -> Probe:
         {
             "flagged_judges": flagged,
             "alpha": alpha,
-            "family": dev["family"],
+            "family": {"judges": dev["family"][0], "judge_model_groups": dev["family"][1]},
             "bands": {
                 "temperature": list(TEMPERATURE_BAND),
                 "position": list(POSITION_BAND),

@@ -21,7 +21,8 @@ def _ratio(board: Board, key: np.ndarray, label: str) -> dict:
     v, o = board.votes, board.opts
     table, clusters = v.clustered(key)
     point = fit(table, ties=o.ties, both_bad=o.both_bad)
-    args = dict(rounds=o.rounds, rng=o.seed, ties=o.ties, both_bad=o.both_bad, point=point)
+    # the point fit carries the tie convention into both bootstraps
+    args = dict(rounds=o.rounds, rng=o.seed, point=point)
     se_b = bootstrap(table, **args).se
     se_c = bootstrap(table, clusters=clusters, **args).se
     live = board.ranked & (se_b > 0)

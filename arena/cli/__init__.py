@@ -1,6 +1,8 @@
 """The ``arena`` command line: parse, open a session, call the library, format.
 
-Each command lives in its own module and is registered below.
+Each command group lives in its own module and is registered below. The
+global options ``--db``, ``--wait`` and ``-q/--quiet`` are added to every command, so they
+work before or after the command name.
 """
 
 from __future__ import annotations
@@ -10,17 +12,17 @@ from dataclasses import dataclass, field
 import click
 
 from arena import __version__
-
-DEFAULT_URL = "sqlite:///arena.db"
+from arena.cli.options import DEFAULT_URL, DEFAULT_WAIT, db_option, quiet_option, wait_option
 
 
 @dataclass
 class AppContext:
-    """What every command receives: the database URL and a lazily opened engine."""
+    """What every command receives: the database URL, quietness and a lazily opened engine."""
 
     url: str
+    quiet: bool = False
     #: seconds to wait for another command's lock on the database (--wait)
-    wait: float = 300.0
+    wait: float = DEFAULT_WAIT
     _engine: object | None = field(default=None, repr=False)
 
     def engine(self, *, create: bool = False):
@@ -40,9 +42,31 @@ class AppContext:
         return self._engine
 
 
-class _Group(click.Group):
-    """Turns failures of the environment (disk full, lock held too long, server
-    gone, ...) into one-line messages instead of tracebacks (see arena.db.errors)."""
+def _say_waiting(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _add_global_options(command: click.Command) -> None:
+    """Give ``command`` (and its subcommands) ``--db`` and ``-q`` unless it has them."""
+    names = {p.name for p in command.params}
+    if "db_url" not in names:
+        db_option(expose_value=False)(command)
+    if "quiet" not in names:
+        quiet_option(expose_value=False)(command)
+    if "wait" not in names:
+        wait_option(expose_value=False)(command)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _add_global_options(sub)
+
+
+class ArenaGroup(click.Group):
+    """A group whose commands all accept the global options after their name.
+
+    It also turns failures of the environment (disk full, lock held too long,
+    server gone, ...) into one-line messages instead of tracebacks (see
+    arena.db.errors).
+    """
 
     def invoke(self, ctx: click.Context):
         try:
@@ -57,45 +81,33 @@ class _Group(click.Group):
                 raise
             raise click.ClickException(message) from exc
 
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        _add_global_options(cmd)
+        super().add_command(cmd, name)
 
-def _say_waiting(message: str) -> None:
-    click.echo(message, err=True)
 
-
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--db",
-    "db_url",
-    envvar="ARENA_DATABASE_URL",
-    default=DEFAULT_URL,
-    show_default=True,
-    help="SQLAlchemy database URL (env ARENA_DATABASE_URL).",
-)
-@click.option(
-    "--wait",
-    type=click.FloatRange(min=0),
-    envvar="ARENA_WAIT",
-    default=300.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another command's lock on the database (env ARENA_WAIT).",
-)
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@db_option
+@quiet_option
+@wait_option
 @click.version_option(__version__, prog_name="arena")
 @click.pass_context
-def cli(ctx: click.Context, db_url: str, wait: float) -> None:
+def cli(ctx: click.Context, db_url: str, quiet: bool, wait: float) -> None:
     """Arena leaderboards: store pairwise battles, rate models with honest
     intervals, group them into tiers and publish a static page.
+
+    --db and -q may be given before or after the command name.
 
     Example:
 
         arena demo out/
 
-        arena ingest battles.csv.gz && arena models
+        arena ingest battles.csv.gz && arena models --db sqlite:///arena.db
     """
     from arena.db import session
 
     session.wait_notice = _say_waiting
-    ctx.obj = AppContext(url=db_url, wait=wait)
+    ctx.obj = AppContext(url=db_url, quiet=quiet, wait=wait)
 
 
 def main() -> None:
@@ -107,13 +119,17 @@ def _register() -> None:
     # inside the command functions, so `arena --help` stays fast.
     from arena.cli import (
         audit_cmd,
+        compare_cmd,
         db_cmd,
         demo_cmd,
         eval_cmd,
         ingest_cmd,
+        leaderboard_cmd,
         models_cmd,
+        plan_cmd,
         publish_cmd,
         rebuild_cmd,
+        snapshots_cmd,
     )
 
     for mod in (
@@ -121,14 +137,18 @@ def _register() -> None:
         ingest_cmd,
         models_cmd,
         rebuild_cmd,
+        leaderboard_cmd,
+        snapshots_cmd,
+        compare_cmd,
         publish_cmd,
         eval_cmd,
         demo_cmd,
         audit_cmd,
+        plan_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)
 
 
 _register()
-__all__ = ["cli", "main", "AppContext"]
+__all__ = ["cli", "main", "AppContext", "DEFAULT_URL"]

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from arena.audit import PROBE_NAMES
-from arena.cli.output import quiet_option, render_table, to_json
+from arena.cli.options import (
+    category_option,
+    format_option,
+    level_option,
+    quiet_option,
+    rounds_option,
+    seed_option,
+    snapshot_option,
+)
+from arena.cli.output import emit
+from arena.cli.progress import phase_reporter
 
 COLUMNS = ["probe", "estimate", "low", "high", "unit", "band", "flag", "verdict"]
 
@@ -17,8 +25,8 @@ def _num(x):
 
 
 @click.command("audit")
-@click.option("--snapshot", "snapshot_id", type=int, help="Snapshot id [default: latest].")
-@click.option("--category", help="Audit the latest snapshot of this category's board.")
+@snapshot_option
+@category_option("Audit the latest snapshot of this category's board.")
 @click.option(
     "--probe",
     "probes",
@@ -26,27 +34,18 @@ def _num(x):
     type=click.Choice(PROBE_NAMES),
     help="Run only this probe (repeatable); a partial audit is not stored.",
 )
-@click.option("--level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@level_option
 @click.option(
     "--alpha",
-    type=float,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=0.05,
     show_default=True,
     help="Family-wise level of the anomalous-judge flags.",
 )
-@click.option(
-    "--rounds", type=int, default=200, show_default=True, help="Bootstrap rounds and simulations."
-)
-@click.option("--seed", type=int, default=None, help="Random seed [default: the snapshot's].")
+@rounds_option
+@seed_option
 @click.option("--no-store", is_flag=True, help="Do not store the audit with the snapshot.")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@format_option
 @quiet_option
 @click.pass_obj
 def audit_command(
@@ -71,16 +70,9 @@ def audit_command(
     from arena.audit.read import AuditError, audit_snapshot
     from arena.snapshots import board_key
 
-    if not 0 < level < 1:
-        raise click.BadParameter("must be between 0 and 1", param_hint="--level")
-    if not 0 < alpha < 1:
-        raise click.BadParameter("must be between 0 and 1", param_hint="--alpha")
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
-
-    def progress(message: str) -> None:
-        if not quiet and sys.stderr.isatty():
-            click.echo(message, err=True)
+    progress = phase_reporter(quiet=quiet)
 
     try:
         info, report = audit_snapshot(
@@ -99,7 +91,7 @@ def audit_command(
         raise click.ClickException(str(exc)) from None
     doc = {"snapshot": info.id, "board": info.board, **report.as_dict()}
     if fmt == "json":
-        click.echo(to_json(doc))
+        emit([], [], fmt, json_obj=doc)
         return
     rows = [
         {
@@ -114,11 +106,14 @@ def audit_command(
         }
         for p in doc["probes"]
     ]
+    if fmt == "csv":
+        emit(rows, COLUMNS, fmt)
+        return
     click.echo(
         f"audit of snapshot {info.id} ({info.board}): {report.n_votes} votes, "
         f"{report.n_models} models, {report.n_judges} judges"
     )
-    click.echo(render_table(rows, COLUMNS))
+    emit(rows, COLUMNS, "table")
     if report.flagged_judges:
         click.echo(f"flagged judges: {', '.join(report.flagged_judges)}")
 

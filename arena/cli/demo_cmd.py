@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from arena.cli.output import quiet_option
+from arena.cli.options import quiet_option, rounds_option
+from arena.cli.progress import phase_reporter, progress_bar
 
 
 @click.command("demo")
 @click.argument("out_dir", default="site", type=click.Path(file_okay=False))
-@click.option("--rounds", type=int, default=1000, show_default=True, help="Bootstrap rounds.")
+@rounds_option
 @quiet_option
 @click.pass_obj
 def demo_command(app, out_dir, rounds, quiet):
@@ -17,6 +20,7 @@ def demo_command(app, out_dir, rounds, quiet):
 
     Uses the database given by --db (default sqlite:///arena.db in the working
     directory). Running it again ingests nothing new and adds a snapshot.
+    Progress of each phase goes to stderr on a terminal (-q hides it).
     Data: LMArena arena-human-preference-140k, CC-BY-4.0.
 
     \b
@@ -30,8 +34,10 @@ def demo_command(app, out_dir, rounds, quiet):
 
     engine = app.engine(create=True)
     data = resources.demo_data()
+    say = phase_reporter(quiet=quiet)
     try:
-        report = ingest_file(engine, str(data), source="lmarena-140k")
+        with progress_bar(os.path.getsize(data), f"ingest {data.name}", quiet=quiet) as update:
+            report = ingest_file(engine, str(data), source="lmarena-140k", progress=update)
     except IngestError as exc:
         raise click.ClickException(str(exc)) from None
     if report.already_ingested_as is not None:
@@ -42,13 +48,14 @@ def demo_command(app, out_dir, rounds, quiet):
             f"a model playing itself) from {data.name}"
         )
     try:
-        result = rebuild(engine, RebuildOptions(rounds=rounds), all_categories=True)
+        result = rebuild(engine, RebuildOptions(rounds=rounds), all_categories=True, progress=say)
     except RebuildError as exc:
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     click.echo(
         f"rebuilt {len(result.snapshot_ids)} boards in {result.seconds:.1f}s "
         f"(snapshots {result.snapshot_ids[0]}-{result.snapshot_ids[-1]})"
     )
+    say(f"publish: rendering {out_dir}")
     try:
         publish_site(engine, out_dir, attribution=resources.DEMO_ATTRIBUTION)
     except PublishError as exc:

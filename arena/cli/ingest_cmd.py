@@ -6,8 +6,11 @@ import os
 
 import click
 
-from arena.cli.output import quiet_option
+from arena.cli.options import alias_target, hidden_alias, quiet_option
 from arena.cli.progress import progress_bar
+
+# `--format` is the output format everywhere else; ingest's input format has its own name.
+_INPUT_FORMATS = click.Choice(["auto", "csv", "jsonl", "json"])
 
 
 def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -28,13 +31,15 @@ def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True)
 @click.option(
-    "--format",
+    "--input-format",
     "input_format",
-    type=click.Choice(["auto", "csv", "jsonl", "json"]),
+    type=_INPUT_FORMATS,
     default="auto",
     show_default=True,
+    callback=alias_target,
     help="Input format (guessed from name or content).",
 )
+@hidden_alias("--format", "--input-format", "input_format", type=_INPUT_FORMATS)
 @click.option("--source", help="Source label stored on every battle (e.g. human, gpt-4-judge).")
 @click.option(
     "--map",

@@ -1,17 +1,27 @@
-"""Progress bars on stderr, hidden with -q or when stderr is not a terminal."""
+"""Progress on stderr, hidden with -q or when stderr is not a terminal.
+
+Results go to stdout; progress never does, so piping a command's output stays
+clean and a terminal is never silent through a long phase.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import click
 
 
+def _shown(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
 @contextmanager
 def progress_bar(total: int, label: str, *, quiet: bool):
     """Yield an ``update(done)`` callable taking the absolute amount done."""
-    if quiet or not sys.stderr.isatty() or total <= 0:
+    if not _shown(quiet) or total <= 0:
         yield lambda done: None
         return
     with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
@@ -22,3 +32,19 @@ def progress_bar(total: int, label: str, *, quiet: bool):
             state["done"] = max(done, state["done"])
 
         yield update
+
+
+def phase_reporter(*, quiet: bool) -> Callable[[str], None]:
+    """A ``progress(message)`` callback printing each phase with the time since the start.
+
+    Library functions (``rebuild``, ``publish_site``, ...) call it as each
+    phase begins or ends, e.g. ``[  2.1s] bootstrap overall: 1000 rounds``.
+    """
+    if not _shown(quiet):
+        return lambda message: None
+    started = time.perf_counter()
+
+    def say(message: str) -> None:
+        click.echo(f"[{time.perf_counter() - started:6.1f}s] {message}", err=True)
+
+    return say

@@ -35,9 +35,11 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, select
 
-from arena.cli.output import render_csv, to_json
+from arena.audit.read import load_audit
 from arena.db.models import Snapshot
+from arena.formats import render_csv, to_json
 from arena.publish import context as ctx
+from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
 from arena.resources import templates_dir
 from arena.snapshots import (
@@ -154,6 +156,7 @@ def _files(
     *,
     top: int,
     attribution: str | None,
+    audit: dict | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (relative path, bytes), in a fixed order."""
     main_info = sites[0].board.snapshot
@@ -173,10 +176,23 @@ def _files(
         page = ctx.leaderboard_page(
             site, nav=nav(site.file, ""), top=top, attribution=attribution_text, linked=linked_set
         )
-        yield site.file, render("leaderboard.html", page=page).encode("utf-8")
+        # The audit is of the main snapshot; only its page links to it.
+        audit_href = AUDIT_FILE if audit is not None and site is sites[0] else None
+        yield (
+            site.file,
+            render("leaderboard.html", page=page, audit_href=audit_href).encode("utf-8"),
+        )
         yield site.downloads[0], (to_json(board.document()) + "\n").encode("utf-8")
         rows = [r.as_dict() for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
+    if audit is not None:
+        page = audit_page(
+            audit,
+            board_label=ctx.board_label(main_info.board),
+            nav=nav(None, ""),
+            attribution=attribution_text,
+        )
+        yield AUDIT_FILE, render("audit.html", page=page).encode("utf-8")
     model_nav = nav(None, "../")
     for name in linked:
         page = ctx.model_page(
@@ -324,14 +340,18 @@ def publish_site(
     if isinstance(conn_or_engine, Engine):
         with conn_or_engine.connect() as conn:
             sites = _load_site_models(conn, snapshot_id)
+            audit = load_audit(conn, sites[0].board.snapshot.id)
     else:
         sites = _load_site_models(conn_or_engine, snapshot_id)
+        audit = load_audit(conn_or_engine, sites[0].board.snapshot.id)
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = _publish_lock(out.parent)
     try:
         _check_target(out)  # again: another publish may have run while this one waited
         _remove_leftovers(out)
-        written, sizes = _write_atomic(out, _files(sites, top=top, attribution=attribution))
+        written, sizes = _write_atomic(
+            out, _files(sites, top=top, attribution=attribution, audit=audit)
+        )
     finally:
         os.close(lock)
     main = sites[0].board

@@ -27,6 +27,14 @@ from arena.stats.bootstrap import (
     paired_bootstrap,
     significant,
 )
+from arena.stats.evaluation import (
+    EvaluateError,
+    Evaluation,
+    ModelAccuracy,
+    PairVerdict,
+    evaluate,
+    write_battles,
+)
 from arena.stats.models import ModelsBootstrap, bootstrap_models
 from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats.permutation import PermutationResult, paired_permutation_test
@@ -41,9 +49,13 @@ __all__ = [
     "CORRECTIONS",
     "EXACT_BELOW",
     "ChanceResult",
+    "EvaluateError",
+    "Evaluation",
     "Interval",
     "McNemarResult",
+    "ModelAccuracy",
     "ModelsBootstrap",
+    "PairVerdict",
     "PermutationResult",
     "adjust_pvalues",
     "bca_interval",
@@ -53,6 +65,7 @@ __all__ = [
     "chance_test",
     "clopper_pearson_interval",
     "cluster_bootstrap_ci",
+    "evaluate",
     "holm",
     "items_needed",
     "items_needed_paired",
@@ -65,4 +78,5 @@ __all__ = [
     "simulate_power",
     "simulate_power_paired",
     "wilson_interval",
+    "write_battles",
 ]

@@ -1,0 +1,66 @@
+"""``arena compare``: head-to-head verdict between two models of one snapshot."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from arena.cli.options import category_option, format_option, snapshot_option
+from arena.cli.output import emit
+
+
+def _text(h) -> list[str]:
+    pct = round(100 * h.level)
+    record = f"{h.a_wins} wins, {h.b_wins} losses, {h.ties} ties" if h.met else "never met"
+    lines = [
+        f"{h.model_a} vs {h.model_b} (snapshot {h.snapshot})",
+        f"  rating difference  {h.difference:+.1f}  ({pct}% paired interval "
+        f"{h.ci_low:+.1f} to {h.ci_high:+.1f})",
+        f"  P({h.model_a} better) {h.p_a_better:.3f} over bootstrap rounds",
+        f"  predicted win probability of {h.model_a}: {h.win_probability_a:.3f}",
+        f"  direct record: {record}",
+        f"  verdict: {h.verdict}",
+    ]
+    if not math.isfinite(h.ci_low):
+        lines.append("  (interval not available)")
+    return lines
+
+
+@click.command("compare")
+@click.argument("model_a")
+@click.argument("model_b")
+@snapshot_option
+@category_option("Use the latest snapshot of this category's board.")
+@format_option
+@click.pass_obj
+def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
+    """Head-to-head verdict: is MODEL_A really better than MODEL_B?
+
+    Gives the rating difference with its paired bootstrap interval, the
+    predicted win probability, P(A better than B) over bootstrap rounds and
+    the direct record between the two.
+
+    \b
+    Example:
+        arena compare gemini-2.5-pro o3-2025-04-16
+    """
+    from dataclasses import asdict
+
+    from arena.compare import SnapshotError, compare
+
+    with app.engine().connect() as conn:
+        try:
+            h = compare(conn, model_a, model_b, snapshot_id=snapshot_id, category=category)
+        except (SnapshotError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from None
+    if fmt == "json":
+        emit([], [], "json", json_obj=h.document())
+    elif fmt == "csv":
+        flat = asdict(h)
+        emit([flat], list(flat), "csv")
+    else:
+        click.echo("\n".join(_text(h)))
+
+
+COMMANDS = [compare_command]

@@ -1,0 +1,177 @@
+"""``arena plan``: which battles to collect next, and how many are needed."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.output import emit, format_option
+
+WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
+POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles_needed"]
+
+
+def _inputs(app, snapshot_id, category):
+    from arena.plan_store import plan_inputs
+    from arena.snapshots import board_key, latest_snapshot_id
+
+    with app.engine().connect() as conn:
+        if snapshot_id is None:
+            key = board_key(category=category)
+            snapshot_id = latest_snapshot_id(conn, key)
+            if snapshot_id is None:
+                raise click.ClickException(
+                    f"no snapshot for board {key!r} yet: run `arena rebuild`"
+                )
+        inputs = plan_inputs(conn, snapshot_id)
+    if inputs is None:
+        raise click.ClickException(f"no snapshot {snapshot_id}")
+    return inputs
+
+
+snapshot_option = click.option(
+    "--snapshot", "snapshot_id", type=int, help="Snapshot id [default: latest]."
+)
+category_option = click.option(
+    "--category", help="Plan for the latest snapshot of this category's board."
+)
+
+
+@click.group("plan", invoke_without_command=True)
+@snapshot_option
+@category_option
+@click.option(
+    "--rule",
+    type=click.Choice(["paper", "tiers"]),
+    default="paper",
+    show_default=True,
+    help="paper: shrink every interval fastest (Chiang et al. eq. 9); tiers: settle undecided separations.",
+)
+@click.option(
+    "--n",
+    "n_draws",
+    type=int,
+    default=None,
+    help="Draw N battles (pairs in shown order) instead of listing weights.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --n draws.")
+@format_option
+@click.pass_context
+def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
+    """Sampling probabilities per pair for the next battles (ranked models).
+
+    Lists every pair of ranked models with its battles so far and the
+    probability a scheduler should give it; with --n, draws N battles from
+    those probabilities (shown order by a fair coin) as model_a,model_b rows.
+
+    \b
+    Example:
+        arena plan --format csv > weights.csv
+        arena plan --rule tiers --n 500 --seed 1 --format csv > next.csv
+        arena plan power gpt-4o claude-3-opus
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    import numpy as np
+
+    from arena.plan import draw_pairs, pair_weights
+
+    if n_draws is not None and n_draws < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--n")
+    inp = _inputs(ctx.obj, snapshot_id, category)
+    models = np.flatnonzero(inp.ranked)
+    try:
+        plan = pair_weights(
+            inp.rating, inp.samples, inp.pair_battles, models=models, rule=rule, level=inp.level
+        )
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    if n_draws is not None:
+        first, second = draw_pairs(plan, n_draws, seed=seed)
+        rows = [
+            {"model_a": inp.names[a], "model_b": inp.names[b]}
+            for a, b in zip(first.tolist(), second.tolist(), strict=True)
+        ]
+        emit(rows, ["model_a", "model_b"], fmt)
+        return
+    order = np.argsort(-plan.probability, kind="stable")
+    rows = [
+        {
+            "model_a": inp.names[plan.i[k]],
+            "model_b": inp.names[plan.j[k]],
+            "battles": int(plan.battles[k]),
+            "probability": float(plan.probability[k]),
+        }
+        for k in order
+    ]
+    emit(
+        rows,
+        WEIGHT_COLUMNS,
+        fmt,
+        json_obj={"snapshot": inp.snapshot.id, "rule": rule, "pairs": rows},
+    )
+
+
+@plan_group.command("power")
+@click.argument("models", nargs=-1)
+@snapshot_option
+@category_option
+@click.option("--power", "target", type=float, default=0.8, show_default=True, help="Target power.")
+@format_option
+@click.pass_obj
+def power_command(app, models, snapshot_id, category, target, fmt) -> None:
+    """Battles needed to separate two models, or every adjacent ranked pair.
+
+    Closed form at the board's confidence level: with the current difference
+    taken as the truth and the snapshot's bootstrap SE of the difference, how
+    many more direct battles give the target power (inf when the two are
+    estimated equal: no number of battles is enough then).
+
+    \b
+    Example:
+        arena plan power gpt-4o claude-3-opus
+        arena plan power --format json
+    """
+    import numpy as np
+
+    from arena.plan import battles_needed, current_power
+
+    if not 0 < target < 1:
+        raise click.BadParameter("must be between 0 and 1", param_hint="--power")
+    inp = _inputs(app, snapshot_id, category)
+    if len(models) == 2:
+        try:
+            pairs = [(inp.index(models[0]), inp.index(models[1]))]
+        except KeyError as exc:
+            raise click.ClickException(exc.args[0]) from None
+    elif not models:
+        ranked = np.flatnonzero(inp.ranked)
+        order = ranked[np.argsort(-inp.rating[ranked], kind="stable")]
+        pairs = list(zip(order[:-1].tolist(), order[1:].tolist(), strict=True))
+    else:
+        raise click.UsageError("give two models, or none for every adjacent ranked pair")
+    i = np.array([p[0] for p in pairs], dtype=int)
+    j = np.array([p[1] for p in pairs], dtype=int)
+    delta = inp.rating[i] - inp.rating[j]
+    se = (inp.samples[:, i] - inp.samples[:, j]).std(axis=0, ddof=1)
+    need = battles_needed(delta, se, level=inp.level, power=target)
+    now = current_power(delta, se, level=inp.level)
+    rows = [
+        {
+            "model_a": inp.names[a],
+            "model_b": inp.names[b],
+            "difference": round(float(d), 1),
+            "se": round(float(s), 1),
+            "power_now": round(float(p), 3),
+            "battles_needed": int(k) if np.isfinite(k) else None,
+        }
+        for a, b, d, s, p, k in zip(i, j, delta, se, now, need, strict=True)
+    ]
+    emit(
+        rows,
+        POWER_COLUMNS,
+        fmt,
+        json_obj={"snapshot": inp.snapshot.id, "level": inp.level, "power": target, "pairs": rows},
+    )
+
+
+COMMANDS = [plan_group]

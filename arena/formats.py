@@ -1,0 +1,113 @@
+"""Rendering rows as text tables, CSV and JSON, shared by the CLI and the site.
+
+Neutral on purpose: no click, no database, so :mod:`arena.publish` and library
+users can render the same documents the command line prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+#: Output formats of every listing command (``--format``).
+FORMATS = ("table", "json", "csv")
+
+# Spreadsheet programs execute cells that start with these characters.
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: Any) -> Any:
+    """Neutralise a text cell that a spreadsheet would read as a formula.
+
+    Numbers pass through unchanged (a negative rating is not a formula).
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def count(value: float) -> int | float:
+    """A battle count as an ``int`` when it is whole.
+
+    Counts are stored as floats because weighted battles (an arena-hard strong
+    verdict weighs 3, a sports row expands by its weight) may be fractional;
+    a whole count must still read as ``135624`` in JSON and CSV, not ``135624.0``.
+    """
+    v = float(value)
+    return int(v) if math.isfinite(v) and v.is_integer() else v
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 1 else f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """Plain aligned text table: numbers right-aligned, booleans as ``yes``/``no``.
+
+    Parameters
+    ----------
+    rows : sequence of mappings
+        One mapping per row; missing keys and ``None`` print as empty cells.
+    columns : sequence of str
+        Keys to show, in order; they are also the header.
+
+    Returns
+    -------
+    str
+        The table without a trailing newline.
+    """
+    cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    numeric = [
+        bool(rows) and all(_is_number(r.get(c)) or r.get(c) is None for r in rows) for c in columns
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        parts = [
+            v.rjust(w) if num else v.ljust(w)
+            for v, w, num in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    out = [line(list(columns)), line(["-" * w for w in widths])]
+    out.extend(line(row) for row in cells)
+    return "\n".join(out)
+
+
+def render_csv(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> str:
+    """CSV with a header row; lists joined by commas, formula-like text neutralised."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for r in rows:
+        writer.writerow(
+            [
+                csv_safe(",".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+                for v in (r.get(c) for c in columns)
+            ]
+        )
+    return buf.getvalue()
+
+
+def to_json(obj: Any) -> str:
+    """Indented JSON, non-ASCII kept as is, keys in the order given."""
+    return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+__all__ = ["FORMATS", "count", "csv_safe", "render_csv", "render_table", "to_json"]

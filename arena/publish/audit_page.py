@@ -1,0 +1,122 @@
+"""The "Audit" page: the stored vote audit of the main snapshot, as a typed context."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from arena.publish.context import Link
+
+__all__ = ["AuditPage", "ProbeView", "JudgeView", "audit_page", "AUDIT_FILE"]
+
+AUDIT_FILE = "audit.html"
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    title: str
+    estimate: str
+    interval: str
+    band: str
+    status: str  # "flagged", "within band", "undecided", "skipped", "descriptive"
+    verdict: str
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    judge: str
+    votes: int
+    reasons: str
+
+
+@dataclass(frozen=True)
+class AuditPage:
+    title: str
+    snapshot_id: int
+    board_label: str
+    votes: int
+    judges: int
+    level: str
+    alpha: str
+    probes: tuple[ProbeView, ...]
+    flagged_judges: tuple[JudgeView, ...]
+    nav: tuple[Link, ...]
+    attribution: str | None
+    root: str = ""
+
+
+def _num(x: float | None, unit: str) -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    if unit == "share":
+        return f"{x:+.1%}"
+    if unit in ("pairs", "judges"):
+        return f"{x:.0f}"
+    return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}"
+
+
+def _band(band: list, unit: str) -> str:
+    lo, hi = band
+    lo_s = "−∞" if lo is None else _num(lo, unit)
+    hi_s = "∞" if hi is None else _num(hi, unit)
+    return lo_s if lo_s == hi_s else f"{lo_s} to {hi_s}"
+
+
+def _status(p: dict) -> str:
+    if p["skipped"]:
+        return "skipped"
+    if p["flagged"]:
+        return "flagged"
+    lo, hi = p["band"]
+    if p["low"] is None or p["low"] == p["high"]:
+        return "within band"
+    inside = (lo is None or p["low"] >= lo) and (hi is None or p["high"] <= hi)
+    return "within band" if inside else "undecided"
+
+
+def audit_page(
+    doc: dict, *, board_label: str, nav: tuple[Link, ...], attribution: str | None
+) -> AuditPage:
+    """Page context from a stored audit document (see :mod:`arena.audit.read`)."""
+    probes = []
+    for p in doc["probes"]:
+        unit = p["unit"]
+        interval = (
+            "–"
+            if p["low"] is None
+            else (
+                _num(p["low"], unit)
+                if p["low"] == p["high"]
+                else f"{_num(p['low'], unit)} to {_num(p['high'], unit)}"
+            )
+        )
+        probes.append(
+            ProbeView(
+                title=p["title"],
+                estimate=_num(p["estimate"], unit) + ("" if p["estimate"] is None else f" {unit}"),
+                interval=interval,
+                band=_band(p["band"], unit),
+                status=_status(p),
+                verdict=p["verdict"],
+            )
+        )
+    judges = []
+    for p in doc["probes"]:
+        if p["name"] == "anomaly" and not p["skipped"]:
+            for r in p["details"]["judges"]:
+                if r["flagged"]:
+                    judges.append(JudgeView(r["judge"], int(r["votes"]), ", ".join(r["reasons"])))
+    opts = doc["options"]
+    return AuditPage(
+        title=f"Vote audit · {board_label}",
+        snapshot_id=int(doc["snapshot"]),
+        board_label=board_label,
+        votes=int(doc["votes"]),
+        judges=int(doc["judges"]),
+        level=f"{opts['level']:.0%}",
+        alpha=f"{opts['alpha']:g}",
+        probes=tuple(probes),
+        flagged_judges=tuple(judges),
+        nav=nav,
+        attribution=attribution,
+    )
