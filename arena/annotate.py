@@ -14,25 +14,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, select, update
 
 from arena.db.models import Model
+from arena.vocabulary import is_web_url, parse_bool
 
 #: Settable fields; ``None`` in an update means "leave unchanged", "" means "clear".
 FIELDS = ("display_name", "organisation", "licence", "link", "hidden")
 _TEXT_LIMITS = {"display_name": 512, "organisation": 255, "licence": 255, "link": 1024}
-_TRUE = {"1", "true", "yes", "y", "hidden", "hide"}
-_FALSE = {"0", "false", "no", "n", "", "shown", "show"}
-
-
-def _is_web_url(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
+# Beside the yes/no words, the hidden column may say what it means.
+_HIDDEN_WORDS = {"hidden": True, "hide": True, "shown": False, "show": False}
 
 
 class AnnotateError(ValueError):
@@ -60,7 +52,7 @@ class Annotation:
                     raise AnnotateError(
                         f"{f} for model {self.model!r} is longer than {_TEXT_LIMITS[f]} characters"
                     )
-                if f == "link" and v is not None and not _is_web_url(v):
+                if f == "link" and v is not None and not is_web_url(v):
                     # The page would not link it anyway (javascript: and friends).
                     raise AnnotateError(
                         f"link for model {self.model!r} must be an http(s) URL, not {v!r}"
@@ -75,10 +67,11 @@ def _bool(value: Any, where: str) -> bool | None:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False if text else None
+    if not text:
+        return None
+    word = _HIDDEN_WORDS.get(text, parse_bool(text))
+    if word is not None:
+        return word
     raise AnnotateError(f"{where}: hidden must be true or false, not {value!r}")
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection
 
-from arena.engine.tiers import compare_pair
+from arena.engine.compare import compare_pair
 from arena.formats import count
 from arena.snapshots import (
     Board,

@@ -1,8 +1,10 @@
-"""Reading snapshots: the only source for leaderboard, compare, diff and publish.
+"""Snapshots: written once by the rebuild, the only source for leaderboard,
+compare, diff and publish.
 
-A snapshot is immutable once written (see :mod:`arena.rebuild`). This module
-turns its rows into typed objects and into the JSON/CSV documents that both
-``arena leaderboard`` and the published site's downloads use.
+A snapshot is immutable once written (:func:`write_snapshot`, called by
+:mod:`arena.rebuild` inside its one transaction). This module turns its rows
+into typed objects and into the JSON/CSV documents that both ``arena
+leaderboard`` and the published site's downloads use.
 """
 
 from __future__ import annotations
@@ -10,13 +12,24 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, insert, select
 
-from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples
+from arena import __version__
+from arena.db.models import (
+    Model,
+    Snapshot,
+    SnapshotPair,
+    SnapshotRow,
+    SnapshotSamples,
+    SnapshotStyleCoefficient,
+)
 from arena.formats import count
+
+if TYPE_CHECKING:
+    from arena.engine.board import BoardRating
 
 OVERALL = "overall"
 
@@ -37,14 +50,34 @@ ROW_FIELDS = (
 )
 
 
-def board_key(*, category: str | None = None, source: str | None = None) -> str:
-    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``."""
+#: Suffix of a style-controlled board's key: ``overall|style`` pairs with ``overall``.
+STYLE_SUFFIX = "|style"
+
+
+def board_key(
+    *, category: str | None = None, source: str | None = None, style: bool = False
+) -> str:
+    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``.
+
+    With ``style``, the key of the style-controlled board paired with that
+    raw board (the raw key plus :data:`STYLE_SUFFIX`).
+    """
     parts = []
     if category:
         parts.append(f"category:{category}")
     if source:
         parts.append(f"source:{source}")
-    return "|".join(parts) or OVERALL
+    key = "|".join(parts) or OVERALL
+    return key + STYLE_SUFFIX if style else key
+
+
+def is_style_board(key: str) -> bool:
+    return key.endswith(STYLE_SUFFIX)
+
+
+def paired_board_key(key: str) -> str:
+    """The style-controlled board of a raw board, or the raw board of a style-controlled one."""
+    return key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key + STYLE_SUFFIX
 
 
 @dataclass(frozen=True)
@@ -102,9 +135,31 @@ class BoardRow:
 
 
 @dataclass(frozen=True)
+class StyleCoefficient:
+    """A style coefficient (logits per covariate SD) with its interval."""
+
+    feature: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    se: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class Board:
     snapshot: SnapshotInfo
     rows: tuple[BoardRow, ...]  # ranked rows by rating (desc), then unranked by rating
+    #: Coefficients of a style-controlled board (empty for a raw board).
+    style_coefficients: tuple[StyleCoefficient, ...] = ()
+    #: Id of the paired board's snapshot from the same rebuild run (raw <-> style), if any.
+    paired_snapshot: int | None = None
+
+    @property
+    def style_controlled(self) -> bool:
+        return is_style_board(self.snapshot.board)
 
     def visible_rows(self) -> tuple[BoardRow, ...]:
         return tuple(r for r in self.rows if not r.hidden)
@@ -129,6 +184,14 @@ class Board:
                 },
                 "code_version": s.code_version,
                 "hidden_models": sum(1 for r in self.rows if r.hidden),
+                "style_controlled": self.style_controlled,
+                "paired_board": paired_board_key(s.board),
+                "paired_snapshot": self.paired_snapshot,
+                **(
+                    {"style_coefficients": [c.as_dict() for c in self.style_coefficients]}
+                    if self.style_controlled
+                    else {}
+                ),
             },
             "rows": [r.as_dict() for r in rows],
         }
@@ -235,7 +298,31 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
             )
         )
     out.sort(key=lambda b: (not b.ranked, -b.rating, b.model))
-    return Board(info, tuple(out))
+    return Board(
+        info,
+        tuple(out),
+        style_coefficients=load_style_coefficients(conn, snapshot_id),
+        paired_snapshot=paired_snapshot_id(conn, info),
+    )
+
+
+def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCoefficient, ...]:
+    c = SnapshotStyleCoefficient
+    rows = conn.execute(
+        select(c.feature, c.estimate, c.ci_low, c.ci_high, c.se)
+        .where(c.snapshot_id == snapshot_id)
+        .order_by(c.position)
+    ).all()
+    return tuple(StyleCoefficient(*r) for r in rows)
+
+
+def paired_snapshot_id(conn: Connection, info: SnapshotInfo) -> int | None:
+    """The paired board's snapshot written by the same rebuild run (raw <-> style)."""
+    return conn.execute(
+        select(Snapshot.id).where(
+            Snapshot.run_id == info.run_id, Snapshot.board == paired_board_key(info.board)
+        )
+    ).scalar()
 
 
 def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:
@@ -295,3 +382,104 @@ def rating_history(
     for name, sid, created, rating, lo, hi in rows:
         history.setdefault(name, []).append((sid, created, rating, lo, hi))
     return history
+
+
+# ------------------------------------------------------------------ writing
+def write_snapshot(
+    conn: Connection,
+    *,
+    board: str,
+    category: str | None,
+    source: str | None,
+    run_id: str,
+    options: dict[str, Any],
+    seed: int,
+    watermark: int,
+    model_ids: np.ndarray,
+    n_excluded: int,
+    result: BoardRating,
+    hidden: set[int],
+    diagnostics: dict[str, Any],
+) -> int:
+    """Insert one snapshot (header, rows, pairs, samples); returns its id.
+
+    Per-model arrays of ``result`` are in table index order and ``model_ids``
+    maps that index to ``models.id``; ``diagnostics`` are stored beside the
+    fit's own. The caller owns the transaction.
+    """
+    ratings, table = result.ratings, result.table
+    diag = {
+        **ratings.diagnostics,
+        "warnings": ratings.warnings,
+        "n_cells": int(table.n_cells),
+        "tiers": result.tier_info,
+        **diagnostics,
+    }
+    snapshot_id = conn.execute(
+        insert(Snapshot)
+        .values(
+            board=board,
+            category=category,
+            source=source,
+            run_id=run_id,
+            options_json=json.dumps(options, sort_keys=True),
+            seed=seed,
+            code_version=__version__,
+            watermark=watermark,
+            n_battles=float(table.n.sum()),
+            n_excluded=n_excluded,
+            n_models=int(table.n_models),
+            diagnostics_json=json.dumps(diag, sort_keys=True, default=float),
+        )
+        .returning(Snapshot.id)
+    ).scalar_one()
+    rec = result.record
+    rows = []
+    for i, mid in enumerate(model_ids.tolist()):
+        ranked = bool(result.ranked[i])
+        flags = result.flags[i] + (("hidden",) if mid in hidden else ())
+        rows.append(
+            dict(
+                snapshot_id=snapshot_id,
+                model_id=mid,
+                position=i,
+                rating=float(ratings.rating[i]),
+                ci_low=float(ratings.ci_low[i]),
+                ci_high=float(ratings.ci_high[i]),
+                rank=int(result.rank[i]) if ranked else None,
+                rank_ub=int(result.rank_ub[i]) if ranked else None,
+                tier=int(result.tier[i]) if ranked else None,
+                battles=float(rec[i, 0]),
+                wins=float(rec[i, 1]),
+                losses=float(rec[i, 2]),
+                ties=float(rec[i, 3]),
+                flags=",".join(flags)[:255],
+                ranked=ranked,
+            )
+        )
+    conn.execute(insert(SnapshotRow), rows)
+    p = result.pairs
+    conn.execute(
+        insert(SnapshotPair),
+        [
+            dict(
+                snapshot_id=snapshot_id,
+                model_a_id=int(model_ids[lo]),
+                model_b_id=int(model_ids[hi]),
+                a_wins=float(p.lo_wins[j]),
+                b_wins=float(p.hi_wins[j]),
+                ties=float(p.ties[j]),
+            )
+            for j, (lo, hi) in enumerate(zip(p.lo.tolist(), p.hi.tolist(), strict=True))
+        ],
+    )
+    samples = np.ascontiguousarray(ratings.samples, dtype="<f4")
+    conn.execute(
+        insert(SnapshotSamples).values(
+            snapshot_id=snapshot_id,
+            rounds=samples.shape[0],
+            n_models=samples.shape[1],
+            data=samples.tobytes(),
+        )
+    )
+    return snapshot_id

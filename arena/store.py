@@ -1,14 +1,33 @@
-"""Read-side queries over the battle store (no rating logic here)."""
+"""Read-side queries over the battle store (no rating logic here).
+
+* :func:`model_records` -- every model's raw win/loss/tie tally.
+* :func:`read_boards` -- the rebuild's input: battles aggregated in SQL to
+  (cluster?, model_a, model_b, outcome, weight) counts per board, handed to
+  the engine as count tables.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, String, and_, cast, func, literal, select
 
-from arena.db.models import Battle, Model
-from arena.outcomes import Outcome
+from arena.db.models import Battle, BattleCategory, Category, Model
+from arena.outcomes import OUTCOME_CODES, Outcome
+
+if TYPE_CHECKING:
+    import numpy as np
+    import scipy.sparse as sp
+
+    from arena.engine.counts import CountTable
+
+#: Resampling units of a cluster bootstrap (``battle``: no clustering).
+CLUSTERS = ("battle", "judge", "question", "source")
+_OUTCOME_CODE = {o.value: code for o, code in OUTCOME_CODES.items()}
 
 
 @dataclass
@@ -71,3 +90,187 @@ def model_records(conn: Connection) -> list[ModelRecord]:
         )
     out.sort(key=lambda r: (-r.battles, r.model))
     return out
+
+
+# ------------------------------------------------------------ rebuild input
+@dataclass(frozen=True)
+class BattleSelection:
+    """Which rated battles a rebuild reads, and how they cluster.
+
+    Attributes
+    ----------
+    category, source : str or None
+        Only battles of this category / source.
+    since, until : datetime or None
+        ``since <= occurred_at < until``.
+    cluster : {"battle", "judge", "question", "source"}
+        Resampling unit; a battle without the key is its own cluster.
+    """
+
+    category: str | None = None
+    source: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    cluster: str = "battle"
+
+
+@dataclass
+class BoardData:
+    """One board's aggregated battles, ready for the engine.
+
+    Attributes
+    ----------
+    category : str or None
+        The board's category (``None``: all battles of the selection).
+    model_ids : ndarray of int64
+        ``models.id`` of each table index.
+    table : CountTable
+    clusters : scipy.sparse matrix (K, C) or None
+        Clusters x cells counts when the selection clusters.
+    n_excluded : int
+        Battles kept but not rated (a model playing itself).
+    """
+
+    category: str | None
+    model_ids: np.ndarray
+    table: CountTable
+    clusters: sp.csr_matrix | None = None
+    n_excluded: int = 0
+
+
+def _filters(sel: BattleSelection, watermark: int) -> list:
+    conds = [Battle.excluded_reason.is_(None), Battle.id <= watermark]
+    if sel.source is not None:
+        conds.append(Battle.source == sel.source)
+    if sel.since is not None:
+        conds.append(Battle.occurred_at >= sel.since)
+    if sel.until is not None:
+        conds.append(Battle.occurred_at < sel.until)
+    return conds
+
+
+def _cluster_column(sel: BattleSelection):
+    if sel.cluster == "battle":
+        return None
+    column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[
+        sel.cluster
+    ]
+    # A battle without the key is its own cluster, never pooled with other such battles.
+    return func.coalesce(column, literal("battle:", String) + cast(Battle.id, String))
+
+
+def _join_categories(query):
+    return (
+        query.select_from(BattleCategory)
+        .join(Battle, Battle.id == BattleCategory.battle_id)
+        .join(Category, Category.id == BattleCategory.category_id)
+    )
+
+
+def _aggregate(
+    conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
+) -> dict[str | None, list[tuple]]:
+    """GROUP BY (category?, cluster?, model_a, model_b, outcome, weight) -> rows per board."""
+    cluster = _cluster_column(sel)
+    keys = [Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight]
+    if cluster is not None:
+        keys = [cluster.label("cluster"), *keys]
+    conds = _filters(sel, watermark)
+    if by_category:
+        query = (
+            _join_categories(select(Category.name, *keys, func.count()))
+            .where(and_(*conds))
+            .group_by(Category.name, *keys)
+        )
+    elif sel.category is not None:
+        query = (
+            _join_categories(select(*keys, func.count()))
+            .where(and_(Category.name == sel.category, *conds))
+            .group_by(*keys)
+        )
+    else:
+        query = select(*keys, func.count()).where(and_(*conds)).group_by(*keys)
+    out: dict[str | None, list[tuple]] = {}
+    for row in conn.execute(query):
+        if by_category:
+            out.setdefault(row[0], []).append(tuple(row[1:]))
+        else:
+            out.setdefault(sel.category, []).append(tuple(row))
+    return out
+
+
+def _excluded_counts(
+    conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
+) -> dict[str | None, int]:
+    """Battles kept but not rated (a model playing itself), per board."""
+    conds = [Battle.excluded_reason.is_not(None), *_filters(sel, watermark)[1:]]
+    if not by_category and sel.category is None:
+        return {None: conn.execute(select(func.count()).where(*conds)).scalar_one()}
+    query = _join_categories(select(Category.name, func.count())).where(*conds)
+    if not by_category:
+        query = query.where(Category.name == sel.category)
+    return dict(conn.execute(query.group_by(Category.name)).all())
+
+
+def _board_data(
+    category: str | None, rows: Sequence[tuple], clustered: bool, n_excluded: int
+) -> BoardData:
+    # Imported here: `arena models` reads this module and need not load numpy/scipy.
+    import numpy as np
+
+    from arena.engine.counts import clustered_cells, from_cells
+
+    cluster_keys = None
+    if clustered:
+        cluster_keys = np.asarray([r[0] for r in rows], dtype=object).astype(str)
+        rows = [r[1:] for r in rows]
+    count = len(rows)
+    a_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=count)
+    b_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=count)
+    outcome = np.fromiter((_OUTCOME_CODE[r[2]] for r in rows), dtype=np.int8, count=count)
+    weight = np.fromiter((r[3] for r in rows), dtype=np.float64, count=count)
+    n = np.fromiter((r[4] for r in rows), dtype=np.float64, count=count)
+    model_ids, inverse = np.unique(np.concatenate([a_ids, b_ids]), return_inverse=True)
+    a, b = inverse[:count], inverse[count:]
+    m = len(model_ids)
+    if cluster_keys is None:
+        table, clusters = from_cells(a, b, outcome, n, n_models=m, weight=weight), None
+    else:
+        table, clusters = clustered_cells(a, b, outcome, n, cluster_keys, n_models=m, weight=weight)
+    return BoardData(category, model_ids, table, clusters, n_excluded)
+
+
+def read_boards(
+    conn: Connection, sel: BattleSelection, *, all_categories: bool = False
+) -> tuple[int, list[BoardData]]:
+    """Watermark and aggregated boards, read in the caller's transaction.
+
+    The watermark is the largest battle id; every aggregation is limited to
+    ``id <= watermark``, so battles ingested meanwhile are left for the next
+    rebuild.  The first board is the selection itself (absent when it has no
+    rated battles); with ``all_categories`` one board per category follows, in
+    name order.
+    """
+    watermark = conn.execute(select(func.coalesce(func.max(Battle.id), 0))).scalar_one()
+    clustered = sel.cluster != "battle"
+    boards: list[BoardData] = []
+    main = _aggregate(conn, sel, watermark, by_category=False).get(sel.category, [])
+    if main:
+        excluded = _excluded_counts(conn, sel, watermark, by_category=False)
+        boards.append(_board_data(sel.category, main, clustered, excluded.get(sel.category, 0)))
+    if all_categories and sel.category is None:
+        per_cat = _aggregate(conn, sel, watermark, by_category=True)
+        excluded = _excluded_counts(conn, sel, watermark, by_category=True)
+        for name in sorted(per_cat):
+            boards.append(_board_data(name, per_cat[name], clustered, excluded.get(name, 0)))
+    return watermark, boards
+
+
+def model_names(conn: Connection) -> dict[int, str]:
+    """``models.id`` -> name, for every model."""
+    return dict(conn.execute(select(Model.id, Model.name)).all())
+
+
+def hidden_model_ids(conn: Connection) -> set[int]:
+    """Ids of the models hidden from public boards."""
+    return set(conn.execute(select(Model.id).where(Model.hidden.is_(True))).scalars())

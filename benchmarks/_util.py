@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import resource
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
-from sqlalchemy import create_engine, text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
-PG_BASE = os.environ.get(
-    "ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import pg_schema  # noqa: E402
 
 
 def run_arena(args: list[str], *, db: str) -> tuple[float, float, str]:
@@ -38,31 +34,13 @@ def run_arena(args: list[str], *, db: str) -> tuple[float, float, str]:
 
 
 def pg_schema_url(name: str, *, ordinary_role: bool = False) -> tuple[str, callable]:
-    """A fresh PostgreSQL schema; with ``ordinary_role``, owned by and used as a new
-    role that is not a superuser (what an application usually runs as)."""
-    schema = f"bench_{name}_{uuid.uuid4().hex[:6]}"
-    admin = create_engine(PG_BASE, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        if ordinary_role:
-            conn.execute(text(f'CREATE ROLE "{schema}" LOGIN NOSUPERUSER'))
-            conn.execute(text(f'CREATE SCHEMA "{schema}" AUTHORIZATION "{schema}"'))
-        else:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    """A fresh PostgreSQL schema (the tests' helper); returns its URL and a drop function.
 
-    def drop() -> None:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            if ordinary_role:
-                conn.execute(text(f'DROP OWNED BY "{schema}"'))
-                conn.execute(text(f'DROP ROLE "{schema}"'))
-
-    base = PG_BASE
-    if ordinary_role:
-        parts = urlsplit(PG_BASE)
-        netloc = f"{schema}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-        base = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    sep = "&" if "?" in base else "?"
-    return f"{base}{sep}options=-csearch_path%3D{schema}", drop
+    With ``ordinary_role``, owned by and used as a new role that is not a
+    superuser (what an application usually runs as).
+    """
+    schema = pg_schema(role=ordinary_role)
+    return next(schema), lambda: next(schema, None)
 
 
 def synthetic_csv(

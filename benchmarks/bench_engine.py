@@ -23,8 +23,6 @@ Timings are wall-clock on whatever else the machine is doing; CPU seconds
 from __future__ import annotations
 
 import argparse
-import csv
-import gzip
 import resource
 import sys
 import time
@@ -38,10 +36,11 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from lmarena_reference import bootstrap_reference, collapse, point_reference  # noqa: E402
 
+from arena.engine.blas import set_blas_threads  # noqa: E402
 from arena.engine.bootstrap import bootstrap  # noqa: E402
 from arena.engine.counts import count_table, from_cells  # noqa: E402
 from arena.engine.fit import BASE, SCALE, fit  # noqa: E402
-from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD  # noqa: E402
+from arena.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
 
 SHARED = ROOT / ".." / "shared"
 
@@ -115,22 +114,11 @@ def section_scale(quick: bool) -> None:
 
 
 def load_lmarena():
-    path = SHARED / "data" / "lmarena-140k" / "battles.csv.gz"
-    code = {
-        "model_a": A_WINS,
-        "model_b": B_WINS,
-        "tie": TIE,
-        "both_bad": TIE_BOTH_BAD,
-        "tie (bothbad)": TIE_BOTH_BAD,
-    }
-    with gzip.open(path, "rt", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    names = sorted({r["model_a"] for r in rows} | {r["model_b"] for r in rows})
-    ix = {k: i for i, k in enumerate(names)}
-    a = np.array([ix[r["model_a"]] for r in rows])
-    b = np.array([ix[r["model_b"]] for r in rows])
-    o = np.array([code[r["winner"]] for r in rows])
-    return names, a, b, o
+    # Imported here: the test helpers load pytest and SQLAlchemy, which would
+    # inflate the peak RSS that the scale section reports.
+    from tests.engine.conftest import read_lmarena
+
+    return read_lmarena(SHARED / "data" / "lmarena-140k" / "battles.csv.gz")
 
 
 def section_real(quick: bool) -> None:
@@ -152,30 +140,6 @@ def section_real(quick: bool) -> None:
     )
 
 
-def _openblas_setters():
-    """Thread-count setters of the OpenBLAS copies bundled with NumPy and SciPy."""
-    import ctypes
-    import glob
-    import os
-
-    import scipy
-
-    setters = []
-    for pkg in (np, scipy):
-        libdir = os.path.join(os.path.dirname(pkg.__file__), os.pardir, f"{pkg.__name__}.libs")
-        for path in glob.glob(os.path.join(libdir, "*openblas*")):
-            lib = ctypes.CDLL(path)
-            for name in (
-                "scipy_openblas_set_num_threads64_",
-                "scipy_openblas_set_num_threads",
-                "openblas_set_num_threads",
-            ):
-                if hasattr(lib, name):
-                    setters.append(getattr(lib, name))
-                    break
-    return setters
-
-
 def battles_from_table(table, seed: int):
     """Expand a count table into shuffled per-battle arrays (what both methods start from)."""
     reps = table.n.astype(np.int64)
@@ -193,8 +157,7 @@ def section_side(quick: bool, repeats: int = 5) -> None:
     y2 = np.where(o == A_WINS, 2, np.where(o == B_WINS, 0, 1))
     # the reference is serial (issue 3): one BLAS thread, so that no spinning
     # BLAS threads of it linger on the second core while the engine runs
-    for setter in _openblas_setters():
-        setter(1)
+    set_blas_threads(1)
     runs = []
     # alternate the two methods so that both see the same machine state
     for _ in range(repeats):

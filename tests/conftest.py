@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -23,11 +24,26 @@ DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
 def shared_path(*parts: str) -> Path:
-    """A file under ../shared; the test is skipped loudly if it is absent."""
+    """A file under ../shared.
+
+    Skipped loudly when the ../shared directory is absent (a bare clone); a
+    missing file inside a present ../shared is a failure, not a skip. Tests of
+    the LMArena 140k export use the bundled copy (:func:`bundled_lmarena`)
+    instead, so they run without ../shared.
+    """
+    if not SHARED.is_dir():
+        pytest.skip(f"SHARED DATA MISSING: {SHARED} (CI provides ../shared beside the repo)")
     path = SHARED.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"SHARED DATA MISSING: {path} (CI provides ../shared beside the repo)")
+    assert path.exists(), f"expected shared data file {path}"
     return path
+
+
+def bundled_lmarena() -> Path:
+    """The bundled LMArena 140k export (byte-identical to
+    ../shared/data/lmarena-140k/battles_with_category_tags.csv.gz)."""
+    from arena import resources
+
+    return resources.demo_data()
 
 
 def _pg_url() -> str:
@@ -85,15 +101,14 @@ def engine(db_url):
     eng.dispose()
 
 
-@pytest.fixture
-def run_cli(db_url):
-    """Invoke the CLI against the test database; returns the click Result."""
+def cli_for(url: str):
+    """``run(*args)``: invoke the CLI against ``url``; returns the click Result."""
     from arena.cli import cli
 
     runner = CliRunner()
 
     def run(*args: str, input: str | bytes | None = None, ok: bool = True):
-        result = runner.invoke(cli, ["--db", db_url, *args], input=input, catch_exceptions=False)
+        result = runner.invoke(cli, ["--db", url, *args], input=input, catch_exceptions=False)
         if ok and result.exit_code != 0:
             raise AssertionError(
                 f"arena {' '.join(args)} exited {result.exit_code}:\n{result.output}"
@@ -101,3 +116,36 @@ def run_cli(db_url):
         return result
 
     return run
+
+
+@pytest.fixture
+def run_cli(db_url):
+    """Invoke the CLI against the test database; returns the click Result."""
+    return cli_for(db_url)
+
+
+@dataclass(frozen=True)
+class LoadedDatabase:
+    """A database holding the LMArena 140k export, shared by the tests of one session."""
+
+    url: str
+    ingest_output: str
+
+    def run_cli(self, *args: str, **kwargs):
+        return cli_for(self.url)(*args, **kwargs)
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def lmarena_db(request, tmp_path_factory):
+    """The bundled 135,634 votes ingested once per engine and session (``arena ingest``).
+
+    Shared: tests may add snapshots but must not add or change battles.
+    """
+    if request.param == "sqlite":
+        urls = iter([f"sqlite:///{tmp_path_factory.mktemp('lmarena') / 'arena.db'}"])
+    else:
+        urls = pg_schema()
+    url = next(urls)
+    out = cli_for(url)("ingest", str(bundled_lmarena()), "-q").output
+    yield LoadedDatabase(url, out)
+    next(urls, None)  # drops the PostgreSQL schema

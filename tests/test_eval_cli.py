@@ -174,14 +174,10 @@ def test_to_battles_needs_one_benchmark_name(tmp_path):
     assert {r["id"] for r in _battles(out)} == {"eval:mini:1:m1:m2", "eval:mini:2:m1:m2"}
 
 
-def test_battles_are_accepted_by_ingest(tmp_path):
-    if "ingest" not in cli.commands:
-        pytest.skip("arena ingest not available in this checkout")
+def test_battles_are_accepted_by_ingest(run_cli, tmp_path):
     out = tmp_path / "battles.csv"
     run(["eval", str(X_FILE), str(Y_FILE), "--to-battles", str(out), "-q"])
-    db = f"sqlite:///{tmp_path / 'arena.db'}"
-    result = run(["--db", db, "ingest", str(out)])
-    assert "9 inserted" in result.output
+    assert "9 inserted" in run_cli("ingest", str(out)).output
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import func, select
 
 from arena.db.models import Battle, BattleCategory, Category, IngestBatch, Model
-from tests.conftest import shared_path
+from tests.conftest import bundled_lmarena, shared_path
 
 
 def count(engine, model) -> int:
@@ -27,10 +27,19 @@ def write_csv(path, header, rows):
     return str(path)
 
 
-def test_lmarena_shared_file_with_tags(run_cli, engine):
-    """The real 135,634-vote export, tagged variant (a superset of battles.csv.gz)."""
-    path = shared_path("data", "lmarena-140k", "battles_with_category_tags.csv.gz")
-    out = run_cli("ingest", str(path), "-q").output
+@pytest.fixture
+def lmarena_engine(lmarena_db):
+    from arena.db.session import open_engine
+
+    eng = open_engine(lmarena_db.url)
+    yield eng
+    eng.dispose()
+
+
+def test_lmarena_export_with_tags(lmarena_db, lmarena_engine):
+    """The real 135,634-vote export with category tags (bundled copy, ingested once per engine)."""
+    run_cli, engine, path = lmarena_db.run_cli, lmarena_engine, bundled_lmarena()
+    out = lmarena_db.ingest_output
     assert "135634 rows read, 135634 inserted" in out
     assert "10 of them excluded" in out
     assert count(engine, Battle) == 135634

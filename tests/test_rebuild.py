@@ -119,12 +119,12 @@ def test_same_data_same_seed_same_numbers(run_cli, engine, loaded):
 def test_battles_ingested_during_rebuild_are_not_in_it(
     run_cli, engine, loaded, tmp_path, monkeypatch
 ):
-    import arena.rebuild as rb
+    import arena.store as store
     from arena.ingest import ingest_file
 
     late = tmp_path / "late.csv"
     synth_battles(late, n=500, seed=9, extra_id=10_000)
-    real = rb._aggregate
+    real = store._aggregate
 
     def aggregate_after_a_concurrent_ingest(conn, opts, watermark, *, by_category):
         if not getattr(aggregate_after_a_concurrent_ingest, "done", False):
@@ -132,7 +132,7 @@ def test_battles_ingested_during_rebuild_are_not_in_it(
             ingest_file(engine, str(late))  # another connection commits mid-rebuild
         return real(conn, opts, watermark, by_category=by_category)
 
-    monkeypatch.setattr(rb, "_aggregate", aggregate_after_a_concurrent_ingest)
+    monkeypatch.setattr(store, "_aggregate", aggregate_after_a_concurrent_ingest)
     result = rebuild(engine, RebuildOptions(rounds=50))
     with engine.connect() as conn:
         board = load_board(conn, result.snapshot_ids[0])
@@ -144,7 +144,7 @@ def test_failed_rebuild_leaves_previous_snapshot(run_cli, engine, loaded, monkey
     import arena.rebuild as rb
 
     run_cli("rebuild", "--rounds", ROUNDS)
-    real = rb._write_snapshot
+    real = rb.write_snapshot
     calls = {"n": 0}
 
     def crash_on_second_board(*args, **kwargs):
@@ -153,7 +153,7 @@ def test_failed_rebuild_leaves_previous_snapshot(run_cli, engine, loaded, monkey
             raise RuntimeError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rb, "_write_snapshot", crash_on_second_board)
+    monkeypatch.setattr(rb, "write_snapshot", crash_on_second_board)
     with pytest.raises(RuntimeError):
         rebuild(engine, RebuildOptions(rounds=50), all_categories=True)
     with engine.connect() as conn:

@@ -14,9 +14,8 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
 
-from arena.engine import tiers as T
+from arena.engine import pairs as P
 from arena.engine.tiers import (
     compare_pair,
     rank_interval,
@@ -236,17 +235,6 @@ def test_bad_options_raise() -> None:
         tiers_paired(rating, samples[:, :3])
 
 
-def test_holm_and_bh_adjustments_match_references() -> None:
-    rng = np.random.default_rng(5)
-    p = rng.uniform(0.0, 0.2, 30) ** 2
-    # Holm by its definition: step-down, max over the prefix of (F - k + 1) p_(k).
-    srt = np.sort(p)
-    f = p.size
-    holm_sorted = np.minimum(np.maximum.accumulate((f - np.arange(f)) * srt), 1.0)
-    np.testing.assert_allclose(np.sort(T._holm(p)), holm_sorted)
-    np.testing.assert_allclose(T._bh(p), stats.false_discovery_control(p, method="bh"))
-
-
 def maxt_reference(rating: np.ndarray, samples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Brute-force single-step and step-down max-t adjusted p-values, pairs in
     board-position triu order, from the full rounds x pairs matrix."""
@@ -274,19 +262,19 @@ def test_maxt_stepdown_matches_brute_force(seed: int, monkeypatch: pytest.Monkey
     single, down = maxt_reference(rating, samples)
     order = np.argsort(-rating, kind="stable")
     iu = np.triu_indices(rating.size, k=1)
-    st = T._pair_stats(rating[order], samples[:, order], "percentile")
-    np.testing.assert_allclose(T._maxt_stepdown(samples[:, order], iu, st), down)
+    st = P.pair_stats(rating[order], samples[:, order], "percentile")
+    np.testing.assert_allclose(P.maxt_stepdown(samples[:, order], iu, st), down)
     # step-down never rejects less than single-step and starts from it
     assert np.all(down <= single + 1e-12)
     assert down.min() == pytest.approx(single.min())  # the first step is single-step
-    monkeypatch.setattr(T, "_CHUNK_ELEMENTS", 21 * 5)  # 5 rounds per chunk
-    np.testing.assert_allclose(T._maxt_stepdown(samples[:, order], iu, st), down)
+    monkeypatch.setattr(P, "_CHUNK_ELEMENTS", 21 * 5)  # 5 rounds per chunk
+    np.testing.assert_allclose(P.maxt_stepdown(samples[:, order], iu, st), down)
 
 
 def test_chunked_statistics_match_unchunked(monkeypatch: pytest.MonkeyPatch) -> None:
     rating, samples = random_board(9, m=9, rounds=64)
     whole = tiers_paired(rating, samples, correction="maxt")
-    monkeypatch.setattr(T, "_CHUNK_ELEMENTS", 64 * 2)  # two columns per chunk
+    monkeypatch.setattr(P, "_CHUNK_ELEMENTS", 64 * 2)  # two columns per chunk
     chunked = tiers_paired(rating, samples, correction="maxt")
     np.testing.assert_array_equal(whole.tiers, chunked.tiers)
     np.testing.assert_allclose(whole.p_adjusted, chunked.p_adjusted, equal_nan=True)

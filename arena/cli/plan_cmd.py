@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.output import emit, format_option
+from arena.cli.options import category_option, format_option, seed_option, snapshot_option
+from arena.cli.output import emit
 
 WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
 POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles_needed"]
@@ -28,17 +29,12 @@ def _inputs(app, snapshot_id, category):
     return inputs
 
 
-snapshot_option = click.option(
-    "--snapshot", "snapshot_id", type=int, help="Snapshot id [default: latest]."
-)
-category_option = click.option(
-    "--category", help="Plan for the latest snapshot of this category's board."
-)
+PLAN_CATEGORY = "Plan for the latest snapshot of this category's board."
 
 
 @click.group("plan", invoke_without_command=True)
 @snapshot_option
-@category_option
+@category_option(PLAN_CATEGORY)
 @click.option(
     "--rule",
     type=click.Choice(["paper", "tiers"]),
@@ -53,7 +49,7 @@ category_option = click.option(
     default=None,
     help="Draw N battles (pairs in shown order) instead of listing weights.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed of --n draws.")
+@seed_option
 @format_option
 @click.pass_context
 def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
@@ -114,7 +110,7 @@ def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
 @plan_group.command("power")
 @click.argument("models", nargs=-1)
 @snapshot_option
-@category_option
+@category_option(PLAN_CATEGORY)
 @click.option("--power", "target", type=float, default=0.8, show_default=True, help="Target power.")
 @format_option
 @click.pass_obj

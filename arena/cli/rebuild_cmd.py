@@ -162,6 +162,7 @@ def rebuild_command(
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
     """
+    from arena.engine.options import FitOptions
     from arena.rebuild import RebuildError, RebuildOptions, rebuild
 
     opts = RebuildOptions(
@@ -174,11 +175,8 @@ def rebuild_command(
         level=level,
         ci=ci,
         simultaneous=simultaneous,
-        ties=ties,
-        both_bad=both_bad,
-        position=position,
+        fit=FitOptions(ties=ties, both_bad=both_bad, position=position, prior=prior),
         anchor=_anchor(anchor),
-        prior=prior,
         min_battles=min_battles,
         tiers=tiers,
         tier_rule=tier_rule,

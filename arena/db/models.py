@@ -1,7 +1,8 @@
 """SQLAlchemy 2.0 typed models: the battle store and the immutable snapshots.
 
 Every schema change goes through an Alembic migration in ``migrations/``;
-``tests/test_migrations.py`` checks that these models and the migrations agree.
+``tests/test_db.py::test_models_and_migrations_agree`` (``alembic check``) checks that
+these models and the migrations agree.
 """
 
 from __future__ import annotations
@@ -210,6 +211,26 @@ class SnapshotPair(Base):
     a_wins: Mapped[float] = mapped_column(Float)
     b_wins: Mapped[float] = mapped_column(Float)
     ties: Mapped[float] = mapped_column(Float)
+
+
+class SnapshotStyleCoefficient(Base):
+    """A style coefficient of a style-controlled snapshot, with its interval.
+
+    Logits per standard deviation of the covariate (see ``arena.engine.style``);
+    the interval follows the snapshot's interval method and level.
+    """
+
+    __tablename__ = "snapshot_style_coefficients"
+
+    snapshot_id: Mapped[int] = mapped_column(
+        ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    feature: Mapped[str] = mapped_column(String(255))
+    estimate: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float] = mapped_column(Float)
+    ci_high: Mapped[float] = mapped_column(Float)
+    se: Mapped[float] = mapped_column(Float)
 
 
 class SnapshotSamples(Base):

@@ -1,78 +1,46 @@
-"""Keep NumPy's OpenBLAS to one thread while the engine works.
+"""Keep the BLAS libraries to one thread while the engine works.
 
 The engine's matrices are small (models x models) and its batches already run
 in two worker threads or processes; OpenBLAS threads on top of that only spin
 and contend -- a 100-model point fit measured 15 ms with one BLAS thread and up
-to 90 ms when the BLAS threads of earlier work were still spinning.  Best
-effort: uses the setter exported by the OpenBLAS bundled with NumPy wheels,
-and does nothing if there is none (another BLAS, or a system build).
+to 90 ms when the BLAS threads of earlier work were still spinning.
+
+:mod:`threadpoolctl` finds every loaded BLAS (NumPy's and SciPy's bundled
+OpenBLAS, MKL, BLIS, ...) and sets its thread count; with no BLAS it finds
+nothing to limit, and these helpers do nothing.  Limits nest: the previous
+count is restored when the outermost block ends.  OpenBLAS has one
+process-wide pool, so threadpoolctl lets only one Python thread limit it at a
+time; a second thread that enters meanwhile runs under the first one's limit
+until that ends.
 """
 
 from __future__ import annotations
 
-import ctypes
-import glob
-import os
-import threading
 from contextlib import contextmanager
 from functools import lru_cache, wraps
 
-import numpy as np
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["single_blas_thread", "one_blas_thread", "set_blas_threads"]
 
-_LOCK = threading.Lock()
-_DEPTH = 0
-_SAVED = 0
-
 
 @lru_cache(maxsize=1)
-def _openblas():
-    """(get, set) functions of NumPy's bundled OpenBLAS, or None."""
-    libdir = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(libdir, "*openblas*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                put = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and put is not None:
-                    get.restype = ctypes.c_int
-                    put.argtypes = [ctypes.c_int]
-                    return get, put
-    return None
+def _controller() -> ThreadpoolController:
+    # Scanning the loaded libraries takes ~2 ms: once, at the first fit, when
+    # NumPy and SciPy (and so their BLAS) are already loaded.
+    return ThreadpoolController()
 
 
 def set_blas_threads(n: int) -> None:
-    """Set NumPy's OpenBLAS thread count (no-op without a bundled OpenBLAS)."""
-    funcs = _openblas()
-    if funcs is not None:
-        funcs[1](int(n))
+    """Set the BLAS thread count for the rest of the process (worker processes)."""
+    _controller().limit(limits=int(n), user_api="blas")
 
 
 @contextmanager
 def single_blas_thread():
-    """Run the block with one OpenBLAS thread; the previous count is restored after."""
-    global _DEPTH, _SAVED
-    funcs = _openblas()
-    if funcs is None:
+    """Run the block with one BLAS thread; the previous count is restored after."""
+    with _controller().limit(limits=1, user_api="blas"):
         yield
-        return
-    with _LOCK:
-        if _DEPTH == 0:
-            _SAVED = funcs[0]()
-            funcs[1](1)
-        _DEPTH += 1
-    try:
-        yield
-    finally:
-        with _LOCK:
-            _DEPTH -= 1
-            if _DEPTH == 0:
-                funcs[1](_SAVED)
 
 
 def one_blas_thread(func):

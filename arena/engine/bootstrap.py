@@ -44,7 +44,9 @@ from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
 from arena.engine.graph import category_credit_maps, existence
 from arena.engine.newton import GTOL_REL_BOOT, category_maps, chord, gradient_scale, newton
+from arena.engine.options import FitOptions, fit_options
 from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
+from arena.engine.validate import check_level
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
 
@@ -129,7 +131,7 @@ class Bootstrap:
             ``level`` quantile over rounds of ``max_i |R_i* - R_i| / se_i``, so
             all M intervals hold together at ``level``.
         """
-        _check_level(level)
+        check_level(level)
         good = self.good
         if good.shape[0] == 0:
             raise ValueError("no converged bootstrap rounds")
@@ -144,11 +146,6 @@ class Bootstrap:
     def diff(self, i: int, j: int) -> np.ndarray:
         """Bootstrap distribution of ``R_i - R_j``, shape (rounds,)."""
         return self.samples[:, i] - self.samples[:, j]
-
-
-def _check_level(level: float) -> None:
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
 
 
 def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:
@@ -366,26 +363,26 @@ def run_rounds(job, rounds: int, rng, workers: int | None, *, chunk_elems: int =
 @one_blas_thread
 def bootstrap(
     table: CountTable,
+    options: FitOptions | None = None,
+    /,
     *,
     rounds: int = 1000,
     rng: np.random.Generator | int | np.random.SeedSequence | None = None,
     seed: int | None = None,
     clusters: sp.csr_matrix | None = None,
-    ties: str = "half",
-    both_bad: str = "tie",
-    position: bool = False,
-    prior: float | None = None,
-    anchor: tuple[int, float] | None = None,
     point: Fit | None = None,
     workers: int | None = None,
     chord_iters: int = 12,
     newton_iters: int = 60,
+    **overrides,
 ) -> Bootstrap:
     """Bootstrap the Bradley–Terry fit; all rounds solved as batched arrays.
 
     Parameters
     ----------
     table : CountTable
+    options : FitOptions, optional
+        The model, as in :func:`arena.engine.fit.fit`.
     rounds : int
         Number of bootstrap rounds.
     rng : numpy.random.Generator, int or SeedSequence, optional
@@ -396,8 +393,6 @@ def bootstrap(
     clusters : scipy.sparse matrix, shape (K, C), optional
         Clusters x cells battle counts (see :func:`arena.engine.counts.cluster_matrix`);
         resample whole clusters instead of battles.
-    ties, both_bad, position, prior, anchor
-        As in :func:`arena.engine.fit.fit`.
     point : Fit, optional
         A point fit of the same table and options, to skip refitting it.
     workers : int, optional
@@ -406,6 +401,8 @@ def bootstrap(
         their own random streams, so results do not depend on ``workers``.
     chord_iters, newton_iters : int
         Iteration caps of the two solver stages.
+    **overrides
+        Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
     Returns
     -------
@@ -418,10 +415,9 @@ def bootstrap(
         raise ValueError("give rng or seed, not both")
     if rng is None:
         rng = 0 if seed is None else int(seed)
+    opts = fit_options(options, **overrides)
     if point is None:
-        point = fit(
-            table, ties=ties, both_bad=both_bad, position=position, prior=prior, anchor=anchor
-        )
+        point = fit(table, opts)
     job = _Job(point, clusters, chord_iters, newton_iters, rounds)
     parts = run_rounds(job, rounds, rng, workers)
     samples = np.concatenate([p[0] for p in parts])

@@ -23,6 +23,7 @@ __all__ = [
     "from_cells",
     "cluster_matrix",
     "clustered_table",
+    "clustered_cells",
     "unique_rows",
 ]
 
@@ -203,14 +204,51 @@ def from_cells(a, b, outcome, n, *, n_models: int, weight=None) -> CountTable:
     Rows with the same key are merged and empty rows dropped, so the result is
     canonical whatever the grouping upstream was.
     """
+    return _merge_cells(_validate(n_models, a, b, outcome, n, weight))[0]
+
+
+def clustered_cells(
+    a, b, outcome, n, cluster_ids, *, n_models: int, weight=None
+) -> tuple[CountTable, sp.csr_matrix]:
+    """Pre-aggregated rows that also carry a cluster key -> table and cluster matrix.
+
+    Each row is ``n`` battles of one cluster in one cell (SQL ``GROUP BY
+    cluster, model_a, model_b, outcome, weight``), so a cell appears once per
+    cluster that played it.
+
+    Returns
+    -------
+    table : CountTable
+        As :func:`from_cells` of the same rows.
+    clusters : scipy.sparse.csr_matrix, shape (K, C)
+        Battles of cluster ``k`` (in sorted key order) in cell ``c``.
+    """
     t = _validate(n_models, a, b, outcome, n, weight)
+    cluster_ids = np.asarray(cluster_ids)
+    if cluster_ids.shape != t.n.shape:
+        raise ValueError("cluster_ids must have one entry per row")
+    rows = t.n > 0
+    if not rows.all():
+        t = CountTable(t.n_models, t.a[rows], t.b[rows], t.outcome[rows], t.n[rows], t.weight[rows])
+        cluster_ids = cluster_ids[rows]
+    table, inverse = _merge_cells(t)
+    return table, cluster_matrix(cluster_ids, inverse, n_cells=table.n_cells, n=t.n)
+
+
+def _merge_cells(t: CountTable) -> tuple[CountTable, np.ndarray]:
+    """Merge rows with the same cell key; returns the table and each row's cell.
+
+    Cells left empty are dropped (rows of such cells get index -1).
+    """
     if t.n_cells == 0:
-        return t
+        return t, np.zeros(0, np.intp)
     first, inverse = _group_rows(t.a, t.b, t.outcome, t.weight)
     n_merged = np.bincount(inverse, weights=t.n, minlength=first.size)
     keep = n_merged > 0
-    first = first[keep]
-    return CountTable(
+    if not keep.all():
+        inverse = np.where(keep, np.cumsum(keep) - 1, -1)[inverse]
+        first = first[keep]
+    table = CountTable(
         n_models=t.n_models,
         a=t.a[first],
         b=t.b[first],
@@ -218,6 +256,7 @@ def from_cells(a, b, outcome, n, *, n_models: int, weight=None) -> CountTable:
         n=n_merged[keep],
         weight=t.weight[first],
     )
+    return table, inverse
 
 
 def cluster_matrix(cluster_ids, cell_index, *, n_cells: int, n=None) -> sp.csr_matrix:

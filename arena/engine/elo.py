@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.engine.scale import BASE, ELO_POINTS, win_probability
 from arena.outcomes import A_WINS, B_WINS
 
 __all__ = ["online_elo"]
@@ -21,8 +22,8 @@ def online_elo(
     *,
     n_models: int,
     k: float = 4.0,
-    base: float = 1000.0,
-    scale: float = 400.0,
+    base: float = BASE,
+    scale: float = ELO_POINTS,
     order=None,
 ) -> np.ndarray:
     """Sequential Elo ratings (ONLINE ELO, not the Bradley–Terry estimate).
@@ -66,7 +67,7 @@ def online_elo(
         if i == j:
             continue
         ri, rj = ratings[i], ratings[j]
-        expected = 1.0 / (1.0 + 10.0 ** ((rj - ri) / scale))
+        expected = float(win_probability(ri - rj, elo_points=scale))
         delta = k * (s - expected)
         ratings[i] = ri + delta
         ratings[j] = rj - delta

@@ -40,13 +40,11 @@ from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence, model_flags
 from arena.engine.newton import GTOL_REL, _model_functions, gradient_scale, newton
+from arena.engine.options import FitOptions, fit_options
+from arena.engine.scale import BASE, SCALE
 
 __all__ = ["Fit", "fit", "SCALE", "BASE", "DEFAULT_PRIOR"]
 
-#: Elo points per logit.
-SCALE = 400.0 / np.log(10.0)
-#: Mean rating (or rating of models with no battles).
-BASE = 1000.0
 #: Prior precision used only when the MLE does not exist (prior SD 10 logits).
 DEFAULT_PRIOR = 1e-2
 
@@ -266,44 +264,31 @@ def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> lis
 
 
 @one_blas_thread
-def fit(
-    table: CountTable,
-    *,
-    ties: str = "half",
-    both_bad: str = "tie",
-    position: bool = False,
-    prior: float | None = None,
-    anchor: tuple[int, float] | None = None,
-) -> Fit:
+def fit(table: CountTable, options: FitOptions | None = None, /, **overrides) -> Fit:
     """Fit Bradley–Terry ratings by maximum likelihood (see module docstring).
 
     Parameters
     ----------
     table : CountTable
-    ties : {"half", "davidson"}
-        Tie model.
-    both_bad : {"tie", "drop"}
-        ``tie_both_bad`` votes count as ties, or are dropped.
-    position : bool
-        Fit a first-shown advantage ``gamma`` (like home advantage).
-    prior : float or None
-        ``None``: MLE when it exists, else Gaussian prior ``DEFAULT_PRIOR``;
-        ``0``: MLE or :class:`ValueError`; ``> 0``: MAP with that precision.
-    anchor : (int, float) or None
-        ``(model_index, rating)``: shift so that model has this rating.
-        Default: mean rating ``BASE``.
+    options : FitOptions, optional
+        The model: tie model, ``both_bad`` votes, position term, prior and
+        anchor (see :class:`arena.engine.options.FitOptions`).
+    **overrides
+        Fields of :class:`FitOptions` given directly, e.g.
+        ``fit(table, ties="davidson")``; they replace those of ``options``.
 
     Returns
     -------
     Fit
     """
-    design = make_design(table, ties=ties, both_bad=both_bad, position=position)
-    anchor = check_anchor(anchor, table.n_models, design)
+    opts = fit_options(options, **overrides)
+    design = make_design(table, ties=opts.ties, both_bad=opts.both_bad, position=opts.position)
+    anchor = check_anchor(opts.anchor, table.n_models, design)
     stats = design.point_stats()
     ex = existence(design, stats[0])
     flags = model_flags(design, stats[0], ex)
     check_davidson(design, stats)
-    lam = resolve_prior(prior, ex.exists)
+    lam = resolve_prior(opts.prior, ex.exists)
 
     gtol = GTOL_REL * gradient_scale(design, stats)
     x, converged, iters, gnorm, f, pcov, hinv = solve_point(design, stats, lam, gtol)

@@ -108,14 +108,21 @@ def group_terms(
         if not derivs:
             return ll, None
         if not curvature:
-            # gradient-only path of the chord iterations: in place, three passes
-            ld = logistic(d, out=d) if not value else logistic(d)
-            np.multiply(n, ld, out=ld)
+            # gradient-only path of the chord iterations, in place:
+            # s - n / (1 + exp(-d)), five passes
+            ld = np.negative(d, out=None if value else d)
+            with np.errstate(over="ignore"):
+                np.exp(ld, out=ld)
+            ld += 1.0
+            np.divide(n, ld, out=ld)
             np.subtract(s, ld, out=ld)
             return ll, (ld, None, None, None, None)
         p = logistic(d)
-        ld = s - n * p
-        hdd = n * p * (1.0 - p)
+        hdd = n * p
+        ld = s - hdd
+        # same operations as n * p * (1 - p), with two temporaries fewer
+        np.subtract(1.0, p, out=p)
+        hdd *= p
         return ll, (ld, hdd, None, None, None)
     wa, wb, wt = stats[..., 0, :], stats[..., 1, :], stats[..., 2, :]
     h = 0.5 * d

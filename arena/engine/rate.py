@@ -11,13 +11,15 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.engine.analytic import sandwich_cov
-from arena.engine.bootstrap import Bootstrap, _check_level, bootstrap, max_t_critical
+from arena.engine.bootstrap import Bootstrap, bootstrap, max_t_critical
 from arena.engine.components import Components, _components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
 from arena.engine.fit import SCALE, Fit, _warnings, check_anchor, fit
 from arena.engine.graph import existence, model_flags
+from arena.engine.options import FitOptions, fit_options
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
+from arena.engine.validate import check_level
 
 __all__ = ["Ratings", "rate", "normal_intervals", "CI_METHODS", "COMPONENT_MODES"]
 
@@ -79,7 +81,7 @@ def check_interval_options(ci: str, simultaneous, level: float) -> None:
         raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
     if simultaneous not in _SIMULTANEOUS:
         raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
-    _check_level(level)
+    check_level(level)
     if ci == "bootstrap" and simultaneous == "chi2":
         raise ValueError(
             "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
@@ -164,6 +166,8 @@ def normal_intervals(
 
 def rate(
     table: CountTable,
+    options: FitOptions | None = None,
+    /,
     *,
     ci: str = "bootstrap",
     level: float = 0.95,
@@ -171,20 +175,18 @@ def rate(
     seed: int | np.random.Generator = 0,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
-    ties: str = "half",
-    both_bad: str = "tie",
-    position: bool = False,
-    prior: float | None = None,
-    anchor: tuple[int, float] | None = None,
     workers: int | None = None,
     components: str = "largest",
     small_sample: bool = True,
+    **overrides,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
 
     Parameters
     ----------
     table : CountTable
+    options : FitOptions, optional
+        The model, as in :func:`arena.engine.fit.fit`.
     ci : {"bootstrap", "sandwich", "fisher"}
         Percentile bootstrap (battle- or cluster-level resampling), or normal
         intervals from sandwich (cluster-robust if ``clusters``) or Fisher SEs.
@@ -199,8 +201,6 @@ def rate(
         ellipsoid, ``sqrt(chi2_{level, M-1})`` standard errors (conservative).
     clusters : scipy.sparse matrix (K, C), optional
         Clusters x cells counts: cluster bootstrap / cluster-robust sandwich.
-    ties, both_bad, position, prior, anchor
-        As in :func:`arena.engine.fit.fit`.
     workers : int, optional
         Bootstrap workers (see :func:`arena.engine.bootstrap.bootstrap`);
         ``1`` keeps everything in the calling thread.
@@ -216,6 +216,8 @@ def rate(
     small_sample : bool
         Apply the small-sample rule (:mod:`arena.engine.smallsample`) to
         models with few battles or degenerate resamples.
+    **overrides
+        Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
     Returns
     -------
@@ -224,39 +226,34 @@ def rate(
     check_interval_options(ci, simultaneous, level)
     if components not in COMPONENT_MODES:
         raise ValueError(f"components must be one of {COMPONENT_MODES}, got {components!r}")
+    model = fit_options(options, **overrides)
     opts = dict(
         ci=ci,
         level=level,
         rounds=rounds,
         seed=seed,
         simultaneous=simultaneous,
-        ties=ties,
-        both_bad=both_bad,
-        position=position,
-        prior=prior,
+        model=model,
         workers=workers,
         small_sample=small_sample,
     )
     if components == "largest":
-        design = make_design(table, ties=ties, both_bad=both_bad, position=position)
+        design = _design(table, model)
         comps = _components(design, table)
         if not comps.exists and comps.n_components:
-            return _rate_comparable(table, design, comps, clusters, anchor, opts)
-    return _rate_all(table, clusters, anchor, opts)
+            return _rate_comparable(table, design, comps, clusters, model.anchor, opts)
+    return _rate_all(table, clusters, model.anchor, opts)
+
+
+def _design(table: CountTable, model: FitOptions):
+    return make_design(table, ties=model.ties, both_bad=model.both_bad, position=model.position)
 
 
 def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     """One fit of every model (the MLE, or the weak prior when it does not exist)."""
     ci, level, rounds, seed = opts["ci"], opts["level"], opts["rounds"], opts["seed"]
     simultaneous = opts["simultaneous"]
-    point = fit(
-        table,
-        ties=opts["ties"],
-        both_bad=opts["both_bad"],
-        position=opts["position"],
-        prior=opts["prior"],
-        anchor=anchor,
-    )
+    point = fit(table, replace(opts["model"], anchor=anchor))
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
     diag.update(
@@ -437,9 +434,7 @@ def _attached_bounds(table: CountTable, main: np.ndarray, point: Fit, models, op
     for i, k in enumerate(models.tolist()):
         members = np.sort(np.append(main, k))
         sub, _ = subtable(table, members)
-        d = make_design(
-            sub, ties=opts["ties"], both_bad=opts["both_bad"], position=opts["position"]
-        )
+        d = _design(sub, opts["model"])
         pos_k = int(np.searchsorted(members, k))
         if d.n_active != members.size:  # no usable battle with the set
             continue

@@ -28,7 +28,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, pdtr
 
-__all__ = ["PoissonTable", "CategoricalTable", "multinomial_rows", "poisson_mean"]
+__all__ = [
+    "PoissonTable",
+    "CategoricalTable",
+    "multinomial_rows",
+    "poisson_mean",
+    "resampled_counts",
+]
 
 #: Below this many trials the plain sequential multinomial is as fast.
 _POISSON_MIN_N = 2000
@@ -290,3 +296,23 @@ def multinomial_rows(
 def poisson_mean(n: int, p: np.ndarray) -> np.ndarray:
     """Poisson means of step 1 of the construction: ``(n - 2 sqrt(n)) * p``."""
     return max(n - 2.0 * np.sqrt(n), 0.0) * np.asarray(p, dtype=np.float64)
+
+
+def resampled_counts(rng: np.random.Generator, unit_of: np.ndarray | None, q: int, rounds: int):
+    """Counts per category of ``rounds`` resamples with replacement of ``n`` units.
+
+    ``unit_of[i]`` is the category of unit ``i`` (a battle's row, or a
+    cluster; ``None``: unit ``i`` is category ``i``); each round draws ``n``
+    uniform unit indices and counts them per category -- exactly
+    ``Multinomial(n, counts / n)``, the law :func:`multinomial_rows` draws.
+    When the categories are almost as many as the units (the style model's
+    rows, one battle each), this is a few times faster than the
+    per-category Poisson draws, and it returns C-ordered ``(rounds, q)``
+    float64 directly.  One ``bincount`` per round keeps its counters in cache.
+    """
+    n = q if unit_of is None else unit_of.size
+    out = np.empty((rounds, q))
+    for r in range(rounds):
+        idx = rng.integers(0, n, size=n)
+        out[r] = np.bincount(idx if unit_of is None else unit_of[idx], minlength=q)
+    return out

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from arena.engine.analytic import sandwich_param_cov
 from arena.engine.blas import one_blas_thread
-from arena.engine.bootstrap import Bootstrap, _mle_possible, run_rounds, samplers
+from arena.engine.bootstrap import Bootstrap, _mle_possible, run_rounds
 from arena.engine.fit import (
     DEFAULT_PRIOR,
     SCALE,
@@ -56,7 +56,7 @@ from arena.engine.rate import (
     normal_intervals,
     report_rounds,
 )
-from arena.engine.sampling import multinomial_rows
+from arena.engine.sampling import resampled_counts
 from arena.engine.style_design import StyleTable
 from arena.engine.style_model import StyleDesign
 
@@ -271,14 +271,15 @@ class _StyleJob:
         self.design = d = point.design
         self.zq = zq
         self.chord_iters, self.newton_iters = chord_iters, newton_iters
+        # resampling units: battles (their rows) or clusters
         if zq is None:
-            n_total = d.cat_n.sum()
-            self.n_draw = int(round(n_total))
-            self.p = d.cat_n / n_total if n_total > 0 else d.cat_n
+            per_row = d.cat_n.astype(np.intp)
+            self.n_units = d.cat_n.size
+            one_each = bool(np.all(per_row == 1))
+            self.unit_of = None if one_each else np.repeat(np.arange(self.n_units), per_row)
         else:
-            self.n_draw = zq.shape[0]
-            self.p = np.full(self.n_draw, 1.0 / max(self.n_draw, 1))
-        self.table, self.categorical = samplers(self.n_draw, self.p, rounds)
+            self.unit_of = None
+            self.n_units = zq.shape[0]
         # per-round MLE check on the raw graph: row counts -> credit/debit per model
         credit, debit = category_credit_maps(d.raw)
         n = d.cat_n.size
@@ -298,16 +299,14 @@ class _StyleJob:
 
     def width(self) -> int:
         d = self.design
-        clusters = 0 if self.zq is None else self.n_draw
+        clusters = 0 if self.zq is None else self.n_units
         return max(d.cat_n.size, clusters, d.n_params**2, 1)
 
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
-        draws = multinomial_rows(
-            rng, self.n_draw, self.p, rounds, table=self.table, categorical=self.categorical
-        )
-        counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
+        draws = resampled_counts(rng, self.unit_of, self.n_units, rounds)
+        counts = draws if self.zq is None else np.ascontiguousarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
         gtol = GTOL_REL_BOOT * d.gradient_scale(stats)
         x = np.tile(point.x, (rounds, 1))
@@ -330,7 +329,8 @@ class _StyleJob:
             # 0.1-0.3 per step: the next iterations use each round's own
             # Hessian at that first step, and contract like the remaining
             # (now small) distance.
-            terms = [None if t is None else counts[std] * t for t in self.terms]
+            c_std = counts if every else counts[std]
+            terms = [None if t is None else c_std * t for t in self.terms]
             g0 = d.assemble(terms, x[std], point.lam, hessian=False)[0]
             dr = d.diagonal_from_terms(terms, point.lam)
             with np.errstate(divide="ignore", invalid="ignore"):

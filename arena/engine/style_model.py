@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.blas import dgemv
 
 from arena.engine.counts import CountTable
 from arena.engine.design import _CLASS_A, _CLASS_B, make_design
@@ -81,6 +82,21 @@ class StyleDesign:
         self.z = np.ascontiguousarray(z)
         self.zt = np.ascontiguousarray(z.T)
         self.z2 = self.z * self.z
+        self.zf = self.z.T  # (F, N) Fortran-ordered view, as BLAS wants it
+        f, n, n_groups = z.shape[1], z.shape[0], raw.n_groups
+        self.zz = (z[:, :, None] * z[:, None, :]).reshape(n, f * f)
+        # (1 + F) x G rows: row k * G + g sums z_k (z_0 = 1) over the rows of pair g
+        ones_z = np.hstack([np.ones((n, 1)), z])
+        self.group_z_t = sp.csr_matrix(
+            (
+                ones_z.T.ravel(),
+                (
+                    (np.arange(f + 1)[:, None] * n_groups + group[None, :]).ravel(),
+                    np.tile(np.arange(n), f + 1),
+                ),
+            ),
+            shape=((f + 1) * n_groups, n),
+        )
         self.names = names
         self.n_features = z.shape[1]
         self.cat_n = table.n
@@ -135,12 +151,10 @@ class StyleDesign:
         dg = np.take(theta, self.raw.ga, axis=1)
         dg -= np.take(theta, self.raw.gb, axis=1)
         d = np.repeat(dg, self.glen, axis=1)
-        if f:
-            # one gemv per round: BLAS handles (R, F) @ (F, N) with tiny F poorly
-            zg = np.empty(d.shape[1])
-            for r in range(d.shape[0]):
-                np.dot(self.z, x[r, ma : ma + f], out=zg)
-                d[r] += zg
+        # one gemv per round, accumulating into d in place (BLAS handles
+        # (R, F) @ (F, N) with a tiny F poorly)
+        for r in range(d.shape[0] if f else 0):
+            dgemv(1.0, self.zf, x[r, ma : ma + f], beta=1.0, y=d[r], overwrite_y=True, trans=1)
         phi = x[:, -1:] if self.ties == "davidson" else None
         return d, phi
 
@@ -197,7 +211,10 @@ class StyleDesign:
         h = np.zeros((r, p, p))
         hflat = h.reshape(r, p * p)
         raw = self.raw
-        hg = np.add.reduceat(hdd, self.starts, axis=1)
+        # per-pair sums of hdd and hdd * z in one sparse product, and the
+        # coefficient block as one (R, N) @ (N, F * F) product
+        hgz = _rmul(self.group_z_t, hdd).reshape(r, f + 1, -1)
+        hg = hgz[:, 0]
         pair_w = _rmul(raw.pair_map_t, hg)
         hflat[:, raw.pair_i * p + raw.pair_j] = -pair_w
         hflat[:, raw.pair_j * p + raw.pair_i] = -pair_w
@@ -207,12 +224,10 @@ class StyleDesign:
             scale = h[:, diag, diag].mean(axis=1) / ma
             h[:, :ma, :ma] += scale[:, None, None]
         if f:
-            hz = hdd[:, None, :] * self.zt[None]  # (R, F, N), each feature contiguous
-            hzg = np.add.reduceat(hz, self.starts, axis=2).reshape(r * f, -1)
-            col = _rmul(raw.incidence_t, hzg).reshape(r, f, ma)
+            col = _rmul(raw.incidence_t, hgz[:, 1:].reshape(r * f, -1)).reshape(r, f, ma)
             h[:, ma : ma + f, :ma] = col
             h[:, :ma, ma : ma + f] = col.transpose(0, 2, 1)
-            h[:, ma : ma + f, ma : ma + f] = hz @ self.z
+            h[:, ma : ma + f, ma : ma + f] = (hdd @ self.zz).reshape(r, f, f)
         if self.ties == "davidson":
             col = self._to_models(hdp)
             h[:, :ma, -1] = col

@@ -4,6 +4,11 @@ Templates only lay out what is here: every number is already a string with a
 fixed format (so output is deterministic and identical wherever it appears),
 every chart is already SVG markup, every link is already relative to the page.
 Nothing in this module writes files; :mod:`arena.publish.site` does that.
+
+Longer than ~400 lines on purpose, for now: the formats and plain-words
+captions must read the same on every page, and the page redesign (issue 13)
+will split this module along its new pages; splitting it before would move
+every line twice while others edit the captions.
 """
 
 from __future__ import annotations
@@ -15,17 +20,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property, lru_cache
-from urllib.parse import urlsplit
 
 import numpy as np
 from markupsafe import Markup
 
+from arena.engine.scale import win_probability
 from arena.publish import svg
-from arena.snapshots import Board, BoardRow, PairRecord, SnapshotInfo
-
-OVERALL = "overall"
-_ELO = 400.0
-
+from arena.snapshots import OVERALL, Board, BoardRow, PairRecord, SnapshotInfo
+from arena.vocabulary import is_web_url
 
 # ---------------------------------------------------------------- names and formats
 
@@ -79,18 +81,12 @@ def fmt_date(dt: datetime) -> str:
 
 def safe_link(url: str | None) -> str | None:
     """Only http(s) links become hrefs; ``javascript:`` and friends stay plain text."""
-    if not url:
-        return None
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return None
-    return url.strip() if parts.scheme in ("http", "https") and parts.netloc else None
+    return url.strip() if url and is_web_url(url) else None
 
 
 def predicted(r_i: float, r_j: float) -> float:
     """Bradley-Terry probability that i beats j on the Elo scale (ties ignored)."""
-    return 1.0 / (1.0 + 10.0 ** (-(r_i - r_j) / _ELO))
+    return float(win_probability(r_i - r_j))
 
 
 # ---------------------------------------------------------------- page pieces
@@ -218,7 +214,7 @@ class ModelPage:
 
 
 @dataclass
-class SiteModel:
+class SiteBoard:
     """What the site writer knows about one board while building pages."""
 
     board: Board
@@ -467,7 +463,7 @@ def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
 
 
 def leaderboard_page(
-    site: SiteModel, *, nav: tuple[Link, ...], top: int, attribution: str | None, linked: set[str]
+    site: SiteBoard, *, nav: tuple[Link, ...], top: int, attribution: str | None, linked: set[str]
 ) -> LeaderboardPage:
     board = site.board
     info = board.snapshot
@@ -587,7 +583,7 @@ def leaderboard_page(
 
 def model_page(
     name: str,
-    sites: Sequence[SiteModel],
+    sites: Sequence[SiteBoard],
     *,
     nav: tuple[Link, ...],
     attribution: str | None,

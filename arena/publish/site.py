@@ -95,7 +95,7 @@ class PublishReport:
 # ---------------------------------------------------------------- reading
 
 
-def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.SiteModel]:
+def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.SiteBoard]:
     if snapshot_id is None:
         snapshot_id = latest_snapshot_id(conn, OVERALL)
         if snapshot_id is None:
@@ -135,7 +135,7 @@ def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
             for name, points in rating_history(conn, info.board).items()
         }
         sites.append(
-            ctx.SiteModel(
+            ctx.SiteBoard(
                 board=board,
                 file=file,
                 downloads=downloads,
@@ -152,7 +152,7 @@ def _load_site_models(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
 
 
 def _files(
-    sites: list[ctx.SiteModel],
+    sites: list[ctx.SiteBoard],
     *,
     top: int,
     attribution: str | None,
@@ -339,10 +339,10 @@ def publish_site(
     _check_target(out)
     if isinstance(conn_or_engine, Engine):
         with conn_or_engine.connect() as conn:
-            sites = _load_site_models(conn, snapshot_id)
+            sites = _load_site_boards(conn, snapshot_id)
             audit = load_audit(conn, sites[0].board.snapshot.id)
     else:
-        sites = _load_site_models(conn_or_engine, snapshot_id)
+        sites = _load_site_boards(conn_or_engine, snapshot_id)
         audit = load_audit(conn_or_engine, sites[0].board.snapshot.id)
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = _publish_lock(out.parent)

@@ -4,10 +4,22 @@ Pure numpy/scipy and vectorised: bootstrap resamples are drawn as one index
 matrix (in row blocks) and summarised with matrix products, never a Python
 loop per resample.
 
-The three functions fixed by issue 6 keep their exact names, signatures and
-use of ``rng``: :func:`bootstrap_ci`, :func:`paired_bootstrap`, :func:`significant`.
+* accuracy intervals: :func:`bootstrap_ci` (percentile), :func:`bca_interval`,
+  :func:`cluster_bootstrap_ci`, :func:`wilson_interval`,
+  :func:`clopper_pearson_interval`;
+* two models on the same items: :func:`paired_bootstrap` (interval of the
+  difference), :func:`significant` (does it exclude 0), :func:`mcnemar`,
+  :func:`paired_permutation_test`;
+* many models: :func:`bootstrap_models`, with :func:`holm` /
+  :func:`benjamini_hochberg` (:func:`adjust_pvalues`) over their pairs;
+* planning: :func:`items_needed`, :func:`items_needed_paired`,
+  :func:`simulate_power`, :func:`simulate_power_paired`; :func:`chance_test`.
+
+Every function that resamples takes a ``numpy.random.Generator`` ``rng``: same
+seed, same result.
 """
 
+from arena.engine.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats._checks import Interval
 from arena.stats.binomial import (
     EXACT_BELOW,
@@ -36,7 +48,6 @@ from arena.stats.evaluation import (
     write_battles,
 )
 from arena.stats.models import ModelsBootstrap, bootstrap_models
-from arena.stats.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats.permutation import PermutationResult, paired_permutation_test
 from arena.stats.power import (
     items_needed,

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.engine.validate import check_level
+
 
 def as_binary(values: object, name: str) -> np.ndarray:
     """Return ``values`` as a non-empty 1-D float array of 0s and 1s.
@@ -54,17 +56,6 @@ def same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
         raise ValueError(
             f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}"
         )
-
-
-def check_level(level: float) -> float:
-    """Confidence level strictly between 0 and 1."""
-    try:
-        value = float(level)
-    except (TypeError, ValueError):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}") from None
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
-    return value
 
 
 def check_probability(p: float, name: str, *, open_interval: bool = True) -> float:

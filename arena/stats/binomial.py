@@ -13,11 +13,11 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import beta, binom, chi2
 
+from arena.engine.validate import check_level
 from arena.stats._checks import (
     Interval,
     as_binary,
     check_count,
-    check_level,
     check_probability,
     same_length,
 )

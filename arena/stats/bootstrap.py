@@ -14,20 +14,20 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from arena.engine.validate import check_level
 from arena.stats._checks import (
     DegenerateResamplesWarning,
     Interval,
     as_binary,
     as_finite,
     check_count,
-    check_level,
     check_rng,
     percentile_bounds,
     quantile_levels,
     same_length,
 )
-from arena.stats._engine import draw_block_sizes, resample_sums
 from arena.stats.binomial import clopper_pearson_interval
+from arena.stats.resample import draw_block_sizes, resample_sums
 
 __all__ = [
     "bootstrap_ci",

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.engine.multiple import adjust_pvalues
 from arena.stats.binomial import mcnemar_counts, wilson_interval
 from arena.stats.itemfile import ItemScores, item_sort_key
 from arena.stats.models import bootstrap_models
-from arena.stats.multiple import adjust_pvalues
 
 __all__ = [
     "EvaluateError",

@@ -12,8 +12,9 @@ optionally ``.gz``) or, failing that, by the first non-blank character:
 - CSV with a header containing ``model``, ``item`` and ``score`` (other
   columns ignored), any number of models per file.
 
-Scores must be 0 or 1 (``true``/``false`` accepted). Errors name the file, the
-line and the field.
+Scores must be 0 or 1 (yes/no words of :mod:`arena.vocabulary` accepted).
+Gzip-compressed files are recognised by their content. Errors name the file,
+the line and the field.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.vocabulary import is_gzip, parse_bool
+
 __all__ = ["ItemFileError", "ItemScores", "parse_spec", "read_results", "item_sort_key"]
 
 _HARNESS_NAME = re.compile(r"^samples_(?P<task>.+?)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9:.\-]+)$")
-_TRUE = {"1", "1.0", "true", "True", "TRUE"}
-_FALSE = {"0", "0.0", "false", "False", "FALSE"}
 
 
 class ItemFileError(ValueError):
@@ -104,7 +105,7 @@ def _strip_gz(path: Path) -> str:
 def _open_text(path: Path) -> io.TextIOBase:
     if not path.is_file():
         raise ItemFileError(path, None, None, "no such file")
-    if path.name.endswith(".gz"):
+    if is_gzip(path):
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
     return open(path, encoding="utf-8", newline="")
 
@@ -138,11 +139,9 @@ def _binary(raw: object, path: Path, line: int, fieldname: str) -> int:
     if isinstance(raw, (int, float)) and raw in (0, 1):
         return int(raw)
     if isinstance(raw, str):
-        text = raw.strip()
-        if text in _TRUE:
-            return 1
-        if text in _FALSE:
-            return 0
+        word = parse_bool(raw)
+        if word is not None:
+            return int(word)
     raise ItemFileError(path, line, fieldname, f"score must be 0 or 1, got {raw!r}")
 
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.engine.validate import check_level
 from arena.stats._checks import (
     as_binary,
     check_count,
-    check_level,
     check_rng,
     percentile_bounds,
 )
-from arena.stats._engine import resample_sums
+from arena.stats.resample import resample_sums
 
 __all__ = ["ModelsBootstrap", "bootstrap_models"]
 

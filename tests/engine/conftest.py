@@ -5,15 +5,13 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from arena.engine.counts import count_table, from_cells
 from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
-
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+from tests.conftest import bundled_lmarena, shared_path
 
 LMARENA_WINNER = {
     "model_a": A_WINS,
@@ -24,21 +22,10 @@ LMARENA_WINNER = {
 }
 
 
-def shared_file(*parts: str) -> Path:
-    """A file under ../shared; skip loudly only if the directory is missing (CI has it)."""
-    if not SHARED.is_dir():
-        pytest.skip(
-            f"SHARED DATA DIRECTORY MISSING: {SHARED.resolve()} -- these checks did NOT run"
-        )
-    path = SHARED.joinpath(*parts)
-    assert path.exists(), f"expected shared data file {path}"
-    return path
-
-
 @pytest.fixture(scope="session")
 def baseball():
     """(team names, CountTable) of Agresti's 1987 AL East data; home team shown first."""
-    rows = list(csv.DictReader(open(shared_file("data", "classic", "baseball.csv"))))
+    rows = list(csv.DictReader(open(shared_path("data", "classic", "baseball.csv"))))
     teams = sorted({r["home.team"] for r in rows} | {r["away.team"] for r in rows})
     ix = {t: i for i, t in enumerate(teams)}
     a, b, o, n = [], [], [], []
@@ -50,10 +37,9 @@ def baseball():
     return teams, from_cells(a, b, o, n, n_models=len(teams))
 
 
-@pytest.fixture(scope="session")
-def lmarena():
-    """Per-battle arrays of the LMArena 140k votes: names, a, b, outcome (self-play kept)."""
-    with gzip.open(shared_file("data", "lmarena-140k", "battles.csv.gz"), "rt", newline="") as fh:
+def read_lmarena(path) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Per-battle arrays of an LMArena CSV export: names, a, b, outcome (self-play kept)."""
+    with gzip.open(path, "rt", newline="") as fh:
         rows = list(csv.DictReader(fh))
     names = sorted({r["model_a"] for r in rows} | {r["model_b"] for r in rows})
     ix = {m: i for i, m in enumerate(names)}
@@ -61,6 +47,15 @@ def lmarena():
     b = np.array([ix[r["model_b"]] for r in rows])
     o = np.array([LMARENA_WINNER[r["winner"]] for r in rows])
     return names, a, b, o
+
+
+@pytest.fixture(scope="session")
+def lmarena():
+    """The LMArena 140k votes as per-battle arrays (see :func:`read_lmarena`).
+
+    Read from the bundled copy: same rows as ../shared's battles.csv.gz, plus tag columns.
+    """
+    return read_lmarena(bundled_lmarena())
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +67,7 @@ def lmarena_table(lmarena):
 @pytest.fixture(scope="session")
 def mtbench():
     """MT-Bench human votes: names, a, b, outcome, judge, question."""
-    path = shared_file("data", "mt-bench-human", "human_judgments_turn1.jsonl")
+    path = shared_path("data", "mt-bench-human", "human_judgments_turn1.jsonl")
     recs = [json.loads(line) for line in open(path) if line.strip()]
     names = sorted({r["model_a"] for r in recs} | {r["model_b"] for r in recs})
     ix = {m: i for i, m in enumerate(names)}

@@ -7,9 +7,16 @@ import json
 import numpy as np
 import pytest
 
-from arena.engine.counts import cluster_matrix, clustered_table, count_table, from_cells
+from arena.engine.counts import (
+    cluster_matrix,
+    clustered_cells,
+    clustered_table,
+    count_table,
+    from_cells,
+)
 from arena.engine.elo import online_elo
 from arena.engine.fit import fit
+from arena.engine.options import FitOptions
 from arena.engine.rate import rate
 from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
@@ -50,6 +57,46 @@ def test_cluster_matrix_counts():
     np.testing.assert_array_equal(np.asarray(z.sum(axis=0)).ravel(), table.n)
     z2 = cluster_matrix(["x", "y"], [0, 0], n_cells=table.n_cells)
     assert z2.shape == (2, table.n_cells)
+
+
+def test_clustered_cells_match_per_battle_aggregation():
+    """SQL-style (cluster, cell, count) rows give the table and matrix of the battles."""
+    rng = np.random.default_rng(5)
+    a, b, o = simulate(rng, rng.normal(0, 1, 5), 2000)
+    w = rng.choice([1.0, 0.5], size=a.size)
+    judge = rng.choice(["j1", "j2", "j10", "battle:7"], size=a.size)
+    want, want_z = clustered_table(a, b, o, judge, n_models=5, weight=w)
+    # GROUP BY judge, a, b, outcome, weight, in a shuffled row order, plus an empty row
+    first, inverse = np.unique(
+        np.stack([np.unique(judge, return_inverse=True)[1], a, b, o, w * 2]),
+        axis=1,
+        return_index=True,
+        return_inverse=True,
+    )[1:]
+    inverse = inverse.ravel()
+    n = np.bincount(inverse).astype(float)
+    rows = rng.permutation(first.size)
+    ga, gb, go, gw, gj = (x[first][rows] for x in (a, b, o, w, judge))
+    gn = n[rows]
+    ga, gb, go, gw, gj = (np.append(x, x[:1]) for x in (ga, gb, go, gw, gj))
+    gn = np.append(gn, 0.0)
+    table, z = clustered_cells(ga, gb, go, gn, gj, n_models=5, weight=gw)
+    for field in ("a", "b", "outcome", "n", "weight"):
+        np.testing.assert_array_equal(getattr(table, field), getattr(want, field))
+    np.testing.assert_array_equal(z.toarray(), want_z.toarray())
+
+
+def test_fit_options_object_or_keywords():
+    t = _table()
+    opts = FitOptions(ties="davidson", position=True)
+    by_object = fit(t, opts)
+    by_keywords = fit(t, ties="davidson", position=True)
+    np.testing.assert_array_equal(by_object.rating, by_keywords.rating)
+    assert by_object.position_param == by_keywords.position_param
+    # keywords override the object's fields
+    np.testing.assert_array_equal(fit(t, opts, ties="half", position=False).rating, fit(t).rating)
+    with pytest.raises(TypeError, match="tie_model"):
+        fit(t, tie_model="davidson")
 
 
 def _table(seed=0, m=6, n=3000):
@@ -155,3 +202,26 @@ def test_count_table_keys_do_not_collide():
         (0, 3, 1),
         (1, 0, 0),
     ]
+
+
+def test_fit_runs_with_one_blas_thread_and_restores(monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import arena.engine.fit as fit_module
+
+    def blas_threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    seen = []
+    real = fit_module.newton
+
+    def spy(*args, **kwargs):
+        seen.append(blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(fit_module, "newton", spy)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        fit(_table())
+        assert blas_threads() == before
+    assert seen and all(n == 1 for threads in seen for n in threads)

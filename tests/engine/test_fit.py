@@ -143,9 +143,9 @@ def test_davidson_on_real_ties():
     """EPL football: many draws, home advantage; the fit must converge with sane values."""
     import csv
 
-    from .conftest import shared_file
+    from tests.conftest import shared_path
 
-    rows = list(csv.DictReader(open(shared_file("data", "classic", "football_epl.csv"))))
+    rows = list(csv.DictReader(open(shared_path("data", "classic", "football_epl.csv"))))
     home, away = "home", "away"
     teams = sorted({r[home] for r in rows} | {r[away] for r in rows})
     ix = {t: i for i, t in enumerate(teams)}

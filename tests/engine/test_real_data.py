@@ -92,9 +92,9 @@ def test_mtbench_judge_clusters(mtbench):
 def test_llmfao_worker_clusters(path):
     import csv
 
-    from .conftest import shared_file
+    from tests.conftest import shared_path
 
-    rows = list(csv.DictReader(open(shared_file(*path))))
+    rows = list(csv.DictReader(open(shared_path(*path))))
     names = sorted({r["left"] for r in rows} | {r["right"] for r in rows})
     ix = {n: i for i, n in enumerate(names)}
     win = {"left": A_WINS, "right": B_WINS, "tie": 2}

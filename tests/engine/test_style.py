@@ -14,8 +14,8 @@ from arena.engine.fit import SCALE, fit
 from arena.engine.style import bootstrap_style, fit_style, rate_style
 from arena.engine.style_design import STYLE_FEATURES, style_table
 from arena.outcomes import A_WINS, B_WINS, TIE
+from tests.conftest import shared_path
 
-from .conftest import shared_file
 from .style_data import load_ko_arena_hard, simulate_style
 
 THETA_TOL = 1e-6  # logits and coefficients: two exact optimisers agree far below this
@@ -105,7 +105,7 @@ def test_style_reg_reproduces_fastchat_objective():
 
 
 def test_ko_arena_hard_equals_direct_scipy_fit():
-    path = shared_file("data", "ko-arena-hard", "battles.jsonl.gz")
+    path = shared_path("data", "ko-arena-hard", "battles.jsonl.gz")
     d = load_ko_arena_hard(path)
     assert d.n_without_metadata == 4000
     m = len(d.models)
@@ -304,3 +304,23 @@ def test_coverage_light():
     # 240 and 160 intervals: binomial SDs of 1.4 and 1.7 points around 95%
     assert 0.89 <= hit_r / n_r <= 0.99
     assert 0.88 <= hit_c / n_c <= 0.995
+
+
+def test_resampled_counts_are_multinomial():
+    """Uniform draws of units counted per category: Multinomial(n, counts / n)."""
+    from arena.engine.sampling import resampled_counts
+
+    counts = np.array([1, 3, 1, 5])
+    unit_of = np.repeat(np.arange(4), counts)
+    draws = resampled_counts(np.random.default_rng(0), unit_of, 4, 20000)
+    assert draws.flags["C_CONTIGUOUS"] and draws.shape == (20000, 4)
+    assert np.all(draws.sum(axis=1) == counts.sum())
+    p = counts / counts.sum()
+    n = counts.sum()
+    # means n p and variances n p (1 - p), to a few Monte Carlo SEs
+    assert np.allclose(draws.mean(axis=0), n * p, atol=4 * np.sqrt(n * p / 20000))
+    assert np.allclose(draws.var(axis=0), n * p * (1 - p), rtol=0.05)
+    # one unit per category (unit_of=None): Multinomial(q, uniform)
+    same = resampled_counts(np.random.default_rng(0), None, 5, 20000)
+    assert np.all(same.sum(axis=1) == 5)
+    assert np.allclose(same.var(axis=0), 5 * 0.2 * 0.8, rtol=0.05)

@@ -1,0 +1,226 @@
+"""One leaderboard's numbers: ratings, records, ranks and tiers of a count table.
+
+:func:`rate_board` is everything the rebuild computes for one board, as pure
+numpy: it takes a :class:`~arena.engine.counts.CountTable` (and the cluster
+matrix for a cluster bootstrap) and returns a :class:`BoardRating` that the
+snapshot writer stores as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.engine.counts import CountTable
+from arena.engine.options import FitOptions
+from arena.engine.ranks import rank_ub
+from arena.engine.rate import Ratings, rate
+from arena.engine.tiers import tiers_leader_overlap, tiers_paired
+from arena.outcomes import A_WINS, B_WINS
+
+__all__ = [
+    "BoardOptions",
+    "BoardRating",
+    "PairTotals",
+    "TIER_METHODS",
+    "TIER_RULES",
+    "model_record",
+    "pair_totals",
+    "rate_board",
+]
+
+#: Tier methods: paired differences with max-t / Holm / BH, or interval overlap.
+TIER_METHODS = ("maxt", "holm", "bh", "overlap")
+#: Paired-tier rules (see :func:`arena.engine.tiers.tiers_paired`).
+TIER_RULES = ("leader", "cut")
+
+
+@dataclass(frozen=True)
+class BoardOptions:
+    """How one board is rated: the model, its intervals, who is ranked, the tiers.
+
+    Attributes
+    ----------
+    fit : FitOptions
+        The model (see :class:`arena.engine.options.FitOptions`).
+    rounds, seed, level, ci, simultaneous
+        As in :func:`arena.engine.rate.rate`.
+    min_battles : int
+        Models with fewer battles are listed but get no rank or tier.
+    tiers : {"maxt", "holm", "bh", "overlap"}
+    tier_rule : {"leader", "cut"}
+    """
+
+    fit: FitOptions = field(default_factory=FitOptions)
+    rounds: int = DEFAULT_ROUNDS
+    seed: int = 0
+    level: float = DEFAULT_LEVEL
+    ci: str = "bootstrap"
+    simultaneous: bool = False
+    min_battles: int = 50
+    tiers: str = "maxt"
+    tier_rule: str = "leader"
+
+
+@dataclass(frozen=True)
+class PairTotals:
+    """Head-to-head totals, one entry per unordered pair ``lo < hi`` that met."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    lo_wins: np.ndarray
+    hi_wins: np.ndarray
+    ties: np.ndarray
+
+
+@dataclass
+class BoardRating:
+    """Everything stored for one board; per-model arrays in table index order.
+
+    Attributes
+    ----------
+    table : CountTable
+        The board's battles.
+    ratings : Ratings
+    record : ndarray, shape (M, 4)
+        Battles, wins, losses, ties (see :func:`model_record`).
+    pairs : PairTotals
+    ranked : ndarray of bool, shape (M,)
+        At least ``min_battles`` (and one) battles, and connected to the
+        largest group of models.
+    rank, rank_ub, tier : ndarray of int, shape (M,)
+        ``-1`` for unranked models.
+    flags : list of tuple of str
+        The fit's flags plus ``few_battles`` for unranked models.
+    tier_info : dict
+        JSON-ready facts about the tiering (method, critical value, ...).
+    """
+
+    table: CountTable
+    ratings: Ratings
+    record: np.ndarray
+    pairs: PairTotals
+    ranked: np.ndarray
+    rank: np.ndarray
+    rank_ub: np.ndarray
+    tier: np.ndarray
+    flags: list[tuple[str, ...]]
+    tier_info: dict
+
+
+def _decisive(table: CountTable) -> tuple[np.ndarray, np.ndarray]:
+    a_win = table.outcome == A_WINS
+    b_win = table.outcome == B_WINS
+    return a_win, b_win
+
+
+def model_record(table: CountTable) -> np.ndarray:
+    """Per model (battles, wins, losses, ties) in battle counts (ties: both kinds)."""
+    m = table.n_models
+    out = np.zeros((m, 4))
+    n = table.n
+    a_win, b_win = _decisive(table)
+    tie = ~(a_win | b_win)
+    for side, win, lose in ((table.a, a_win, b_win), (table.b, b_win, a_win)):
+        out[:, 0] += np.bincount(side, weights=n, minlength=m)
+        out[:, 1] += np.bincount(side, weights=n * win, minlength=m)
+        out[:, 2] += np.bincount(side, weights=n * lose, minlength=m)
+        out[:, 3] += np.bincount(side, weights=n * tie, minlength=m)
+    return out
+
+
+def pair_totals(table: CountTable) -> PairTotals:
+    """Wins of each side and ties for every unordered pair, in ``(lo, hi)`` order."""
+    t = table
+    lo, hi = np.minimum(t.a, t.b), np.maximum(t.a, t.b)
+    flipped = t.a != lo
+    a_win, b_win = _decisive(t)
+    lo_wins = np.where(flipped, b_win, a_win) * t.n
+    hi_wins = np.where(flipped, a_win, b_win) * t.n
+    ties = (~(a_win | b_win)) * t.n
+    m = t.n_models
+    uniq, inv = np.unique(lo * m + hi, return_inverse=True)
+    sums = [np.bincount(inv, weights=w, minlength=uniq.size) for w in (lo_wins, hi_wins, ties)]
+    return PairTotals(uniq // m, uniq % m, *sums)
+
+
+def rate_board(
+    table: CountTable, options: BoardOptions, *, clusters: sp.csr_matrix | None = None
+) -> BoardRating:
+    """Ratings with intervals, records, ranks and tiers of one board.
+
+    Parameters
+    ----------
+    table : CountTable
+    options : BoardOptions
+    clusters : scipy.sparse matrix (K, C), optional
+        Clusters x cells counts for a cluster bootstrap.
+
+    Returns
+    -------
+    BoardRating
+
+    Raises
+    ------
+    ValueError
+        From the fit, e.g. ``prior=0`` when the MLE does not exist.
+    """
+    opts = options
+    ratings = rate(
+        table,
+        opts.fit,
+        ci=opts.ci,
+        level=opts.level,
+        rounds=opts.rounds,
+        seed=opts.seed,
+        simultaneous=opts.simultaneous,
+        clusters=clusters,
+        # One joint fit until the snapshot can hold models with no rating
+        # on the common scale; disconnected models are left unranked below.
+        components="joint",
+    )
+    record = model_record(table)
+    m = table.n_models
+    enough = record[:, 0] >= max(opts.min_battles, 1)
+    # a model that never met the largest group has no rating on its scale
+    ranked = enough & np.array(["disconnected" not in f for f in ratings.flags], dtype=bool)
+    flags = [
+        tuple(dict.fromkeys((*f, *(("few_battles",) if not enough[i] else ()))))
+        for i, f in enumerate(ratings.flags)
+    ]
+    rank = np.full(m, -1)
+    ub = np.full(m, -1)
+    tier = np.full(m, -1)
+    idx = np.flatnonzero(ranked)
+    info: dict = {"method": opts.tiers}
+    if idx.size:
+        r, lo, hi = ratings.rating[idx], ratings.ci_low[idx], ratings.ci_high[idx]
+        order = np.lexsort((idx, -r))
+        rank[idx[order]] = np.arange(1, idx.size + 1)
+        ub[idx] = rank_ub(lo, hi)
+        if opts.tiers == "overlap" or idx.size == 1:
+            tier[idx] = tiers_leader_overlap(r, lo, hi)
+        else:
+            res = tiers_paired(
+                r,
+                ratings.samples[:, idx],
+                level=opts.level,
+                correction=opts.tiers,
+                rule=opts.tier_rule,
+                # Percentile p-values bottom out at 2/(rounds+1), too coarse
+                # for Holm/BH over M(M-1)/2 pairs; max-t ignores this.
+                pvalues="normal",
+            )
+            tier[idx] = res.tiers
+            info.update(
+                critical_t=None if np.isnan(res.critical_t) else float(res.critical_t),
+                n_comparisons=int(res.n_comparisons),
+                rule=res.rule,
+                pvalues=res.pvalues,
+            )
+    return BoardRating(
+        table, ratings, record, pair_totals(table), ranked, rank, ub, tier, flags, info
+    )

@@ -1,0 +1,43 @@
+"""Values every layer reads the same way: yes/no words, web links, gzip files.
+
+Pure standard library, so the ingester, the per-item reader, the annotations
+and the page writer can all import it at no cost.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+__all__ = ["FALSE_WORDS", "GZIP_MAGIC", "TRUE_WORDS", "is_gzip", "is_web_url", "parse_bool"]
+
+#: Words read as true / false (compared lower-cased, surrounding blanks ignored).
+TRUE_WORDS = frozenset({"1", "1.0", "true", "yes", "y"})
+FALSE_WORDS = frozenset({"0", "0.0", "false", "no", "n"})
+#: The first two bytes of every gzip stream (RFC 1952).
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def parse_bool(text: str) -> bool | None:
+    """``True`` / ``False`` for a yes/no word (:data:`TRUE_WORDS`, :data:`FALSE_WORDS`), else None."""
+    word = text.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    return None
+
+
+def is_web_url(url: str) -> bool:
+    """An absolute http(s) URL: the only links a page may follow (no ``javascript:``)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file is gzip-compressed, by its content (not its name)."""
+    with open(path, "rb") as fh:
+        return fh.read(2) == GZIP_MAGIC
