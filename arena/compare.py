@@ -40,9 +40,16 @@ class SnapshotError(LookupError):
 
 
 def resolve_board(
-    conn: Connection, *, snapshot_id: int | None = None, category: str | None = None
+    conn: Connection,
+    *,
+    snapshot_id: int | None = None,
+    category: str | None = None,
+    style: bool = False,
 ) -> Board:
     """The board of ``snapshot_id``, else the latest snapshot of ``category`` (or overall).
+
+    With ``style``, the style-controlled board: the latest one of the
+    category, or the one paired with ``snapshot_id`` when that is a raw board.
 
     Raises
     ------
@@ -50,13 +57,22 @@ def resolve_board(
         The snapshot does not exist, or the board has none yet.
     """
     if snapshot_id is None:
-        key = board_key(category=category)
+        key = board_key(category=category, style=style)
         snapshot_id = latest_snapshot_id(conn, key)
         if snapshot_id is None:
-            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`")
+            hint = " (style-controlled boards need battles with style metadata)" if style else ""
+            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")
+    if style and not board.style_controlled:
+        if board.paired_snapshot is None:
+            raise SnapshotError(
+                f"snapshot {snapshot_id} ({board.snapshot.board}) has no style-controlled board "
+                "from the same rebuild (its battles carry no style metadata, or the rebuild "
+                "ran with --style-control off)"
+            )
+        board = load_board(conn, board.paired_snapshot)
     return board
 
 
@@ -75,6 +91,8 @@ class DiffRow:
     old_rank_ub: int | None
     tier: int | None
     old_tier: int | None
+    rank: int | None = None
+    old_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +131,8 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
                 old_rank_ub=None if p is None else p.rank_ub,
                 tier=r.tier,
                 old_tier=None if p is None else p.tier,
+                rank=r.rank,
+                old_rank=None if p is None else p.rank,
             )
         )
     rows.extend(
@@ -125,6 +145,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
             old_rank_ub=p.rank_ub,
             tier=None,
             old_tier=p.tier,
+            old_rank=p.rank,
         )
         for name, p in before.items()
         if name not in after
@@ -183,6 +204,7 @@ def compare(
     *,
     snapshot_id: int | None = None,
     category: str | None = None,
+    style: bool = False,
 ) -> HeadToHead:
     """Head-to-head verdict between two models of one snapshot (see :class:`HeadToHead`).
 
@@ -204,7 +226,7 @@ def compare(
     """
     if model_a == model_b:
         raise ValueError("compare two different models")
-    board = resolve_board(conn, snapshot_id=snapshot_id, category=category)
+    board = resolve_board(conn, snapshot_id=snapshot_id, category=category, style=style)
     sid = board.snapshot.id
     rows = {r.model: r for r in board.rows}
     for name in (model_a, model_b):

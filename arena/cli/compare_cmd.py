@@ -6,7 +6,12 @@ import math
 
 import click
 
-from arena.cli.options import category_option, format_option, snapshot_option
+from arena.cli.options import (
+    category_option,
+    format_option,
+    snapshot_option,
+    style_control_option,
+)
 from arena.cli.output import emit
 
 
@@ -32,9 +37,10 @@ def _text(h) -> list[str]:
 @click.argument("model_b")
 @snapshot_option
 @category_option("Use the latest snapshot of this category's board.")
+@style_control_option
 @format_option
 @click.pass_obj
-def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
+def compare_command(app, model_a, model_b, snapshot_id, category, style, fmt):
     """Head-to-head verdict: is MODEL_A really better than MODEL_B?
 
     Gives the rating difference with its paired bootstrap interval, the
@@ -44,6 +50,7 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
     \b
     Example:
         arena compare gemini-2.5-pro o3-2025-04-16
+        arena compare gemini-2.5-pro o3-2025-04-16 --style-control
     """
     from dataclasses import asdict
 
@@ -51,7 +58,9 @@ def compare_command(app, model_a, model_b, snapshot_id, category, fmt):
 
     with app.engine().connect() as conn:
         try:
-            h = compare(conn, model_a, model_b, snapshot_id=snapshot_id, category=category)
+            h = compare(
+                conn, model_a, model_b, snapshot_id=snapshot_id, category=category, style=style
+            )
         except (SnapshotError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
     if fmt == "json":

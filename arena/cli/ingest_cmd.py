@@ -58,9 +58,18 @@ def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
     type=click.Path(dir_okay=False, writable=True),
     help="CSV file for rejected rows (required with --skip-invalid).",
 )
+@click.option(
+    "--max-expand",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Most battles one aggregated-count row (home.wins, away.wins) may stand for "
+    "[default: 10000].",
+)
 @quiet_option
 @click.pass_obj
-def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects, quiet):
+def ingest_command(
+    app, paths, input_format, source, maps, skip_invalid, rejects, max_expand, quiet
+):
     """Validate battle files and store their battles (one transaction per file).
 
     PATH may be CSV, JSON lines or a JSON array, gzip-compressed or not; `-`
@@ -83,7 +92,7 @@ def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects
     mapping = _parse_map(maps)
     engine = app.engine(create=True)
     if not rejects:
-        _ingest_all(engine, paths, input_format, source, mapping, None, None, quiet)
+        _ingest_all(engine, paths, input_format, source, mapping, None, None, quiet, max_expand)
         return
     from arena.ingest.rejects import RejectsTargetError, check_rejects_target, rejects_file
 
@@ -93,10 +102,12 @@ def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects
     except RejectsTargetError as exc:
         raise click.UsageError(str(exc)) from None
     with rejects_file(target) as (sink, keep):
-        _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet)
+        _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet, max_expand)
 
 
-def _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet) -> None:
+def _ingest_all(
+    engine, paths, input_format, source, mapping, sink, keep, quiet, max_expand
+) -> None:
     from arena.ingest import IngestError, ingest_file
 
     reports = []
@@ -112,6 +123,7 @@ def _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet)
                     mapping=mapping,
                     rejects=sink,
                     progress=update,
+                    **({"max_expand": max_expand} if max_expand else {}),
                 )
             except IngestError as exc:
                 done = ", ".join(r.file for r in reports)
@@ -123,6 +135,8 @@ def _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet)
         if keep is not None:
             keep[0] = True  # this file's rejects belong to stored battles: keep them
         click.echo(_summary(report))
+        for warning in report.warnings:
+            click.echo(f"warning: {report.file}: {warning}", err=True)
 
 
 def _summary(r) -> str:

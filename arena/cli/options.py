@@ -70,6 +70,14 @@ snapshot_option = click.option(
 )
 
 
+style_control_option = click.option(
+    "--style-control",
+    "style",
+    is_flag=True,
+    help="Use the style-controlled board (answer length and markdown held fixed).",
+)
+
+
 def category_option(help: str):
     """``--category NAME``; the help says what the category selects in this command."""
     return click.option("--category", type=str, default=None, help=help)

@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 import click
 
-from arena.cli.options import format_option
+from arena.cli.options import category_option, format_option, style_control_option
 from arena.cli.output import emit
 
 SNAPSHOT_COLUMNS = [
@@ -25,6 +25,8 @@ DIFF_COLUMNS = [
     "status",
     "rating",
     "d_rating",
+    "rank",
+    "old_rank",
     "rank_ub",
     "old_rank_ub",
     "tier",
@@ -65,21 +67,37 @@ def snapshots_command(app, fmt):
 
 
 @click.command("diff")
-@click.argument("old", type=int)
-@click.argument("new", type=int)
+@click.argument("old", type=int, required=False)
+@click.argument("new", type=int, required=False)
+@style_control_option
+@category_option("With --style-control and no ids: this category's latest boards.")
 @format_option
 @click.pass_obj
-def diff_command(app, old, new, fmt):
-    """Show what moved between two snapshots: rating, rank (UB) and tier changes.
+def diff_command(app, old, new, style, category, fmt):
+    """Show what moved between two snapshots: rating, rank, rank (UB) and tier changes.
+
+    With --style-control and no snapshot ids: the latest raw board against its
+    style-controlled board from the same rebuild (each model's rank and rating
+    change once answer length and markdown are held fixed).
 
     \b
     Example:
         arena diff 3 4
+        arena diff --style-control
+        arena diff --style-control --category math --format json
     """
-    from arena.compare import SnapshotError, diff
+    from arena.compare import SnapshotError, diff, resolve_board
 
+    if (old is None) != (new is None) or (old is None and not style):
+        raise click.UsageError("give two snapshot ids OLD NEW, or --style-control")
+    if old is not None and (style or category):
+        raise click.UsageError("--style-control/--category pick the boards only without ids")
     with app.engine().connect() as conn:
         try:
+            if old is None:
+                raw = resolve_board(conn, category=category)
+                old = raw.snapshot.id
+                new = resolve_board(conn, snapshot_id=old, style=True).snapshot.id
             result = diff(conn, old, new)
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None

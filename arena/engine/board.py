@@ -14,10 +14,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
-from arena.engine.counts import CountTable
+from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_ub
 from arena.engine.rate import Ratings, rate
+from arena.engine.style import rate_style
+from arena.engine.style_design import StyleTable, style_table
 from arena.engine.tiers import tiers_leader_overlap, tiers_paired
 from arena.outcomes import A_WINS, B_WINS
 
@@ -29,7 +31,9 @@ __all__ = [
     "TIER_RULES",
     "model_record",
     "pair_totals",
+    "rank_board",
     "rate_board",
+    "rate_style_board",
 ]
 
 #: Tier methods: paired differences with max-t / Holm / BH, or interval overlap.
@@ -182,6 +186,71 @@ def rate_board(
         # on the common scale; disconnected models are left unranked below.
         components="joint",
     )
+    return rank_board(table, ratings, opts)
+
+
+def rate_style_board(
+    model_a,
+    model_b,
+    outcome,
+    side_a,
+    side_b,
+    options: BoardOptions,
+    *,
+    n_models: int,
+    features,
+    weight=None,
+    cluster_ids=None,
+    style_reg: float | None = None,
+) -> tuple[BoardRating, StyleTable]:
+    """The style-controlled board of per-battle arrays (see :mod:`arena.engine.style`).
+
+    Model indices in ``0 .. n_models - 1``; ``side_a``/``side_b`` (B, F) the
+    per-side feature values named by ``features``; ``cluster_ids`` (B,) for a
+    cluster bootstrap.  Ranks and tiers follow the same rules as
+    :func:`rate_board`; ``BoardRating.ratings`` is a
+    :class:`~arena.engine.style.StyleRatings` with the coefficients.
+    """
+    opts = options
+    f = opts.fit
+    table = count_table(model_a, model_b, outcome, n_models=n_models, weight=weight)
+    style = style_table(
+        model_a,
+        model_b,
+        outcome,
+        side_a,
+        side_b,
+        n_models=n_models,
+        features=features,
+        weight=weight,
+        both_bad=f.both_bad,
+    )
+    clusters = None
+    if cluster_ids is not None:
+        kept = style.battle_row >= 0
+        clusters = cluster_matrix(
+            np.asarray(cluster_ids)[kept], style.battle_row[kept], n_cells=style.n_rows
+        )
+    ratings = rate_style(
+        style,
+        ci=opts.ci,
+        level=opts.level,
+        rounds=opts.rounds,
+        seed=opts.seed,
+        simultaneous=opts.simultaneous,
+        clusters=clusters,
+        ties=f.ties,
+        position=f.position,
+        prior=f.prior,
+        style_reg=style_reg,
+        anchor=f.anchor,
+    )
+    return rank_board(table, ratings, opts), style
+
+
+def rank_board(table: CountTable, ratings: Ratings, options: BoardOptions) -> BoardRating:
+    """Records, ranks and tiers of a board from its ratings (raw or style-controlled)."""
+    opts = options
     record = model_record(table)
     m = table.n_models
     enough = record[:, 0] >= max(opts.min_battles, 1)
