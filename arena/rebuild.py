@@ -19,6 +19,7 @@ from datetime import datetime
 
 from sqlalchemy import Engine
 
+from arena.db.session import take_write_lock
 from arena.defaults import DEFAULT_SEED
 from arena.engine.board import TIER_METHODS, TIER_RULES, BoardOptions, BoardRating, rate_board
 from arena.engine.rate import CI_METHODS
@@ -147,14 +148,20 @@ def rebuild(
     *,
     all_categories: bool = False,
     progress: Callable[[str], None] | None = None,
+    max_models: int | None = None,
 ) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.
+
+    The numerics run between two short transactions (a consistent read, then
+    the write), so no lock is held while boards are rated.  ``max_models``
+    refuses, before any fitting, a board with more models than that (an
+    accidental huge board would run for a long time).
 
     Raises
     ------
     RebuildError
-        Nothing to rate, a bad option, or a board whose fit cannot exist
-        (``prior=0`` without an MLE). Nothing is written then.
+        Nothing to rate, a bad option, a board over ``max_models``, or a board
+        whose fit cannot exist (``prior=0`` without an MLE). Nothing is written then.
     """
     opts.validate()
     started = time.perf_counter()
@@ -173,6 +180,15 @@ def rebuild(
     if not boards:
         what = board_key(category=opts.category, source=opts.source)
         raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
+    if max_models is not None:
+        for data in boards:
+            if data.table.n_models > max_models:
+                key = board_key(category=data.category, source=opts.source)
+                raise RebuildError(
+                    f"board {key!r} has {data.table.n_models:,} models, more than "
+                    f"--max-models {max_models:,}; rating it takes long and needs much "
+                    "memory: give a larger --max-models to build it anyway"
+                )
     say(f"read {len(boards)} board(s) up to battle {watermark}")
     results = []
     for data in boards:
@@ -183,6 +199,7 @@ def rebuild(
     out = RebuildResult(run_id=run_id, watermark=watermark)
     say(f"write: {len(results)} snapshot(s)")
     with engine.begin() as conn:
+        take_write_lock(conn, "write the snapshots")
         for data, res in zip(boards, results, strict=True):
             key = board_key(category=data.category, source=opts.source)
             sid = write_snapshot(
