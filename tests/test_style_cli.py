@@ -22,7 +22,8 @@ from arena.db.session import open_engine
 from arena.engine.board import BoardOptions, rate_style_board
 from arena.engine.style import fit_style
 from arena.engine.style_design import style_table
-from arena.snapshots import board_key, latest_snapshot_id, write_snapshot
+from arena.snapshot_writer import write_snapshot
+from arena.snapshots import board_key, latest_snapshot_id
 from tests.engine.style_data import load_ko_arena_hard
 
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
