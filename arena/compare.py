@@ -35,6 +35,7 @@ __all__ = [
     "compare",
     "diff",
     "resolve_board",
+    "resolve_snapshot_id",
 ]
 
 
@@ -61,6 +62,31 @@ def check_models(board: Board, *names: str) -> None:
             raise SnapshotError(f"{unknown('model', name, known)} (snapshot {board.snapshot.id})")
 
 
+def resolve_snapshot_id(
+    conn: Connection,
+    *,
+    snapshot_id: int | None = None,
+    category: str | None = None,
+    style: bool = False,
+) -> int:
+    """``snapshot_id`` itself, else the id of the latest snapshot of the board of
+    ``category`` (or overall), style-controlled with ``style``.
+
+    Raises
+    ------
+    SnapshotError
+        The board has no snapshot yet (an explicit id is not checked here).
+    """
+    if snapshot_id is not None:
+        return snapshot_id
+    key = board_key(category=category, style=style)
+    latest = latest_snapshot_id(conn, key)
+    if latest is None:
+        hint = " (style-controlled boards need battles with style metadata)" if style else ""
+        raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
+    return latest
+
+
 def resolve_board(
     conn: Connection,
     *,
@@ -78,14 +104,9 @@ def resolve_board(
     SnapshotError
         The snapshot does not exist, or the board has none yet.
     """
-    if snapshot_id is None:
-        if category is not None:
-            check_category(conn, category)
-        key = board_key(category=category, style=style)
-        snapshot_id = latest_snapshot_id(conn, key)
-        if snapshot_id is None:
-            hint = " (style-controlled boards need battles with style metadata)" if style else ""
-            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
+    if snapshot_id is None and category is not None:
+        check_category(conn, category)
+    snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category, style=style)
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")

@@ -105,6 +105,9 @@ class BattleSelection:
         ``since <= occurred_at < until``.
     cluster : {"battle", "judge", "question", "source"}
         Resampling unit; a battle without the key is its own cluster.
+    exclude_judges : tuple of str
+        Judges whose votes are left out (``rebuild --exclude-flagged``);
+        battles without a judge are kept.
     """
 
     category: str | None = None
@@ -112,6 +115,7 @@ class BattleSelection:
     since: datetime | None = None
     until: datetime | None = None
     cluster: str = "battle"
+    exclude_judges: tuple[str, ...] = ()
 
 
 @dataclass
@@ -138,7 +142,8 @@ class BoardData:
     n_excluded: int = 0
 
 
-def _filters(sel: BattleSelection, watermark: int) -> list:
+def selection_filters(sel: BattleSelection, watermark: int) -> list:
+    """The rated battles of a selection up to ``watermark`` (the category join aside)."""
     conds = [Battle.excluded_reason.is_(None), Battle.id <= watermark]
     if sel.source is not None:
         conds.append(Battle.source == sel.source)
@@ -146,10 +151,13 @@ def _filters(sel: BattleSelection, watermark: int) -> list:
         conds.append(Battle.occurred_at >= sel.since)
     if sel.until is not None:
         conds.append(Battle.occurred_at < sel.until)
+    if sel.exclude_judges:
+        conds.append(or_(Battle.judge.is_(None), Battle.judge.not_in(sel.exclude_judges)))
     return conds
 
 
-def _cluster_column(sel: BattleSelection):
+def cluster_key(sel: BattleSelection):
+    """The selection's cluster key as an SQL expression, or None for ``battle``."""
     if sel.cluster == "battle":
         return None
     column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[
@@ -171,11 +179,11 @@ def _aggregate(
     conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
 ) -> dict[str | None, list[tuple]]:
     """GROUP BY (category?, cluster?, model_a, model_b, outcome, weight) -> rows per board."""
-    cluster = _cluster_column(sel)
+    cluster = cluster_key(sel)
     keys = [Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight]
     if cluster is not None:
         keys = [cluster.label("cluster"), *keys]
-    conds = _filters(sel, watermark)
+    conds = selection_filters(sel, watermark)
     if by_category:
         query = (
             _join_categories(select(Category.name, *keys, func.count()))
@@ -203,7 +211,7 @@ def _excluded_counts(
     conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
 ) -> dict[str | None, int]:
     """Battles kept but not rated (a model playing itself), per board."""
-    conds = [Battle.excluded_reason.is_not(None), *_filters(sel, watermark)[1:]]
+    conds = [Battle.excluded_reason.is_not(None), *selection_filters(sel, watermark)[1:]]
     if not by_category and sel.category is None:
         return {None: conn.execute(select(func.count()).where(*conds)).scalar_one()}
     query = _join_categories(select(Category.name, func.count())).where(*conds)
@@ -249,7 +257,7 @@ def missing_cluster_key(conn: Connection, sel: BattleSelection, watermark: int) 
     query = select(func.count(), missing).select_from(Battle)
     if sel.category is not None:
         query = _join_categories(select(func.count(), missing)).where(Category.name == sel.category)
-    total, n_missing = conn.execute(query.where(and_(*_filters(sel, watermark)))).one()
+    total, n_missing = conn.execute(query.where(and_(*selection_filters(sel, watermark)))).one()
     return int(n_missing or 0), int(total)
 
 

@@ -117,6 +117,19 @@ def _when(value: str | None) -> datetime | None:
 @click.option(
     "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
 )
+@click.option(
+    "--exclude-flagged",
+    is_flag=True,
+    help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
+    "(`arena audit`); recorded in the snapshot.",
+)
+@click.option(
+    "--max-models",
+    type=click.IntRange(min=2),
+    default=2000,
+    show_default=True,
+    help="Refuse a board with more models than this (a guard against an accidental huge board).",
+)
 @quiet_option
 @click.pass_obj
 def rebuild_command(
@@ -140,6 +153,8 @@ def rebuild_command(
     tier_rule,
     cluster,
     all_categories,
+    exclude_flagged,
+    max_models,
     quiet,
 ):
     """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
@@ -153,9 +168,23 @@ def rebuild_command(
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
+        arena audit && arena rebuild --exclude-flagged
     """
     from arena.engine.options import FitOptions
     from arena.rebuild import RebuildError, RebuildOptions, rebuild
+
+    excluded: tuple[str, ...] = ()
+    if exclude_flagged:
+        from arena.audit.read import AuditError, latest_flagged_judges
+        from arena.snapshots import board_key
+
+        try:
+            with app.engine().connect() as conn:
+                excluded = tuple(
+                    latest_flagged_judges(conn, board_key(category=category, source=source))
+                )
+        except AuditError as exc:
+            raise click.ClickException(f"--exclude-flagged: {exc}") from None
 
     opts = RebuildOptions(
         category=category,
@@ -173,15 +202,20 @@ def rebuild_command(
         tiers=tiers,
         tier_rule=tier_rule,
         cluster=cluster,
+        exclude_judges=excluded,
     )
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)
     try:
-        result = rebuild(engine, opts, all_categories=all_categories, progress=progress)
+        result = rebuild(
+            engine, opts, all_categories=all_categories, progress=progress, max_models=max_models
+        )
     except RebuildError as exc:
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     for warning in result.warnings:
         warn(warning)
+    if exclude_flagged:
+        click.echo(f"left out {len(excluded)} flagged judge(s): {', '.join(excluded) or 'none'}")
     for sid, board in zip(result.snapshot_ids, result.boards, strict=True):
         click.echo(f"snapshot {sid}: {board}")
     click.echo(
