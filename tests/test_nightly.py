@@ -137,3 +137,28 @@ def test_second_run_while_locked_exits_locked(run_cli, db_url, drop):
     assert "nothing was done" in res.stderr
     assert stored_battles(db_url) == 200  # nothing of the drop folder was ingested
     assert (incoming / "good.csv").exists() and not (tmp_path / "site").exists()
+
+
+def test_documented_crontab_line_runs_as_written(tmp_path):
+    """The crontab line of docs/operations.md, run by sh with only its paths moved."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    line = re.search(r"```cron\n(.+?)\n```", doc, re.S).group(1)
+    fields = line.split(maxsplit=5)
+    assert fields[:5] == ["15", "2", "*", "*", "*"]
+    home, www = tmp_path / "srv-arena", tmp_path / "www"
+    command = fields[5].replace("/srv/www/arena", str(www)).replace("/srv/arena", str(home))
+    (home / "drop").mkdir(parents=True)
+    synth_battles(home / "drop" / "votes.csv", n=200, models=4, seed=5)
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}"}
+    done = subprocess.run(["sh", "-c", command], env=env, timeout=300)
+    assert done.returncode == EXIT_OK, (home / "nightly.log").read_text()
+    assert json.loads((www / "status.json").read_text())["battles_added"] == 200
+    assert (home / "drop" / "done" / "votes.csv").is_file()
+    assert "nightly ok: 200 battles added" in (home / "nightly.log").read_text()
