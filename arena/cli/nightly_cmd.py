@@ -7,6 +7,7 @@ import click
 from arena.cli.options import format_option, quiet_option
 from arena.cli.output import emit, warn
 from arena.cli.progress import phase_reporter
+from arena.cli.publish_cmd import site_options
 from arena.cli.rebuild_cmd import fit_options, rebuild_options
 
 _DIR = click.Path(file_okay=False, dir_okay=True, path_type=str)
@@ -46,19 +47,7 @@ _COLUMNS = (
     help="Move rejected files here, each with NAME.error.txt saying why.",
 )
 @fit_options
-@click.option(
-    "--top",
-    type=click.IntRange(min=2),
-    default=20,
-    show_default=True,
-    help="Models in the win-probability and head-to-head matrices.",
-)
-@click.option(
-    "--attribution",
-    default=None,
-    metavar="TEXT",
-    help="Data-source attribution shown in every page footer.",
-)
+@site_options
 @format_option
 @quiet_option
 @click.pass_obj

@@ -185,30 +185,7 @@ def rebuild_options(
 )
 @quiet_option
 @click.pass_obj
-def rebuild_command(
-    app,
-    category,
-    source,
-    since,
-    until,
-    rounds,
-    seed,
-    level,
-    ci,
-    simultaneous,
-    ties,
-    both_bad,
-    position,
-    anchor,
-    prior,
-    min_battles,
-    tiers,
-    tier_rule,
-    cluster,
-    all_categories,
-    max_models,
-    quiet,
-):
+def rebuild_command(app, category, source, since, until, all_categories, max_models, quiet, **fit):
     """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
 
     Reads battles up to the current largest battle id (the watermark) in one
@@ -223,26 +200,7 @@ def rebuild_command(
     """
     from arena.rebuild import RebuildError, rebuild
 
-    opts = rebuild_options(
-        category=category,
-        source=source,
-        since=since,
-        until=until,
-        rounds=rounds,
-        seed=seed,
-        level=level,
-        ci=ci,
-        simultaneous=simultaneous,
-        ties=ties,
-        both_bad=both_bad,
-        position=position,
-        anchor=anchor,
-        prior=prior,
-        min_battles=min_battles,
-        tiers=tiers,
-        tier_rule=tier_rule,
-        cluster=cluster,
-    )
+    opts = rebuild_options(category=category, source=source, since=since, until=until, **fit)
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)
     try:
