@@ -56,6 +56,8 @@ class RebuildOptions(BoardOptions):
     until: datetime | None = None
     cluster: str = "battle"
     anchor: tuple[str, float] | None = None
+    #: Judges left out (flagged by the stored audit); recorded with the snapshot.
+    exclude_judges: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if self.ci not in CI_METHODS:
@@ -85,6 +87,7 @@ class RebuildOptions(BoardOptions):
             since=self.since,
             until=self.until,
             cluster=self.cluster,
+            exclude_judges=tuple(self.exclude_judges),
         )
 
     def as_json(self) -> dict:

@@ -150,6 +150,7 @@ def rebuild_options(
     source=None,
     since=None,
     until=None,
+    exclude_judges=(),
 ):
     """:class:`~arena.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
     from arena.engine.options import FitOptions
@@ -171,6 +172,7 @@ def rebuild_options(
         tiers=tiers,
         tier_rule=tier_rule,
         cluster=cluster,
+        exclude_judges=exclude_judges,
     )
 
 
@@ -183,9 +185,17 @@ def rebuild_options(
 @click.option(
     "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
 )
+@click.option(
+    "--exclude-flagged",
+    is_flag=True,
+    help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
+    "(`arena audit`); recorded in the snapshot.",
+)
 @quiet_option
 @click.pass_obj
-def rebuild_command(app, category, source, since, until, all_categories, max_models, quiet, **fit):
+def rebuild_command(
+    app, category, source, since, until, all_categories, exclude_flagged, max_models, quiet, **fit
+):
     """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
 
     Reads battles up to the current largest battle id (the watermark) in one
@@ -197,10 +207,31 @@ def rebuild_command(app, category, source, since, until, all_categories, max_mod
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
+        arena audit && arena rebuild --exclude-flagged
     """
     from arena.rebuild import RebuildError, rebuild
 
-    opts = rebuild_options(category=category, source=source, since=since, until=until, **fit)
+    excluded: tuple[str, ...] = ()
+    if exclude_flagged:
+        from arena.audit.read import AuditError, latest_flagged_judges
+        from arena.snapshots import board_key
+
+        try:
+            with app.engine().connect() as conn:
+                excluded = tuple(
+                    latest_flagged_judges(conn, board_key(category=category, source=source))
+                )
+        except AuditError as exc:
+            raise click.ClickException(f"--exclude-flagged: {exc}") from None
+
+    opts = rebuild_options(
+        category=category,
+        source=source,
+        since=since,
+        until=until,
+        exclude_judges=excluded,
+        **fit,
+    )
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)
     try:
@@ -211,6 +242,8 @@ def rebuild_command(app, category, source, since, until, all_categories, max_mod
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     for warning in result.warnings:
         warn(warning)
+    if exclude_flagged:
+        click.echo(f"left out {len(excluded)} flagged judge(s): {', '.join(excluded) or 'none'}")
     for sid, board in zip(result.snapshot_ids, result.boards, strict=True):
         click.echo(f"snapshot {sid}: {board}")
     click.echo(
