@@ -26,7 +26,10 @@ SHARED = (
     "--snapshot",
 )
 #: Option names used by several commands for different things, on purpose.
-DIFFERENT_MEANING: set[str] = set()
+DIFFERENT_MEANING: set[str] = {
+    # `arena irt select --n`: subset size, as issue 15 names it; `arena plan --n`: draws.
+    "--n",
+}
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()):

@@ -183,7 +183,10 @@ def test_battles_are_accepted_by_ingest(run_cli, tmp_path):
 @pytest.mark.parametrize(
     "content, needle",
     [
-        ("model,item,score\nalpha,q1,1\nalpha,q2,0.5\n", ":3: field 'score': score must be 0 or 1"),
+        (
+            "model,item,score\nalpha,q1,1\nalpha,q2,high\n",
+            ":3: field 'score': not a number: 'high'",
+        ),
         ("model,item\nalpha,q1\n", ":1: field 'score': missing column"),
         ("model,item,score\nalpha,q1,1\nalpha,q1,0\n", ":3: duplicate item 'q1' for model 'alpha'"),
         ("model,item,score\nalpha,,1\n", ":2: field 'item': missing"),
@@ -207,7 +210,7 @@ def test_malformed_csv_is_a_one_line_error(tmp_path, content, needle):
         (['{"doc_id": 0, "acc": 1}', '{"doc_id": 1}'], [], ":2: field 'acc': missing"),
         (['{"doc_id": 0, "acc": 1}', "{not json"], [], ":2: invalid JSON"),
         (['{"acc": 1}'], [], ":1: field 'doc_id': missing"),
-        (['{"doc_id": 0, "acc": 0.25}'], [], ":1: field 'acc': score must be 0 or 1"),
+        (['{"doc_id": 0, "acc": "n/a"}'], [], ":1: field 'acc': not a number: 'n/a'"),
         (
             [
                 '{"doc_id": 0, "acc": 1, "filter": "strict"}',
@@ -226,12 +229,14 @@ def test_malformed_samples_are_one_line_errors(tmp_path, lines, args, needle):
     assert needle in result.output
 
 
-def test_fixture_with_a_bad_score():
+def test_fixture_with_a_real_score_is_a_real_metric_but_not_for_mcnemar():
     path = DATA / "eval_bad_score.csv"
-    result = run(["eval", str(path)], ok=False)
+    doc = json.loads(run(["eval", str(path), "--format", "json", "-q"]).stdout)
+    assert doc["models"][0]["mean"] == pytest.approx(0.75) and doc["pairs"] == []
+    result = run(["eval", str(path), "--test", "mcnemar"], ok=False)
     assert result.exit_code == 1
-    assert (
-        result.output.strip() == f"Error: {path}:3: field 'score': score must be 0 or 1, got '0.5'"
+    assert result.output.strip().startswith(
+        f"Error: {path}:3: field 'score': 0.5 is not 0 or 1: McNemar's test needs 0/1 scores"
     )
 
 

@@ -237,9 +237,8 @@ def test_model_names_are_data(run_cli, engine, tmp_path):
         "<script>alert(1)</script>",
         '"onmouseover=',
         "../../etc/passwd",
-        "\u202emodel-rtl",
         "模型 🚀",
-        " padded ",
+        "two  inner\u00a0spaces",
     ]
     path = write_csv(
         tmp_path / "names.csv",
@@ -250,6 +249,74 @@ def test_model_names_are_data(run_cli, engine, tmp_path):
     with engine.connect() as conn:
         stored = set(conn.execute(select(Model.name)).scalars())
     assert stored == set(names) | {"base"}
+
+
+def test_model_names_are_normalised(run_cli, engine, tmp_path):
+    """Issue 16 item 14: NFC and NFD forms, surrounding spaces and NBSP are one model."""
+    import unicodedata
+
+    nfc = "café-7b"
+    variants = [
+        nfc,
+        unicodedata.normalize("NFD", nfc),
+        f" {nfc}",
+        f"{nfc}   ",
+        f"\u00a0{nfc}\u00a0",
+    ]
+    assert len(set(variants)) == 5
+    path = write_csv(
+        tmp_path / "n.csv", ["model_a", "model_b", "winner"], [[v, "base", "tie"] for v in variants]
+    )
+    run_cli("ingest", path)
+    with engine.connect() as conn:
+        stored = sorted(conn.execute(select(Model.name)).scalars())
+    assert stored == ["base", nfc]
+    assert count(engine, Battle) == 5
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["a\u0085b", "a\u2028b", "a\u200bb", "\u202emodel-rtl", "a\u2066b", "\ufeffmodel", "a\x07b"],
+)
+def test_invisible_characters_in_model_names_are_rejected(run_cli, engine, tmp_path, bad):
+    path = tmp_path / "bad.jsonl"
+    rec = {"model_a": "base", "model_b": bad, "winner": "tie"}
+    path.write_text(
+        json.dumps({"model_a": "x", "model_b": "y", "winner": "tie"})
+        + "\n"
+        + json.dumps(rec)
+        + "\n"
+    )
+    result = run_cli("ingest", str(path), ok=False)
+    code = f"U+{ord(next(c for c in bad if not c.isalnum() and c not in '-')):04X}"
+    assert result.exit_code == 1
+    assert "bad.jsonl: line 2: field 'model_b': model name contains " + code in result.output
+    assert count(engine, Battle) == 0
+
+
+@pytest.mark.parametrize("raw", ["42", "4.5", "NaN", "1e400", "null", "true", '["a"]'])
+def test_model_names_must_be_strings_in_json(run_cli, engine, tmp_path, raw):
+    path = tmp_path / "num.jsonl"
+    path.write_text(f'{{"model_a": {raw}, "model_b": "b", "winner": "tie"}}\n')
+    result = run_cli("ingest", str(path), ok=False)
+    assert result.exit_code == 1 and "line 1: field 'model_a': model name" in result.output
+    assert "Traceback" not in result.output and count(engine, Model) == 0
+
+
+def test_case_variants_are_kept_with_a_warning(run_cli, engine, tmp_path):
+    run_cli(
+        "ingest",
+        write_csv(tmp_path / "a.csv", ["model_a", "model_b", "winner"], [["GPT-4", "b", "tie"]]),
+    )
+    second = write_csv(
+        tmp_path / "b.csv", ["model_a", "model_b", "winner"], [["gpt-4", "b", "tie"]]
+    )
+    result = run_cli("ingest", second)
+    assert (
+        "warning: " in result.output
+        and "'gpt-4' differs from 'GPT-4' only by case; kept as two models" in result.output
+    )
+    assert count(engine, Model) == 3
 
 
 def interrupt_on_insert(monkeypatch, *, at: int) -> dict:

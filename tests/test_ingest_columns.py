@@ -28,6 +28,12 @@ ROWS = [
     ["u6", "d", "a", "tie (bothbad)", "False", "True"],
     ["u7", "b", "d", "model_a", "True", "True"],
 ]
+#: Names the model-name rule normalises (NFC, surrounding spaces): one model each.
+NORMALISED = [
+    ["u8", "cafe\u0301", "a", "model_a", "False", "False"],
+    ["u9", " b ", "caf\u00e9", "tie", "True", "False"],
+    ["u10", "caf\u00e9", "cafe\u0301", "model_b", "False", "False"],  # self-play after NFC
+]
 
 
 def stored(engine) -> tuple[list, list, list]:
@@ -59,14 +65,15 @@ def test_columns_and_rows_store_the_same(db_url, run_cli, tmp_path, monkeypatch)
     import arena.ingest.loader as loader
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 3)  # several blocks, conflicts in a later one
-    first = write_csv(tmp_path / "first.csv", HEADER, ROWS[:2])
-    csv_path = write_csv(tmp_path / "all.csv", HEADER, ROWS)
+    rows = ROWS + NORMALISED
+    first = write_csv(tmp_path / "first.csv", HEADER, rows[:2])
+    csv_path = write_csv(tmp_path / "all.csv", HEADER, rows)
     jsonl = tmp_path / "all.jsonl"
-    jsonl.write_text("".join(json.dumps(dict(zip(HEADER, r, strict=True))) + "\n" for r in ROWS))
+    jsonl.write_text("".join(json.dumps(dict(zip(HEADER, r, strict=True))) + "\n" for r in rows))
 
     run_cli("ingest", first)
     out = run_cli("ingest", csv_path).output
-    assert "7 rows read, 5 inserted, 1 of them excluded" in out and "2 duplicates skipped" in out
+    assert "10 rows read, 8 inserted, 2 of them excluded" in out and "2 duplicates skipped" in out
     via_columns = stored(open_engine(db_url))
 
     other = f"sqlite:///{tmp_path / 'rows.db'}"
@@ -91,6 +98,8 @@ def test_columns_and_rows_store_the_same(db_url, run_cli, tmp_path, monkeypatch)
     assert via_columns == via_rows
     battles, links, _ = via_columns
     assert ("u3", "c", "c", "b_wins", "self_play", 1.0) in battles
+    assert ("u10", "caf\u00e9", "caf\u00e9", "b_wins", "self_play", 1.0) in battles
+    assert ("u9", "b", "caf\u00e9", "tie", None, 1.0) in battles
     assert ("u7", "creative") in links and ("u7", "math") in links and ("u4", "math") not in links
 
 

@@ -89,6 +89,7 @@ def _register() -> None:
         demo_cmd,
         eval_cmd,
         ingest_cmd,
+        irt_cmd,
         leaderboard_cmd,
         models_cmd,
         plan_cmd,
@@ -100,6 +101,7 @@ def _register() -> None:
     for mod in (
         db_cmd,
         ingest_cmd,
+        irt_cmd,
         models_cmd,
         rebuild_cmd,
         leaderboard_cmd,

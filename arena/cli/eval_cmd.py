@@ -86,6 +86,27 @@ _PAIR_COLUMNS = [
     default=None,
     help="Benchmark name used in battle ids (default: harness task or file stem).",
 )
+@click.option(
+    "--test",
+    type=click.Choice(["auto", "mcnemar", "t", "wilcoxon", "permutation", "bootstrap"]),
+    default="auto",
+    show_default=True,
+    help="Test that decides each pair (auto: McNemar for 0/1, permutation for real scores, "
+    "cluster bootstrap with groups, two-stage bootstrap with runs).",
+)
+@click.option(
+    "--components",
+    is_flag=True,
+    help="Variance components of each model's scores (item, prompt, seed, judge, residual), "
+    "the SE under the design run and what more items/seeds/prompts would buy.",
+)
+@click.option("--numerator", default=None, help="Ratio metric: column summed on top (e.g. bits).")
+@click.option("--denominator", default=None, help="Ratio metric: column summed below (e.g. bytes).")
+@click.option(
+    "--item-only",
+    is_flag=True,
+    help="Ignore seed/prompt/judge columns: item-only intervals (a floor on the honest width).",
+)
 @format_option
 @quiet_option
 def eval_command(
@@ -99,6 +120,11 @@ def eval_command(
     battles_path,
     skip_concordant,
     benchmark,
+    test,
+    components,
+    numerator,
+    denominator,
+    item_only,
     fmt,
     quiet,
 ):
@@ -106,7 +132,19 @@ def eval_command(
 
     RESULTS are lm-evaluation-harness `--log_samples` files (JSON lines, one
     record per document with `doc_id` and the --metric key) or CSV files with
-    a header `model,item,score`. Scores must be 0 or 1.
+    a header `model,item,score`.
+
+    Scores of any metric: when scores are not all 0/1, or a CSV has columns
+    `seed` (or `run`), `prompt`, `judge` or `group`, or several harness files
+    hold one model (one run each), each model gets its mean with an interval
+    over every axis (two-stage bootstrap: items or groups, then seeds,
+    prompts, judges; the item-only interval beside it as `floor_low`/
+    `floor_high`), and each pair a verdict from the test that decides (the
+    output names it and why; t-test, Wilcoxon and permutation p-values for
+    reference). --numerator bits --denominator bytes evaluates a ratio of
+    sums (bits per byte) by a cluster bootstrap over documents (`group`).
+    --components adds each model's variance components. The rest of this
+    help describes plain 0/1 accuracies, which keep their output unchanged.
 
     Model names: write PATH=NAME to name a file's model. Otherwise a harness
     file named samples_<task>_<timestamp>.jsonl takes the name of its parent
@@ -144,9 +182,31 @@ def eval_command(
         arena eval a.jsonl=model-a b.jsonl=model-b --seed 1 --format json
         arena eval results.csv --correction bh --to-battles battles.csv
         arena ingest battles.csv
+        arena eval judge_scores.csv --components     # columns model,item,score,seed,prompt
+        arena eval wiki.csv --numerator bits --denominator bytes
     """
+    from arena.cli.eval_scores import needs_scores_path, read_table, run_scores, table_metric
     from arena.stats import EvaluateError, evaluate, write_battles
     from arena.stats.itemfile import ItemFileError, read_results
+
+    table = read_table(
+        results,
+        metric=metric,
+        filter_name=filter_name,
+        numerator=numerator,
+        denominator=denominator,
+    )
+    if needs_scores_path(table, test=test, components=components, item_only=item_only):
+        if battles_path:
+            raise click.ClickException(
+                "--to-battles needs plain 0/1 scores, one per model and item (no runs or groups)"
+            )
+        run_scores(
+            table, metric=f"{numerator}/{denominator}" if numerator else table_metric(table, metric), level=level,
+            rounds=rounds, seed=seed, correction=correction, test=test, components=components,
+            item_only=item_only, fmt=fmt, quiet=quiet,
+        )  # fmt: skip
+        return
 
     try:
         data = read_results(list(results), metric=metric, filter_name=filter_name)

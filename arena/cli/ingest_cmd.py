@@ -58,9 +58,18 @@ def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
     type=click.Path(dir_okay=False, writable=True),
     help="CSV file for rejected rows (required with --skip-invalid).",
 )
+@click.option(
+    "--max-expand",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Most battles one aggregated-count row (home.wins, away.wins) may stand for "
+    "[default: 10000].",
+)
 @quiet_option
 @click.pass_obj
-def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects, quiet):
+def ingest_command(
+    app, paths, input_format, source, maps, skip_invalid, rejects, max_expand, quiet
+):
     """Validate battle files and store their battles (one transaction per file).
 
     PATH may be CSV, JSON lines or a JSON array, gzip-compressed or not; `-`
@@ -100,6 +109,7 @@ def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects
                         mapping=mapping,
                         rejects=sink,
                         progress=update,
+                        **({"max_expand": max_expand} if max_expand else {}),
                     )
                 except IngestError as exc:
                     done = ", ".join(r.file for r in reports)
@@ -109,6 +119,8 @@ def ingest_command(app, paths, input_format, source, maps, skip_invalid, rejects
                     ) from None
             reports.append(report)
             click.echo(_summary(report))
+            for warning in report.warnings:
+                click.echo(f"warning: {report.file}: {warning}", err=True)
     finally:
         if sink_file:
             sink_file.close()

@@ -22,6 +22,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Text,
+    TypeDecorator,
     false,
     text,
 )
@@ -45,6 +46,31 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class UtcDateTime(TypeDecorator):
+    """An instant, stored as UTC on every engine.
+
+    SQLite has no time zones: SQLAlchemy would store an aware datetime's
+    wall-clock time and drop its offset (``10:00+05:00`` as 10:00), while
+    PostgreSQL stores the instant (05:00 UTC), so ``--since`` would select
+    different battles.  Values are converted to UTC before they are bound (a
+    naive value is taken as UTC) and come back aware, in UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value, dialect):
+        if value is None:
+            return None
+        value = (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value, dialect):
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
@@ -123,7 +149,7 @@ class Battle(Base):
     judge: Mapped[str | None] = mapped_column(String(255))
     question: Mapped[str | None] = mapped_column(String(255))
     language: Mapped[str | None] = mapped_column(String(64))
-    occurred_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    occurred_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     batch_id: Mapped[int] = mapped_column(ForeignKey("ingest_batches.id"))
     #: Why a well-formed battle is kept but not rated (e.g. ``self_play``); NULL = rated.
     excluded_reason: Mapped[str | None] = mapped_column(String(64))
@@ -149,6 +175,57 @@ class BattleCategory(Base):
     battle_id: Mapped[int] = mapped_column(
         BigId, ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True
     )
+
+
+#: The standard style features (LMArena's), each stored as ``NAME_a`` and ``NAME_b``.
+STYLE_FEATURES = ("tokens", "headers", "lists", "bold")
+
+
+class BattleStyle(Base):
+    """The four style features of both answers of one battle (LMArena's ``conv_metadata``).
+
+    One narrow row of integers per battle that carries metadata, so a style-
+    controlled rebuild reads numbers, never JSON.  Battles without metadata have
+    no row.  See :mod:`arena.ingest.style` for how the counts are read.
+    """
+
+    __tablename__ = "battle_style"
+
+    battle_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True
+    )
+    tokens_a: Mapped[int] = mapped_column(BigInteger)
+    tokens_b: Mapped[int] = mapped_column(BigInteger)
+    headers_a: Mapped[int] = mapped_column(Integer)
+    headers_b: Mapped[int] = mapped_column(Integer)
+    lists_a: Mapped[int] = mapped_column(Integer)
+    lists_b: Mapped[int] = mapped_column(Integer)
+    bold_a: Mapped[int] = mapped_column(Integer)
+    bold_b: Mapped[int] = mapped_column(Integer)
+
+
+class StyleFeature(Base):
+    """A user-defined per-side covariate (``sentiment``, ``emoji``, ...), by name."""
+
+    __tablename__ = "style_features"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True)
+
+
+class BattleCovariate(Base):
+    """One user covariate's value for each side of one battle."""
+
+    __tablename__ = "battle_covariates"
+    # Keyed feature first: a rebuild reads one feature's range in battle order.
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    feature_id: Mapped[int] = mapped_column(ForeignKey("style_features.id"), primary_key=True)
+    battle_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("battles.id", ondelete="CASCADE"), primary_key=True
+    )
+    value_a: Mapped[float] = mapped_column(Float)
+    value_b: Mapped[float] = mapped_column(Float)
 
 
 class Snapshot(Base):

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Engine, insert, select, update
 
 from arena.db.models import IngestBatch, utcnow
 from arena.ingest.bulk import BulkConflict
+from arena.ingest.fields import EXPAND_MAX
 from arena.ingest.records import (
     ColumnBlock,
     ParsedBattle,
@@ -61,6 +62,8 @@ class IngestReport:
     shape: str = ""
     #: loaded with the secondary indexes dropped and rebuilt (a large file; see arena.ingest.bulk)
     bulk: bool = False
+    #: things worth a look that did not stop the ingest (model names differing only by case)
+    warnings: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -92,7 +95,7 @@ def _where(location: Location) -> str:
 
 
 def _json_records(
-    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
 ) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
     """Yield (location, raw record, parsed battle or the error) of a JSON or JSON-lines file."""
     items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
@@ -108,7 +111,7 @@ def _json_records(
         schema = schemas.get(keys)
         if schema is None:
             try:
-                schema = resolve_schema(list(obj), mapping)
+                schema = resolve_schema(list(obj), mapping, max_expand=max_expand)
             except RowError as exc:
                 schema = exc
             schemas[keys] = schema
@@ -138,12 +141,12 @@ class Chunk:
 
 
 def _csv_chunks(
-    source: InputFile, binary: IO[bytes], mapping: Mapping[str, str]
+    source: InputFile, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
 ) -> Iterator[Chunk]:
     """CSV blocks, parsed column-wise where the shape allows, else row by row."""
     header, read = read_csv(source, binary)
     try:
-        schema = resolve_schema(header, mapping)
+        schema = resolve_schema(header, mapping, max_expand=max_expand)
     except RowError as exc:
         raise InputError(f"{source.display}: line 1: {exc}") from None
     block_parser = csv_block_parser(schema, header)
@@ -196,13 +199,13 @@ def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:
 
 
 def _chunks(
-    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str]
+    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
 ) -> Iterator[Chunk]:
     if fmt == "csv":
-        yield from _csv_chunks(source, binary, mapping)
+        yield from _csv_chunks(source, binary, mapping, max_expand)
         return
     chunk = Chunk()
-    for location, record, parsed in _json_records(source, fmt, binary, mapping):
+    for location, record, parsed in _json_records(source, fmt, binary, mapping, max_expand):
         _add(chunk, location, record, parsed)
         if len(chunk.battles) >= CHUNK_ROWS:
             yield chunk
@@ -221,6 +224,7 @@ def _load(
     progress: Progress | None,
     size: int,
     *,
+    max_expand: int,
     bulk_allowed: bool,
     buffered: list[tuple],
 ) -> IngestReport:
@@ -245,6 +249,7 @@ def _load(
         ).scalar_one()
         report.batch_id = batch_id
         writer = BattleWriter(conn, batch_id=batch_id, source=source)
+        names_before = set(writer.models)
         if not bulk_allowed:
             writer.bulk = False
         raw = getattr(binary, "fileobj", binary)  # gzip: report compressed bytes
@@ -255,7 +260,7 @@ def _load(
             buffered.append((src.display, _where(location), error, record))
             report.rejected += 1
 
-        for chunk in _chunks(src, fmt, binary, mapping):
+        for chunk in _chunks(src, fmt, binary, mapping, max_expand):
             if writer.bulk is None:
                 # rows this file will add, from how far the first chunk got into it
                 done = raw.tell() if not raw.closed else size
@@ -277,6 +282,7 @@ def _load(
             if progress is not None and not raw.closed:
                 progress(raw.tell())
         report.new_models = writer.new_models
+        report.warnings = writer.case_warnings(names_before)
         report.bulk = bool(writer.bulk)
         writer.finish()
         conn.execute(
@@ -325,6 +331,7 @@ def ingest_file(
     mapping: Mapping[str, str] | None = None,
     rejects: RejectSink | None = None,
     progress: Progress | None = None,
+    max_expand: int = EXPAND_MAX,
 ) -> IngestReport:
     """Validate and store every battle of one file in one transaction.
 
@@ -332,7 +339,8 @@ def ingest_file(
     (:class:`IngestError`, nothing written). With it, malformed records go to the
     sink with their reason and the rest is stored. Re-ingesting a file already
     ingested (same sha256) inserts nothing; battles whose external id is already
-    stored count as duplicates.
+    stored count as duplicates. An aggregated-count row may stand for at most
+    ``max_expand`` battles.
     """
     try:
         src = open_input(path)
@@ -364,6 +372,7 @@ def ingest_file(
                 rejects,
                 progress,
                 size,
+                max_expand=max_expand,
                 bulk_allowed=True,
                 buffered=buffered,
             )
@@ -380,6 +389,7 @@ def ingest_file(
                 rejects,
                 progress,
                 size,
+                max_expand=max_expand,
                 bulk_allowed=False,
                 buffered=buffered,
             )

@@ -1,128 +1,50 @@
-"""Turning one input record into one normalised battle, or a field-level error.
+"""Turning input records into normalised battles, or a field-level error.
 
-Accepted shapes (column names are matched case-sensitively, first alias wins):
-
-- LMArena battle records: ``model_a, model_b, winner`` with winner in
-  ``model_a | model_b | tie | tie (bothbad) | both_bad``; optional ``id``,
-  ``question_id``, ``tstamp``, ``judge``, ``language``, ``category`` and boolean
-  tag columns (``math=True``) that become categories.
-- Arena-hard judge verdicts: ``model_a, model_b, verdict`` with ``A>>B``, ``A>B``,
-  ``A=B``, ``B>A``, ``B>>A``; a strong verdict weighs 3 (as arena-hard-auto counts it).
-- LLMFAO comparisons: ``left, right, winner`` (``left | right | tie``), ``worker``
-  as judge and ``prompt`` as question. Its ``id`` names the pair of answers, not
-  the vote, so it is not used as an external id.
-- Sports results (:data:`RESULT_SHAPES`) and aggregated win counts
-  (:data:`COUNT_SHAPE`), as in the classic Bradley-Terry data sets.
-- Anything else through ``--map FIELD=COLUMN``.
+Two paths read a :class:`~arena.ingest.shapes.Schema` and apply the same field
+rules (:mod:`arena.ingest.fields`): :func:`parse_record`, one record at a time
+(JSON, unusual CSV rows; it names the field of an error), and
+:func:`csv_block_parser`, whole CSV columns at once for the common shape.  A
+block the column path cannot take goes through the row path.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from itertools import compress
 from operator import eq
 from typing import Any, NamedTuple
 
-from arena.db.models import MODEL_NAME_MAX
-from arena.outcomes import Outcome
+from arena.ingest import fields
+from arena.ingest.errors import RowError
+from arena.ingest.shapes import FIELDS, Schema, resolve_schema
+from arena.ingest.style import Style, StyleColumns, parse_columns
 
-FIELDS = (
-    "id",
-    "model_a",
-    "model_b",
-    "winner",
-    "verdict",
-    "weight",
-    "question",
-    "judge",
-    "language",
-    "tstamp",
-    "category",
-)
-REQUIRED = ("model_a", "model_b")
+__all__ = [
+    "FIELDS",
+    "SELF_PLAY",
+    "ColumnBlock",
+    "ParsedBattle",
+    "RowError",
+    "Schema",
+    "csv_block_parser",
+    "csv_parser",
+    "parse_json_object",
+    "parse_record",
+    "resolve_schema",
+]
 
-ALIASES: dict[str, tuple[str, ...]] = {
-    "id": ("id", "battle_id", "external_id"),
-    "model_a": ("model_a",),
-    "model_b": ("model_b",),
-    "winner": ("winner",),
-    "verdict": ("verdict",),
-    "weight": ("weight",),
-    "question": ("question_id", "question", "prompt_id", "prompt"),
-    "judge": ("judge", "worker", "annotator", "judge_id"),
-    "language": ("language",),
-    "tstamp": ("tstamp", "timestamp"),
-    "category": ("category", "categories"),
-}
-
-WINNERS: dict[str, Outcome] = {
-    "model_a": Outcome.A_WINS,
-    "model_b": Outcome.B_WINS,
-    "tie": Outcome.TIE,
-    "tie (bothbad)": Outcome.TIE_BOTH_BAD,
-    "both_bad": Outcome.TIE_BOTH_BAD,
-    "tie_both_bad": Outcome.TIE_BOTH_BAD,
-}
-LLMFAO_WINNERS = {"left": Outcome.A_WINS, "right": Outcome.B_WINS, "tie": Outcome.TIE}
-#: Arena-hard verdicts: outcome and weight (a strong preference counts three times).
-VERDICTS: dict[str, tuple[Outcome, float]] = {
-    "A>>B": (Outcome.A_WINS, 3.0),
-    "A>B": (Outcome.A_WINS, 1.0),
-    "A=B": (Outcome.TIE, 1.0),
-    "B>A": (Outcome.B_WINS, 1.0),
-    "B>>A": (Outcome.B_WINS, 3.0),
-}
-# Plain strings from here on: the enum's ``.value`` descriptor cost ~2 us a row
-# in the ingest loop, and drivers should never see an Enum object.
-WINNERS = {k: str(v) for k, v in WINNERS.items()}
-LLMFAO_WINNERS = {k: str(v) for k, v in LLMFAO_WINNERS.items()}
-VERDICTS = {k: (str(o), w) for k, (o, w) in VERDICTS.items()}
-#: Sports-style result columns (the shared classic data sets), recognised by their
-#: column names when there is no model_a column: (columns, field mapping, result values).
-RESULT_SHAPES: tuple[tuple[frozenset[str], dict[str, str], dict[str, str]], ...] = (
-    # football_epl.csv: result from the home side's view, 1 win, -1 loss, 0 draw.
-    (
-        frozenset({"home", "away", "result"}),
-        {"model_a": "home", "model_b": "away", "winner": "result"},
-        {
-            "1": "a_wins",
-            "1.0": "a_wins",
-            "-1": "b_wins",
-            "-1.0": "b_wins",
-            "0": "tie",
-            "0.0": "tie",
-        },
-    ),
-    # icehockey.csv: result from the visitor's view, 1 win, 0 loss, 0.5 tie.
-    (
-        frozenset({"visitor", "opponent", "result"}),
-        {"model_a": "visitor", "model_b": "opponent", "winner": "result"},
-        {"1": "a_wins", "1.0": "a_wins", "0": "b_wins", "0.0": "b_wins", "0.5": "tie"},
-    ),
-)
-#: Aggregated records (baseball.csv): each row stands for that many battles of each kind.
-COUNT_SHAPE = (
-    frozenset({"home.team", "away.team", "home.wins", "away.wins"}),
-    {"model_a": "home.team", "model_b": "away.team"},
-    ("home.wins", "away.wins"),
-)
-_MAX_COUNT = 1_000_000
-
-_TRUE = frozenset({"true", "True", "TRUE"})
-_TEXT_MAX = 255
 SELF_PLAY = "self_play"
-
-
-class RowError(Exception):
-    """A malformed record: which field, and what is wrong with it."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"field {field!r}: {message}")
-        self.field = field
+#: Optional text fields: (field, longest value).
+_TEXT_FIELDS = (
+    ("id", fields.TEXT_MAX),
+    ("question", fields.TEXT_MAX),
+    ("judge", fields.TEXT_MAX),
+    ("language", fields.LANGUAGE_MAX),
+)
+#: The fields the column fast path handles; a schema with any other goes row by row.
+_COLUMN_FIELDS = frozenset({"model_a", "model_b", "winner", "id"})
 
 
 class ParsedBattle(NamedTuple):
@@ -137,216 +59,53 @@ class ParsedBattle(NamedTuple):
     occurred_at: datetime | None
     categories: tuple[str, ...]
     excluded_reason: str | None
+    style: Style | None = None
 
 
-@dataclass(frozen=True)
-class Schema:
-    """Which input column feeds each field; resolved once per header."""
-
-    columns: Mapping[str, str]  # field -> column name
-    winners: Mapping[str, str]
-    tag_columns: tuple[str, ...]
-    #: (a-wins column, b-wins column) for aggregated records, else None
-    counts: tuple[str, str] | None = None
-
-    @property
-    def shape(self) -> str:
-        if "verdict" in self.columns:
-            return "arena-hard"
-        return "llmfao" if self.winners is LLMFAO_WINNERS else "lmarena"
+Getter = Callable[[str], Any]
 
 
-def resolve_schema(names: Sequence[str], mapping: Mapping[str, str]) -> Schema:
-    """Decide which column feeds each field.
-
-    ``mapping`` is the user's ``--map FIELD=COLUMN`` (an empty COLUMN switches a
-    field off, e.g. ``id=`` to ignore a non-unique id column).
-
-    Raises
-    ------
-    RowError
-        A required field has no column.
-    """
-    present = set(names)
-    columns: dict[str, str] = {}
-    winners: Mapping[str, str] = WINNERS
-    llmfao = "model_a" not in present and {"left", "right", "winner"} <= present
-    if llmfao:
-        columns.update(model_a="left", model_b="right", winner="winner")
-        winners = LLMFAO_WINNERS
-    fixed_shape = False
-    counts = None
-    if "model_a" not in present and not llmfao and not mapping:
-        for needed, mapped, values in RESULT_SHAPES:
-            if needed <= present:
-                columns.update(mapped)
-                winners = values
-                fixed_shape = True
-                break
-        if not fixed_shape and COUNT_SHAPE[0] <= present:
-            columns.update(COUNT_SHAPE[1])
-            counts = COUNT_SHAPE[2]
-            fixed_shape = True
-    for field, aliases in ALIASES.items():
-        if field in columns or (llmfao and field == "id"):
-            continue
-        for alias in aliases:
-            if alias in present:
-                columns[field] = alias
-                break
-    for field, column in mapping.items():
-        if column:
-            columns[field] = column
-        else:
-            columns.pop(field, None)
-    for field in REQUIRED:
-        if field not in columns or columns[field] not in present:
-            raise RowError(field, "missing (no such column; use --map FIELD=COLUMN)")
-    if "winner" not in columns and "verdict" not in columns and counts is None:
-        raise RowError("winner", "missing (need a winner or verdict column)")
-    used = set(columns.values())
-    # Columns that LMArena's tagged exports use for scores and ids, never categories;
-    # the sports shapes' other columns (home.ice, conference, ...) are not categories either.
-    tags = (
-        ()
-        if fixed_shape
-        else tuple(n for n in names if n not in used and n not in ("model_x", "model_y"))
-    )
-    return Schema(columns, winners, tags, counts)
-
-
-def _text(value: Any, field: str, *, limit: int = _TEXT_MAX) -> str | None:
-    if value is None:
-        return None
-    text = value if isinstance(value, str) else str(value)
-    if text == "":
-        return None
-    if len(text) > limit:
-        raise RowError(field, f"longer than {limit} characters")
-    return text
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]").search
-# Names repeat on almost every row: remember the ones already validated.
-_VALID_NAMES: dict[str, str] = {}
-
-
-def _model_name(value: Any, field: str) -> str:
-    if value.__class__ is str and value in _VALID_NAMES:
-        return value
-    if not isinstance(value, str):
-        if value is None or isinstance(value, (dict, list, bool)):
-            raise RowError(field, "missing or not a string")
-        value = str(value)
-    if not value.strip():
-        raise RowError(field, "empty model name")
-    if len(value) > MODEL_NAME_MAX:
-        raise RowError(field, f"model name longer than {MODEL_NAME_MAX} characters")
-    if _CONTROL(value):
-        raise RowError(field, "model name contains a control character")
-    if len(_VALID_NAMES) < 100_000:
-        _VALID_NAMES[value] = value
-    return value
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        seconds = None
-    if seconds is not None:
-        if not math.isfinite(seconds):
-            raise RowError("tstamp", f"not a finite number: {value!r}")
-        try:
-            return datetime.fromtimestamp(seconds, UTC)
-        except (OverflowError, OSError, ValueError):
-            raise RowError("tstamp", f"out of range: {value!r}") from None
-    try:
-        parsed = datetime.fromisoformat(str(value))
-    except ValueError:
-        raise RowError("tstamp", f"not a Unix time or ISO 8601 date: {value!r}") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def _weight(value: Any) -> float:
-    if value is None or value == "":
-        return 1.0
-    try:
-        weight = float(value)
-    except (TypeError, ValueError):
-        raise RowError("weight", f"not a number: {value!r}") from None
-    if not (math.isfinite(weight) and weight > 0):
-        raise RowError("weight", f"must be a positive number, got {value!r}")
-    return weight
-
-
-def _outcome(schema: Schema, get) -> tuple[str, float]:
-    if "winner" in schema.columns:
-        raw = get("winner")
-        if raw is None or raw == "":
-            raise RowError(schema.columns["winner"], "missing")
-        outcome = schema.winners.get(str(raw).strip())
-        if outcome is None:
-            allowed = " | ".join(schema.winners)
-            raise RowError(schema.columns["winner"], f"unknown value {raw!r} (expected {allowed})")
-        return outcome, 1.0
-    raw = get("verdict")
-    if raw is None or raw == "":
-        raise RowError(schema.columns["verdict"], "missing")
-    key = str(raw).strip().strip("[]")
-    if key not in VERDICTS:
-        raise RowError(
-            schema.columns["verdict"],
-            f"unknown verdict {raw!r} (expected A>>B, A>B, A=B, B>A, B>>A)",
-        )
-    return VERDICTS[key]
-
-
-def _flatten_true(prefix: str, value: Any, out: list[str]) -> None:
-    if value is True or (isinstance(value, str) and value in _TRUE):
-        out.append(prefix)
-    elif isinstance(value, dict):
-        for key, inner in value.items():
-            _flatten_true(f"{prefix}.{key}", inner, out)
-
-
-def _expand_counts(schema: Schema, get, model_a: str, model_b: str) -> list[ParsedBattle]:
+def _expand_counts(schema: Schema, get: Getter, model_a: str, model_b: str) -> list[ParsedBattle]:
     """An aggregated record (``home.wins=4, away.wins=3``) as that many single battles,
-    so that resampling battles stays exact."""
-    out: list[ParsedBattle] = []
+    so that resampling battles stays exact; at most ``schema.max_expand`` per row."""
     excluded = SELF_PLAY if model_a == model_b else None
-    for column, outcome in zip(schema.counts, ("a_wins", "b_wins"), strict=True):
-        raw = get(column)
-        try:
-            n = int(str(raw).strip())
-        except (TypeError, ValueError):
-            raise RowError(column, f"not a whole number: {raw!r}") from None
-        if not 0 <= n <= _MAX_COUNT:
-            raise RowError(column, f"must be between 0 and {_MAX_COUNT}, got {n}")
-        out.extend(
-            [
-                ParsedBattle(
-                    None, model_a, model_b, outcome, 1.0, None, None, None, None, (), excluded
-                )
-            ]
-            * n
+    kinds = [
+        (fields.count(get(column), column), outcome)
+        for column, outcome in zip(schema.counts, ("a_wins", "b_wins"), strict=True)
+    ]
+    total = sum(n for n, _ in kinds)
+    if total > schema.max_expand:
+        raise RowError(
+            schema.counts[0],
+            f"this row stands for {total} battles, more than --max-expand {schema.max_expand}",
         )
+    out: list[ParsedBattle] = []
+    for n, outcome in kinds:
+        battle = ParsedBattle(
+            None, model_a, model_b, outcome, 1.0, None, None, None, None, (), excluded
+        )
+        out.extend([battle] * n)
     return out
 
 
-def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedBattle]:
-    """Normalise one record. ``get(field)`` returns the raw value of a mapped field;
-    ``tag_values`` yields (column, value) pairs of unmapped columns."""
+def parse_record(
+    schema: Schema, get: Getter, tag_values, column: Getter
+) -> ParsedBattle | list[ParsedBattle]:
+    """Normalise one record.
+
+    ``get(field)`` returns the raw value of a mapped field, ``tag_values`` yields
+    (column, value) pairs of tag columns, ``column(name)`` the raw value of any
+    column (style metadata reads its own columns).
+    """
     cols = schema.columns
-    model_a = _model_name(get("model_a"), cols["model_a"])
-    model_b = _model_name(get("model_b"), cols["model_b"])
+    model_a = schema.names(get("model_a"), cols["model_a"])
+    model_b = schema.names(get("model_b"), cols["model_b"])
     if schema.counts is not None:
         return _expand_counts(schema, get, model_a, model_b)
-    outcome, weight = _outcome(schema, get)
+    where = schema.outcome_field
+    outcome, weight = schema.outcomes(get(where), cols[where])
     if "weight" in cols:
-        weight *= _weight(get("weight"))
+        weight *= fields.weight(get("weight"), cols["weight"])
     categories: list[str] = []
     if "category" in cols:
         raw = get("category")
@@ -354,70 +113,52 @@ def parse_record(schema: Schema, get, tag_values) -> ParsedBattle | list[ParsedB
             categories.extend(str(c) for c in raw if str(c))
         elif raw not in (None, ""):
             categories.append(str(raw))
-    for column, value in tag_values:
-        _flatten_true(column, value, categories)
+    for tag, value in tag_values:
+        fields.tags_true(tag, value, categories)
     for name in categories:
-        if len(name) > _TEXT_MAX:
-            raise RowError("category", f"category name longer than {_TEXT_MAX} characters")
+        if len(name) > fields.TEXT_MAX:
+            raise RowError("category", f"category name longer than {fields.TEXT_MAX} characters")
+    text = {
+        f: fields.text(get(f), cols[f], limit=limit) if f in cols else None
+        for f, limit in _TEXT_FIELDS
+    }
     return ParsedBattle(
-        external_id=_text(get("id"), cols.get("id", "id")) if "id" in cols else None,
+        external_id=text["id"],
         model_a=model_a,
         model_b=model_b,
         outcome=outcome,
         weight=weight,
-        question=_text(get("question"), cols.get("question", "question"))
-        if "question" in cols
-        else None,
-        judge=_text(get("judge"), cols.get("judge", "judge")) if "judge" in cols else None,
-        language=_text(get("language"), "language", limit=64) if "language" in cols else None,
-        occurred_at=_timestamp(get("tstamp")) if "tstamp" in cols else None,
+        question=text["question"],
+        judge=text["judge"],
+        language=text["language"],
+        occurred_at=fields.timestamp(get("tstamp"), cols["tstamp"]) if "tstamp" in cols else None,
         categories=tuple(dict.fromkeys(categories)),
         excluded_reason=SELF_PLAY if model_a == model_b else None,
+        style=schema.style.parse(column) if schema.style is not None else None,
     )
 
 
-def csv_parser(schema: Schema, header: Sequence[str]):
-    """A row parser specialised to one CSV header: the hot loop of an ingest.
+def csv_parser(schema: Schema, header: Sequence[str]) -> Callable[[Sequence[str]], Any]:
+    """The row path for one CSV header: ``parse(row)`` -> battle(s), or RowError."""
+    positions = {name: i for i, name in enumerate(header)}
+    index = {f: positions[c] for f, c in schema.columns.items() if c in positions}
+    index.update((c, positions[c]) for c in schema.counts or () if c in positions)
+    tag_index = [(n, positions[n]) for n in schema.tag_columns]
+    truthy = fields.TRUE
 
-    The common case (names already validated, known winner, no optional
-    fields) is handled inline; anything unusual falls back to
-    :func:`parse_record`, which produces the precise error.
-    """
-    index = {f: header.index(c) for f, c in schema.columns.items() if c in header}
-    counts = {c: header.index(c) for c in schema.counts or () if c in header}
-    tag_index = [(n, header.index(n)) for n in schema.tag_columns]
-    width_needed = max(index.values()) + 1
-    ia, ib = index["model_a"], index["model_b"]
-    iw = index.get("winner")
-    simple = set(index) <= {"model_a", "model_b", "winner", "id"} and iw is not None
-    iid = index.get("id")
-    winners = schema.winners
-    valid = _VALID_NAMES
-
-    def slow(row: Sequence[str]) -> ParsedBattle:
+    def parse(row: Sequence[str]) -> ParsedBattle | list[ParsedBattle]:
         width = len(row)
 
-        def get(field: str) -> str | None:
-            i = index.get(field, counts.get(field))
+        def get(fld: str) -> str | None:
+            i = index.get(fld)
             return row[i] if i is not None and i < width else None
 
-        tags = ((name, row[i]) for name, i in tag_index if i < width and row[i] in _TRUE)
-        return parse_record(schema, get, tags)
+        def column(name: str) -> str | None:
+            i = positions.get(name)
+            return row[i] if i is not None and i < width else None
 
-    def parse(row: Sequence[str]) -> ParsedBattle:
-        if not simple or len(row) < width_needed:
-            return slow(row)
-        a, b = row[ia], row[ib]
-        outcome = winners.get(row[iw])
-        if outcome is None or a not in valid or b not in valid:
-            return slow(row)
-        ext = row[iid] if iid is not None else None
-        if ext is not None and (ext == "" or len(ext) > _TEXT_MAX):
-            return slow(row)
-        cats = tuple(name for name, i in tag_index if row[i] in _TRUE) if tag_index else ()
-        return ParsedBattle(
-            ext, a, b, outcome, 1.0, None, None, None, None, cats, SELF_PLAY if a == b else None
-        )
+        tags = ((name, row[i]) for name, i in tag_index if i < width and row[i] in truthy)
+        return parse_record(schema, get, tags, column)
 
     return parse
 
@@ -439,6 +180,8 @@ class ColumnBlock:
     tags: list[tuple[str, list[int]]]
     #: positions of self-play battles (stored, excluded from ratings)
     self_play: list[int]
+    #: style metadata of every row, if the file has style columns
+    style: StyleColumns | None = None
 
     @property
     def names(self) -> set[str]:
@@ -452,22 +195,27 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
 
     The returned function gives a :class:`ColumnBlock`, or None when anything in
     the block is unusual (a bad value, a short row); the caller then parses that
-    block row by row, which names the offending line and field.  Validation is
-    the same as :func:`parse_record`'s, applied to whole columns at C speed.
+    block row by row, which names the offending line and field.  The rules are
+    those of :func:`parse_record`, in their column forms (:mod:`arena.ingest.fields`).
     """
-    index = {f: header.index(c) for f, c in schema.columns.items() if c in header}
+    winners = schema.outcomes.plain if schema.outcomes is not None else None
     if (
-        schema.counts is not None
-        or "winner" not in index
-        or not set(index) <= {"model_a", "model_b", "winner", "id"}
+        winners is None
+        or schema.counts is not None
+        or (schema.style is not None and schema.style.nested is not None)
+        or schema.outcome_field != "winner"
+        or not set(schema.columns) <= _COLUMN_FIELDS
     ):
         return None
+    positions = {name: i for i, name in enumerate(header)}
+    index = {f: positions[c] for f, c in schema.columns.items()}
     ia, ib, iw, iid = index["model_a"], index["model_b"], index["winner"], index.get("id")
-    tag_index = [(n, header.index(n)) for n in schema.tag_columns]
+    tag_index = [(n, positions[n]) for n in schema.tag_columns]
+    if any(len(name) > fields.TEXT_MAX for name, _ in tag_index):
+        return None  # a tag named too long: the row path reports it where it is true
     width = len(header)
-    winners = schema.winners
-    valid = _VALID_NAMES
-    truthy = _TRUE.__contains__
+    names = schema.names
+    truthy = fields.TRUE.__contains__
 
     def block(raw) -> ColumnBlock | None:
         """``raw``: a :class:`arena.ingest.sources.CsvBlock`."""
@@ -480,40 +228,42 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
             if set(map(len, raw.rows)) != {width}:
                 return None
             cols = list(zip(*raw.rows, strict=True))
-        ca, cb = cols[ia], cols[ib]
         outcome = list(map(winners.get, cols[iw]))
         if None in outcome:
             return None
-        names = set(ca)
-        names.update(cb)
-        for name in names:
-            if name not in valid:
-                try:
-                    _model_name(name, "model")
-                except RowError:
-                    return None
-        ext = cols[iid] if iid is not None else None
-        if ext is not None and ("" in ext or max(map(len, ext)) > _TEXT_MAX):
+        ca, cb = cols[ia], cols[ib]
+        stored = names.column(ca)
+        more = names.column(cb) if stored is not None else None
+        if more is None:
             return None
-        positions = range(n)
+        stored.update(more)
+        if any(k != v for k, v in stored.items()):  # a name normalised (NFC, spaces)
+            ca, cb = list(map(stored.__getitem__, ca)), list(map(stored.__getitem__, cb))
+        ext = cols[iid] if iid is not None else None
+        if ext is not None and not fields.text_column_ok(ext):
+            return None
+        positions_ = range(n)
         tags = []
         for name, i in tag_index:
-            hit = list(compress(positions, map(truthy, cols[i])))
+            hit = list(compress(positions_, map(truthy, cols[i])))
             if hit:
-                if len(name) > _TEXT_MAX:
-                    return None
                 tags.append((name, hit))
-        self_play = list(compress(positions, map(eq, ca, cb)))
-        return ColumnBlock(n, ca, cb, outcome, ext, tags, self_play)
+        style = None
+        if schema.style is not None:
+            style = parse_columns(schema.style, lambda name: cols[positions[name]])
+            if style is None:
+                return None
+        self_play = list(compress(positions_, map(eq, ca, cb)))
+        return ColumnBlock(n, ca, cb, outcome, ext, tags, self_play, style)
 
     return block
 
 
-def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle:
+def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle | list:
     cols = schema.columns
 
-    def get(field: str) -> Any:
-        return obj.get(cols.get(field, field))
+    def get(fld: str) -> Any:
+        return obj.get(cols.get(fld, fld))
 
     tags = ((name, obj.get(name)) for name in schema.tag_columns if name in obj)
-    return parse_record(schema, get, tags)
+    return parse_record(schema, get, tags, obj.get)

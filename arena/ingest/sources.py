@@ -22,8 +22,9 @@ from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import IO, Any
 
+from arena.vocabulary import GZIP_MAGIC
+
 FORMATS = ("auto", "csv", "jsonl", "json")
-_GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 
 csv.field_size_limit(1 << 24)
@@ -67,7 +68,7 @@ def open_input(path_arg: str) -> InputFile:
         while block := fh.read(_CHUNK):
             digest.update(block)
             size += len(block)
-    return InputFile(display, path, digest.hexdigest(), size, head == _GZIP_MAGIC)
+    return InputFile(display, path, digest.hexdigest(), size, head == GZIP_MAGIC)
 
 
 def open_binary(source: InputFile) -> IO[bytes]:
@@ -200,81 +201,101 @@ class CsvBlock:
 def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Callable[[int], CsvBlock]]:
     """The header and a block reader: ``read(n)`` gives the next (up to) n records.
 
+    See :class:`CsvBlocks`.  On a decoding error the file is scanned again to
+    name the offending line.
+    """
+    blocks = CsvBlocks(source, binary)
+    return blocks.header, blocks.read
+
+
+class CsvBlocks:
+    """The records of one CSV stream, read in blocks.
+
     A block of text without quotes, lone carriage returns or NULs is split on
     commas at C speed, straight into columns when every line has the header's
     width (what csv.reader would give, several times faster); from the first
-    block that has any of those, the rest of the file goes through csv.reader.
-    Line numbers are exact either way (csv mode counts the line breaks inside
-    quoted fields).  Blank lines are skipped.  On a decoding error the file is
-    scanned again to name the offending line.
+    block that has any of those, the rest of the file goes through csv.reader
+    (``fast`` turns False for good).  Line numbers are exact either way (csv
+    mode counts the line breaks inside quoted fields).  Blank lines are skipped.
     """
-    stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict", newline="")
-    reader = csv.reader(stream)
 
-    def bad_bytes(_exc: UnicodeDecodeError) -> InputError:
+    def __init__(self, source: InputFile, binary: IO[bytes]) -> None:
+        self.source = source
+        self.stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict", newline="")
+        self.reader = csv.reader(self.stream)
+        try:
+            header = next(self.reader)
+        except StopIteration:
+            raise InputError(f"{source.display}: empty file (no CSV header)") from None
+        except csv.Error as exc:
+            raise InputError(f"{source.display}: line 1: malformed CSV: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise self._bad_bytes(exc) from None
+        self.header = [h.strip() for h in header]
+        self.width = len(header)
+        self.fast = True  # quote-free blocks so far
+        self.eof = False
+        self.line = self.reader.line_num  # last line read by the fast path
+        self.base = 0  # lines read before the csv reader took over
+        self.pending = CsvBlock([], rows=[])
+
+    def _bad_bytes(self, _exc: UnicodeDecodeError) -> InputError:
         # The decoder works on large blocks, so find the line again (error path only).
-        return InputError(f"{source.display}: {first_bad_line(source)}")
+        return InputError(f"{self.source.display}: {first_bad_line(self.source)}")
 
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InputError(f"{source.display}: empty file (no CSV header)") from None
-    except csv.Error as exc:
-        raise InputError(f"{source.display}: line 1: malformed CSV: {exc}") from None
-    except UnicodeDecodeError as exc:
-        raise bad_bytes(exc) from None
-    width = len(header)
-    state = {"fast": True, "eof": False, "base": 0, "line": reader.line_num, "reader": reader}
+    def _empty(self) -> CsvBlock:
+        return CsvBlock([], columns=[[] for _ in range(self.width)])
 
-    def read_fast() -> CsvBlock | None:
+    def _read_fast(self) -> CsvBlock | None:
         """The next quote-free block, or None (and csv mode from here) if it is not one."""
         try:
-            text = stream.read(_BLOCK_CHARS)
+            text = self.stream.read(_BLOCK_CHARS)
             if text and not text.endswith("\n"):
-                text += stream.readline()
+                text += self.stream.readline()
         except UnicodeDecodeError as exc:
-            raise bad_bytes(exc) from None
+            raise self._bad_bytes(exc) from None
         if "\r\n" in text:
             text = text.replace("\r\n", "\n")
         if '"' in text or "\r" in text or "\x00" in text:
             # hand the block and the rest of the stream to csv.reader
-            state["fast"] = False
-            state["base"] = state["line"]
-            state["reader"] = csv.reader(chain(io.StringIO(text, newline=""), stream))
+            self.fast = False
+            self.base = self.line
+            self.reader = csv.reader(chain(io.StringIO(text, newline=""), self.stream))
             return None
         if not text:
-            state["eof"] = True
-            return CsvBlock([], columns=[[] for _ in range(width)])
+            self.eof = True
+            return self._empty()
         lines = text.split("\n")
         if lines[-1] == "":
             lines.pop()
-        first = state["line"] + 1
-        state["line"] += len(lines)
+        first = self.line + 1
+        self.line += len(lines)
         numbers = list(range(first, first + len(lines)))
         if "" in lines:  # blank lines
             keep = [i for i, line in enumerate(lines) if line]
             lines = [lines[i] for i in keep]
             numbers = [numbers[i] for i in keep]
         if not lines:
-            return CsvBlock([], columns=[[] for _ in range(width)])
+            return self._empty()
+        width = self.width
         if set(map(str.count, lines, repeat(","))) == {width - 1}:
             # every line has the header's width: split once, columns by slicing
             fields = ",".join(lines).split(",")
             return CsvBlock(numbers, columns=[fields[j::width] for j in range(width)])
         return CsvBlock(numbers, rows=list(map(str.split, lines, repeat(","))))
 
-    def read_csv_rows(n: int) -> CsvBlock:
-        rdr = state["reader"]
+    def _read_csv_rows(self, n: int) -> CsvBlock:
+        rdr = self.reader
         start = rdr.line_num
         try:
             rows = list(islice(rdr, n))
         except csv.Error as exc:
             raise InputError(
-                f"{source.display}: line {state['base'] + rdr.line_num}: malformed CSV: {exc}"
+                f"{self.source.display}: line {self.base + rdr.line_num}: malformed CSV: {exc}"
             ) from None
         except UnicodeDecodeError as exc:
-            raise bad_bytes(exc) from None
-        first = state["base"] + start
+            raise self._bad_bytes(exc) from None
+        first = self.base + start
         if rdr.line_num - start == len(rows):  # one line per row: the common case
             lines = list(range(first + 1, first + 1 + len(rows)))
         else:
@@ -290,23 +311,19 @@ def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Callable[
             lines = [lines[i] for i in keep]
         return CsvBlock(lines, rows=rows)
 
-    pending = CsvBlock([], rows=[])
-
-    def read(n: int) -> CsvBlock:
-        nonlocal pending
-        while state["fast"] and not state["eof"] and len(pending) < n:
-            got = read_fast()
+    def read(self, n: int) -> CsvBlock:
+        """The next (up to) ``n`` records; an empty block at the end."""
+        while self.fast and not self.eof and len(self.pending) < n:
+            got = self._read_fast()
             if got is None:  # csv mode from here; that block went to the csv reader
                 break
-            pending = pending.extend(got)
-        if len(pending):
-            out, pending = pending.split(n)
+            self.pending = self.pending.extend(got)
+        if len(self.pending):
+            out, self.pending = self.pending.split(n)
             return out
-        if state["fast"]:
-            return pending
-        return read_csv_rows(n)
-
-    return [h.strip() for h in header], read
+        if self.fast:
+            return self.pending
+        return self._read_csv_rows(n)
 
 
 def iter_jsonl(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:

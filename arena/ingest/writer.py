@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
 
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, func, insert, literal, select
 
-from arena.db.models import Battle, Category, Model
+from arena.db.models import Battle, Category, Model, StyleFeature
 from arena.db.session import SQLITE_INGEST_CACHE_KIB
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
+from arena.ingest.style import STYLE_COLUMNS, Style
 
 #: Battle fields that are often empty; a chunk binds only those it fills.
 _OPTIONAL = ("external_id", "judge", "question", "language", "occurred_at", "excluded_reason")
@@ -51,6 +52,7 @@ class BattleWriter:
         self.dialect = conn.dialect.name
         self.models = dict(conn.execute(select(Model.name, Model.id)).all())
         self.categories = dict(conn.execute(select(Category.name, Category.id)).all())
+        self.features = dict(conn.execute(select(StyleFeature.name, StyleFeature.id)).all())
         self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
         self.first_id = self._next_id
         self.last_id = 0
@@ -145,6 +147,22 @@ class BattleWriter:
         model_id = self._id_for(Model, self.models, name)
         self.new_models += len(self.models) - known
         return model_id
+
+    def case_warnings(self, before: set[str]) -> list[str]:
+        """Names are kept as given; a new name that differs from another only by case
+        is most likely one model spelled twice, so say so (``before``: the names
+        stored before this ingest)."""
+        folded: dict[str, str] = {}
+        for name in sorted(before):
+            folded.setdefault(name.casefold(), name)
+        out = []
+        for name in sorted(self.models.keys() - before):
+            other = folded.setdefault(name.casefold(), name)
+            if other != name:
+                out.append(
+                    f"model {name!r} differs from {other!r} only by case; kept as two models"
+                )
+        return out
 
     def _category_id(self, name: str) -> int:
         return self._id_for(Category, self.categories, name)
@@ -247,6 +265,7 @@ class BattleWriter:
                 [chunk[pos].external_id for pos in skipped], skipped
             )
         links = []
+        styles = []
         excluded = 0
         stored = 0
         for battle_id, b in zip(ids, chunk, strict=True):
@@ -257,8 +276,47 @@ class BattleWriter:
                 excluded += 1
             for name in b.categories:
                 links.append((self._category_id(name), battle_id))
+            if b.style is not None:
+                styles.append((battle_id, b.style))
         self._link(links)
+        self._write_style(styles)
         return ChunkResult(stored, excluded, duplicates, repeated)
+
+    def _write_style_columns(self, block: ColumnBlock, ids: list[int], inserted) -> None:
+        """The style columns of a column block, for the battles actually stored."""
+        keep = (
+            range(block.n)
+            if inserted is None
+            else [p for p in range(block.n) if ids[p] in inserted]
+        )
+        style = block.style
+        if style.counts is not None:
+            counts = style.counts
+            self._rows(
+                "battle_style",
+                ("battle_id", *STYLE_COLUMNS),
+                [(ids[p], *counts[p]) for p in keep],
+            )
+        for name, a, b in style.covariates:
+            feature = self._id_for(StyleFeature, self.features, name)
+            self._rows(
+                "battle_covariates",
+                ("feature_id", "battle_id", "value_a", "value_b"),
+                [(feature, ids[p], a[p], b[p]) for p in keep],
+            )
+
+    def _write_style(self, styles: list[tuple[int, Style]]) -> None:
+        """Style counts (one narrow row per battle) and user covariates of stored battles."""
+        counts = [(battle_id, *s.counts) for battle_id, s in styles if s.counts is not None]
+        covariates = [
+            (self._id_for(StyleFeature, self.features, name), battle_id, a, b)
+            for battle_id, s in styles
+            for name, a, b in s.covariates
+        ]
+        self._rows("battle_style", ("battle_id", *STYLE_COLUMNS), counts)
+        self._rows(
+            "battle_covariates", ("feature_id", "battle_id", "value_a", "value_b"), covariates
+        )
 
     def write_columns(self, block: ColumnBlock) -> ChunkResult:
         """Insert one :class:`ColumnBlock`: names mapped to ids column-wise, rows bound
@@ -300,6 +358,8 @@ class BattleWriter:
             repeated, duplicates = self._classify_skipped(
                 [block.external_id[pos] for pos in skipped], skipped
             )
+        if block.style is not None:
+            self._write_style_columns(block, ids, inserted)
         links = []
         for name, positions in block.tags:
             category = self._category_id(name)
@@ -356,14 +416,19 @@ class BattleWriter:
         return repeated, duplicates
 
     def _link(self, links: list[tuple[int, int]]) -> None:
-        if not links:
+        self._rows("battle_categories", ("category_id", "battle_id"), links)
+
+    def _rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+        """Plain rows into a table that cannot conflict: executemany or COPY."""
+        if not rows:
             return
         if self.dialect == "sqlite":
+            marks = ", ".join("?" * len(columns))
             self.conn.exec_driver_sql(
-                "INSERT INTO battle_categories (category_id, battle_id) VALUES (?, ?)", links
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
             )
         else:
-            self._copy("battle_categories", ("category_id", "battle_id"), links)
+            self._copy(table, columns, rows)
 
     def _insert(
         self,
@@ -383,9 +448,9 @@ class BattleWriter:
             # The batch and source are the same on every row: SQL literals, not
             # parameters (sqlite3 binds each parameter of each row separately).
             bound = list(names)
-            literals = {"batch_id": str(int(self.batch_id))}
+            literals = {"batch_id": self._literal(int(self.batch_id))}
             if self.source is not None:
-                literals["source"] = "'" + self.source.replace("'", "''") + "'"
+                literals["source"] = self._literal(self.source)
             columns = ", ".join([*bound, *literals])
             marks = ", ".join(["?"] * len(bound) + list(literals.values()))
             conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
@@ -445,6 +510,14 @@ class BattleWriter:
             inserted = {r[0] for r in got}
         self.conn.exec_driver_sql("TRUNCATE arena_ingest_stage")
         return inserted
+
+    def _literal(self, value: int | str) -> str:
+        """``value`` as an SQL literal, quoted by the dialect's own compiler."""
+        return str(
+            literal(value).compile(
+                dialect=self.conn.dialect, compile_kwargs={"literal_binds": True}
+            )
+        )
 
     def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
         cursor = self.conn.connection.cursor()

@@ -13,7 +13,14 @@ loop per resample.
 * many models: :func:`bootstrap_models`, with :func:`holm` /
   :func:`benjamini_hochberg` (:func:`adjust_pvalues`) over their pairs;
 * planning: :func:`items_needed`, :func:`items_needed_paired`,
-  :func:`simulate_power`, :func:`simulate_power_paired`; :func:`chance_test`.
+  :func:`simulate_power`, :func:`simulate_power_paired`; :func:`chance_test`;
+* any metric (issue 15): :func:`paired_verdict` (the test that decides and
+  why), :func:`ratio_interval` / :func:`compare_ratios` (bits per byte),
+  :func:`variance_components`, :func:`two_stage_interval`,
+  :func:`two_stage_difference`;
+* item response theory: :func:`calibrate_2pl`, :func:`score_abilities`,
+  :func:`item_information`, :func:`select_items`, :func:`adaptive_test`,
+  :func:`simulate_adaptive`.
 
 Every function that resamples takes a ``numpy.random.Generator`` ``rng``: same
 seed, same result.
@@ -21,6 +28,15 @@ seed, same result.
 
 from arena.engine.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.stats._checks import Interval
+from arena.stats.ability import Abilities, score_abilities
+from arena.stats.adaptive import (
+    AdaptiveResult,
+    AdaptiveSimulation,
+    Selection,
+    adaptive_test,
+    select_items,
+    simulate_adaptive,
+)
 from arena.stats.binomial import (
     EXACT_BELOW,
     ChanceResult,
@@ -47,7 +63,9 @@ from arena.stats.evaluation import (
     evaluate,
     write_battles,
 )
+from arena.stats.irt import ItemBank, calibrate_2pl, item_information
 from arena.stats.models import ModelsBootstrap, bootstrap_models
+from arena.stats.paired import PAIRED_TESTS, PairedVerdict, paired_verdict
 from arena.stats.permutation import PermutationResult, paired_permutation_test
 from arena.stats.power import (
     items_needed,
@@ -55,8 +73,40 @@ from arena.stats.power import (
     simulate_power,
     simulate_power_paired,
 )
+from arena.stats.ratio import RatioComparison, compare_ratios, ratio_interval
+from arena.stats.variance import (
+    TwoStageInterval,
+    VarianceComponents,
+    design_se,
+    two_stage_difference,
+    two_stage_interval,
+    variance_components,
+)
 
 __all__ = [
+    "two_stage_difference",
+    "variance_components",
+    "two_stage_interval",
+    "design_se",
+    "VarianceComponents",
+    "TwoStageInterval",
+    "ratio_interval",
+    "compare_ratios",
+    "RatioComparison",
+    "paired_verdict",
+    "PairedVerdict",
+    "PAIRED_TESTS",
+    "item_information",
+    "calibrate_2pl",
+    "ItemBank",
+    "score_abilities",
+    "simulate_adaptive",
+    "select_items",
+    "adaptive_test",
+    "Selection",
+    "AdaptiveSimulation",
+    "AdaptiveResult",
+    "Abilities",
     "CORRECTIONS",
     "EXACT_BELOW",
     "ChanceResult",

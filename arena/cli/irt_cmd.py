@@ -1,0 +1,303 @@
+"""``arena irt``: calibrate a 2PL item bank, pick informative subsets, run adaptive tests."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from arena.cli.options import format_option, level_option, quiet_option, seed_option
+from arena.cli.output import emit
+
+_PRIOR_HELP = (
+    "SD of the normal priors on a (mean 1) and the intercept d (mean 0); keeps items that "
+    "separate the models perfectly finite. --no-prior for pure maximum likelihood (as ltm)."
+)
+
+
+def _say(quiet: bool, message: str) -> None:
+    if not quiet:
+        click.echo(message, err=True)
+
+
+def _matrix(results, metric, filter_name):
+    """Read 0/1 results into (models, items, responses with NaN where missing)."""
+    import numpy as np
+
+    from arena.stats.itemfile import ItemFileError, item_sort_key, read_results
+
+    try:
+        data = read_results(list(results), metric=metric, filter_name=filter_name)
+    except ItemFileError as exc:
+        raise click.ClickException(str(exc)) from None
+    models = data.models
+    items = sorted({i for s in data.scores.values() for i in s}, key=item_sort_key)
+    col = {item: j for j, item in enumerate(items)}
+    y = np.full((len(models), len(items)), np.nan)
+    for r, m in enumerate(models):
+        for item, value in data.scores[m].items():
+            y[r, col[item]] = value
+    return models, items, y
+
+
+def _load_bank(path: str):
+    from arena.stats import ItemBank
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except OSError as exc:
+        raise click.ClickException(f"{path}: cannot read: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise click.ClickException(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    try:
+        return ItemBank.from_dict(doc)
+    except ValueError as exc:
+        raise click.ClickException(f"{path}: {exc}") from None
+
+
+def _prior(prior_sd: float, no_prior: bool) -> float | None:
+    return None if no_prior else prior_sd
+
+
+@click.group("irt")
+def irt_group():
+    """Item response theory: 2PL item banks, informative subsets, adaptive tests.
+
+    Example:
+
+    \b
+        arena irt fit results.csv --save bank.json
+        arena irt select results.csv --n 100 --holdout 10
+        arena irt adapt bank.json --simulate 500 --se 0.3
+    """
+
+
+_results_options = [
+    click.argument("results", nargs=-1, required=True, metavar="RESULTS..."),
+    click.option(
+        "--metric",
+        default="acc",
+        show_default=True,
+        help="Per-item metric key in lm-eval-harness samples.",
+    ),  # fmt: skip
+    click.option(
+        "--filter",
+        "filter_name",
+        default=None,
+        help="lm-eval-harness filter when a file holds several.",
+    ),  # fmt: skip
+    click.option(
+        "--prior-sd",
+        type=click.FloatRange(min=0, min_open=True),
+        default=2.0,
+        show_default=True,
+        help=_PRIOR_HELP,
+    ),  # fmt: skip
+    click.option("--no-prior", is_flag=True, help="Pure marginal maximum likelihood (no priors)."),
+]
+
+
+def _with(options):
+    def decorate(f):
+        for opt in reversed(options):
+            f = opt(f)
+        return f
+
+    return decorate
+
+
+@irt_group.command("fit")
+@_with(_results_options)
+@click.option("--abilities", "method", type=click.Choice(["eap", "map"]), default="eap", show_default=True, help="How model abilities are estimated.")  # fmt: skip
+@click.option("--save", "save_path", type=click.Path(dir_okay=False), default=None, help="Write the item bank (JSON) for `irt select --bank` / `irt adapt`.")  # fmt: skip
+@format_option
+@quiet_option
+def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, save_path, fmt, quiet):
+    """Calibrate a 2PL item bank from many models' 0/1 results.
+
+    RESULTS are read as by `arena eval` (lm-eval-harness samples or CSV
+    model,item,score with 0/1 scores); each model is an examinee. Marginal
+    maximum likelihood (EM over Gauss-Hermite quadrature, or a fine uniform
+    grid when models answer so many items that their posteriors are narrower
+    than the Gauss-Hermite nodes), abilities N(0, 1); standard errors from
+    the observed information (Louis). Items everyone got right (or wrong)
+    carry no information and are listed as dropped.
+
+    --format json: {"items": [{"item", "discrimination", "difficulty",
+    "se_discrimination", "se_difficulty"}], "log_likelihood", "abilities":
+    [{"model", "theta", "se", "items"}], ...}.
+
+    Example:
+
+    \b
+        arena irt fit out/*/samples_mmlu_*.jsonl --save mmlu-bank.json
+        arena irt fit results.csv --no-prior --format json
+    """
+    import numpy as np
+
+    from arena.stats import calibrate_2pl, score_abilities
+
+    models, items, y = _matrix(results, metric, filter_name)
+    _say(quiet, f"calibrating {len(items)} items on {len(models)} models ...")
+    try:
+        bank = calibrate_2pl(y, items=items, prior_sd=_prior(prior_sd, no_prior))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    cols = np.array([items.index(i) for i in bank.items]) if len(bank.items) < len(items) else np.arange(len(items))  # fmt: skip
+    ab = score_abilities(bank, y[:, cols], method=method)
+    _say(quiet, f"{bank.iterations} EM iterations, {bank.quadrature}, {len(bank.dropped)} items dropped")  # fmt: skip
+    if not bank.converged:
+        click.echo("warning: EM did not converge within the iteration limit", err=True)
+    if bank.at_bound:
+        click.echo(
+            f"warning: {len(bank.at_bound)} items reached the discrimination bound (responses "
+            "nearly separate the models); a prior (--prior-sd) keeps them finite",
+            err=True,
+        )
+    if save_path:
+        try:
+            with open(save_path, "w", encoding="utf-8") as fh:
+                json.dump(bank.to_dict(), fh, indent=1)
+        except OSError as exc:
+            raise click.ClickException(f"{save_path}: cannot write: {exc.strerror}") from None
+        _say(quiet, f"wrote the bank to {save_path}")
+    abilities = sorted(
+        (
+            {"model": m, "theta": float(t), "se": float(s), "items": int(k)}
+            for m, t, s, k in zip(models, ab.theta, ab.se, ab.n_items, strict=True)
+        ),
+        key=lambda r: (-r["theta"], r["model"]),
+    )
+    doc = bank.to_dict()
+    if fmt == "json":
+        emit([], [], fmt, json_obj={**doc, "abilities": abilities, "ability_method": method})
+        return
+    item_cols = ["item", "discrimination", "se_discrimination", "difficulty", "se_difficulty"]
+    emit(doc["items"], item_cols, fmt)
+    click.echo()
+    emit(abilities, ["model", "theta", "se", "items"], fmt)
+
+
+@irt_group.command("select")
+@_with(_results_options)
+@click.option("--n", "n_items", type=click.IntRange(min=1), required=True, help="Subset size.")
+@click.option("--holdout", type=click.IntRange(min=2), default=None, help="Models held out for validation [default: a fifth, at least 2].")  # fmt: skip
+@seed_option
+@level_option
+@format_option
+@quiet_option
+def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdout, seed, level, fmt, quiet):  # fmt: skip
+    """Pick N items whose scores recover the full benchmark's ranking, checked on held-out models.
+
+    The bank is calibrated on all models but the held-out ones; N items are
+    chosen greedily to be informative over the training models' abilities
+    (summed log test information). Each held-out model is then scored on the
+    N items alone and compared with its accuracy on every item: rank
+    correlations, the share of pairs in the same order, the share not
+    contradicted (same order, or the subset's interval for the difference
+    includes 0) and the share resolved (subset confident and right).
+
+    Example:
+
+    \b
+        arena irt select results.csv --n 100 --holdout 10 --format json
+    """
+    import numpy as np
+
+    from arena.stats.subset import validate_subset
+
+    models, items, y = _matrix(results, metric, filter_name)
+    holdout = holdout or max(2, len(models) // 5)
+    _say(quiet, f"calibrating on {len(models) - holdout} models, validating on {holdout} ...")
+    try:
+        v = validate_subset(
+            y, np.random.default_rng(seed), n=n_items, holdout=holdout, items=items,
+            prior_sd=_prior(prior_sd, no_prior), level=level,
+        )  # fmt: skip
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    chosen = [
+        {
+            "item": item,
+            "discrimination": float(v.bank.discrimination[j]),
+            "difficulty": float(v.bank.difficulty[j]),
+        }  # fmt: skip
+        for item, j in zip(v.selection.items, v.selection.indices, strict=True)
+    ]
+    summary = {
+        "n": len(chosen),
+        "heldout_models": [models[i] for i in v.heldout],
+        "spearman": v.spearman,
+        "kendall": v.kendall,
+        "pairs": v.pairs,
+        "same_order": v.same_order,
+        "not_contradicted": v.not_contradicted,
+        "resolved": v.resolved,
+        "level": level,
+        "seed": seed,
+    }
+    if fmt == "json":
+        emit([], [], fmt, json_obj={**summary, "items": chosen})
+        return
+    if fmt == "table":
+        rows = [{"measure": k, "value": summary[k]} for k in ("n", "spearman", "kendall", "pairs", "same_order", "not_contradicted", "resolved")]  # fmt: skip
+        emit(rows, ["measure", "value"], fmt)
+        click.echo()
+    emit(chosen, ["item", "discrimination", "difficulty"], fmt)
+
+
+@irt_group.command("adapt")
+@click.argument("bank_path", metavar="BANK")
+@click.option("--simulate", "n_sim", type=click.IntRange(min=1), default=200, show_default=True, help="Simulated examinees (abilities N(0, 1)).")  # fmt: skip
+@click.option("--se", "se_target", type=click.FloatRange(min=0, min_open=True), default=0.3, show_default=True, help="Stop when the ability's standard error reaches this.")  # fmt: skip
+@click.option("--max-items", type=click.IntRange(min=1), default=40, show_default=True, help="Longest adaptive test.")  # fmt: skip
+@seed_option
+@format_option
+@quiet_option
+def irt_adapt(bank_path, n_sim, se_target, max_items, seed, fmt, quiet):
+    """Simulate computerized adaptive tests on a saved bank; compare with fixed tests.
+
+    Each simulated examinee gets the most informative unused item at the
+    current ability estimate (EAP) until the standard error reaches --se or
+    --max-items are given. The report gives the items used, and how long a
+    fixed test must be for the same share of examinees to reach the same
+    precision: with the most informative items in a fixed order, and with
+    items in a random order (a random subset of the benchmark). In Python,
+    arena.stats.adaptive_test(bank, answer) runs a test against any model
+    through an answer(item) callback.
+
+    Example:
+
+    \b
+        arena irt fit results.csv --save bank.json
+        arena irt adapt bank.json --simulate 500 --se 0.3 --max-items 40
+    """
+    import numpy as np
+
+    from arena.stats import simulate_adaptive
+
+    bank = _load_bank(bank_path)
+    _say(quiet, f"simulating {n_sim} adaptive tests on {len(bank.items)} items ...")
+    sim = simulate_adaptive(bank, np.random.default_rng(seed), n_examinees=n_sim, se_target=se_target, max_items=max_items)  # fmt: skip
+    doc = {
+        "examinees": n_sim,
+        "se_target": se_target,
+        "max_items": max_items,
+        "adaptive_mean_items": float(sim.n_items.mean()),
+        "adaptive_median_items": float(np.median(sim.n_items)),
+        "reached_target": sim.reached,
+        "fixed_informative_items": sim.fixed_items,
+        "fixed_random_items": sim.random_items,
+        "fixed_max_tried": sim.fixed_max,
+        "rmse": sim.rmse,
+        "mean_se": float(sim.se.mean()),
+        "seed": seed,
+    }
+    if fmt == "json":
+        emit([], [], fmt, json_obj=doc)
+        return
+    emit([{"measure": k, "value": v} for k, v in doc.items()], ["measure", "value"], fmt)
+
+
+COMMANDS = [irt_group]

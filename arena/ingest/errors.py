@@ -1,0 +1,11 @@
+"""The field-level error of one input record."""
+
+from __future__ import annotations
+
+
+class RowError(Exception):
+    """A malformed record: which field, and what is wrong with it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"field {field!r}: {message}")
+        self.field = field

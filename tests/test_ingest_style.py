@@ -1,0 +1,272 @@
+"""Style metadata (conv_metadata) at ingest, and the store's per-battle read of it.
+
+Both engines: nested JSON, flat CSV and sub-count CSV columns store the same
+numbers; bad values name file, line and field and store nothing; the read
+function filters exactly as the rebuild's aggregation does.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+from sqlalchemy import func, select
+
+from arena.db.models import Battle, BattleCovariate, BattleStyle, Model, StyleFeature
+from arena.outcomes import OUTCOME_CODES, Outcome
+from arena.store_style import StyleDataError, read_style_battles
+from tests.conftest import shared_path
+from tests.test_ingest import count, write_csv
+
+SUBS = {
+    "header_count": ("h1", "h2", "h3", "h4", "h5", "h6"),
+    "list_count": ("ordered", "unordered"),
+    "bold_count": ("**", "__"),
+}
+
+
+def meta(tokens, headers, lists, bold, **covariates):
+    """A conv_metadata object as LMArena writes it (sub-counts as objects)."""
+    out = {}
+    for side, i in (("a", 0), ("b", 1)):
+        out[f"sum_assistant_{side}_tokens"] = tokens[i]
+        for key, total in (("header_count", headers), ("list_count", lists), ("bold_count", bold)):
+            subs = dict.fromkeys(SUBS[key], 0)
+            subs[SUBS[key][0]] = total[i]
+            out[f"{key}_{side}"] = subs
+    for name, (a, b) in covariates.items():
+        out[f"{name}_a"], out[f"{name}_b"] = a, b
+    return out
+
+
+RECORDS = [
+    {"id": "s1", "model_a": "x", "model_b": "y", "winner": "model_a",
+     "tstamp": "2026-01-01T00:00:00Z", "conv_metadata": meta((10, 20), (1, 0), (2, 3), (0, 4), sentiment=(0.5, -0.25))},
+    {"id": "s2", "model_a": "y", "model_b": "z", "winner": "tie",
+     "tstamp": "2026-02-01T00:00:00Z", "conv_metadata": meta((300, 7), (0, 0), (0, 1), (5, 0), sentiment=(1.0, 2.0))},
+    {"id": "s3", "model_a": "x", "model_b": "z", "winner": "model_b",
+     "tstamp": "2026-03-01T00:00:00Z", "conv_metadata": None},
+    {"id": "s4", "model_a": "z", "model_b": "x", "winner": "both_bad",
+     "tstamp": "2026-04-01T00:00:00Z", "conv_metadata": meta((1, 2), (3, 4), (5, 6), (7, 8))},
+]  # fmt: skip
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(path)
+
+
+def stored_style(engine) -> list[tuple]:
+    with engine.connect() as conn:
+        names = dict(conn.execute(select(Model.id, Model.name)).all())
+        ext = dict(conn.execute(select(Battle.id, Battle.external_id)).all())
+        style = sorted(
+            (ext[r.battle_id], *(getattr(r, c) for c in ("tokens_a", "tokens_b", "headers_a",
+             "headers_b", "lists_a", "lists_b", "bold_a", "bold_b")))
+            for r in conn.execute(select(BattleStyle)).all()
+        )  # fmt: skip
+        features = dict(conn.execute(select(StyleFeature.id, StyleFeature.name)).all())
+        covs = sorted(
+            (ext[r.battle_id], features[r.feature_id], r.value_a, r.value_b)
+            for r in conn.execute(select(BattleCovariate)).all()
+        )
+    assert names
+    return style + covs
+
+
+EXPECTED = [
+    ("s1", 10, 20, 1, 0, 2, 3, 0, 4),
+    ("s2", 300, 7, 0, 0, 0, 1, 5, 0),
+    ("s4", 1, 2, 3, 4, 5, 6, 7, 8),
+    ("s1", "sentiment", 0.5, -0.25),
+    ("s2", "sentiment", 1.0, 2.0),
+]
+
+
+def flat_rows(records, *, sub_columns: bool, base=("id", "model_a", "model_b", "winner", "tstamp")):
+    """The same records as flat CSV columns: one per count, or one per sub-count."""
+    header = list(base)
+    keys = []
+    for side in "ab":
+        keys.append(f"sum_assistant_{side}_tokens")
+        for key, subs in SUBS.items():
+            if sub_columns:
+                keys += [f"{key}_{side}.{s}" for s in subs]
+            else:
+                keys.append(f"{key}_{side}")
+    header += keys + ["conv_metadata.sentiment_a", "conv_metadata.sentiment_b"]
+    rows = []
+    for r in records:
+        m = r["conv_metadata"] or {}
+        row = [r[c] for c in base]
+        for k in keys:
+            head, _, sub = k.partition(".")
+            value = m.get(head, "")
+            if isinstance(value, dict):
+                value = value[sub] if sub else sum(value.values())
+            row.append(value)
+        row += [m.get("sentiment_a", ""), m.get("sentiment_b", "")]
+        rows.append(row)
+    return header, rows
+
+
+@pytest.mark.parametrize("shape", ["jsonl", "csv", "csv-subcounts"])
+def test_style_metadata_is_stored_once_per_battle(run_cli, engine, tmp_path, shape):
+    if shape == "jsonl":
+        path = write_jsonl(tmp_path / "b.jsonl", RECORDS)
+    else:
+        header, rows = flat_rows(RECORDS, sub_columns=shape == "csv-subcounts")
+        path = write_csv(tmp_path / "b.csv", header, rows)
+    out = run_cli("ingest", path).output
+    assert "4 rows read, 4 inserted" in out
+    assert stored_style(engine) == EXPECTED
+    # tag columns stay tags: no style column became a category
+    assert count(engine, Battle) == 4
+
+
+@pytest.mark.parametrize("sub_columns", [False, True])
+def test_column_fast_path_stores_the_same_style(
+    run_cli, engine, tmp_path, monkeypatch, sub_columns
+):
+    """Without a timestamp the file takes the column path; a block with a battle
+    without metadata falls back to the row path; both store what JSON lines store."""
+    import arena.ingest.loader as loader
+    import arena.ingest.records as records
+
+    monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
+    taken = []
+    real = records.parse_columns
+    monkeypatch.setattr(
+        records, "parse_columns", lambda *a: taken.append(real(*a) is not None) or real(*a)
+    )
+    base = ("id", "model_a", "model_b", "winner")
+    header, rows = flat_rows(RECORDS, sub_columns=sub_columns, base=base)
+    run_cli("ingest", write_csv(tmp_path / "c.csv", header, rows))
+    assert taken == [True, False]  # block 1 by columns; block 2 (s3 has no metadata) by rows
+    assert stored_style(engine) == EXPECTED
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "fragment"),
+    [
+        (lambda m: m.update(sum_assistant_b_tokens=-1), "conv_metadata.sum_assistant_b_tokens", "between 0"),
+        (lambda m: m.update(sum_assistant_a_tokens="many"), "conv_metadata.sum_assistant_a_tokens", "not a whole number"),
+        (lambda m: m.update(sum_assistant_a_tokens=2.5), "conv_metadata.sum_assistant_a_tokens", "not a whole number"),
+        (lambda m: m["header_count_b"].update(h2=True), "conv_metadata.header_count_b.h2", "not a whole number"),
+        (lambda m: m.pop("list_count_b"), "conv_metadata.list_count_b", "missing"),
+        (lambda m: m.pop("sentiment_b"), "conv_metadata.sentiment_b", "missing"),
+        (lambda m: m.update(sentiment_a="nan"), "conv_metadata.sentiment_a", "not a finite number"),
+        (lambda m: m.update(sentiment_a="happy"), "conv_metadata.sentiment_a", "not a number"),
+    ],
+)  # fmt: skip
+def test_bad_style_values_name_line_and_field(run_cli, engine, tmp_path, mutate, field, fragment):
+    records = json.loads(json.dumps(RECORDS))
+    mutate(records[1]["conv_metadata"])
+    path = write_jsonl(tmp_path / "bad.jsonl", records)
+    res = run_cli("ingest", path, ok=False)
+    assert res.exit_code == 1
+    assert f"bad.jsonl: line 2: field '{field}'" in res.output and fragment in res.output
+    assert "Traceback" not in res.output
+    assert count(engine, Battle) == 0 and count(engine, BattleStyle) == 0
+
+
+def test_bad_flat_style_cell_names_the_column(run_cli, engine, tmp_path):
+    header, rows = flat_rows(RECORDS, sub_columns=False)
+    rows[3][header.index("bold_count_b")] = "-3"
+    res = run_cli("ingest", write_csv(tmp_path / "f.csv", header, rows), ok=False)
+    assert "f.csv: line 5: field 'bold_count_b'" in res.output and "between 0" in res.output
+    rows[3][header.index("bold_count_b")] = ""  # one side of one feature missing
+    res = run_cli("ingest", write_csv(tmp_path / "g.csv", header, rows), ok=False)
+    assert "g.csv: line 5: field 'bold_count_b': missing" in res.output
+    header2 = [h for h in header if h != "conv_metadata.sentiment_b"]
+    rows2 = [
+        [v for h, v in zip(header, r, strict=True) if h != "conv_metadata.sentiment_b"]
+        for r in rows
+    ]
+    res = run_cli("ingest", write_csv(tmp_path / "h.csv", header2, rows2), ok=False)
+    assert "line 1: field 'conv_metadata.sentiment_b': missing" in res.output
+    assert count(engine, Battle) == 0
+
+
+def test_skip_invalid_keeps_style_of_the_good_rows(run_cli, engine, tmp_path):
+    records = json.loads(json.dumps(RECORDS))
+    records[1]["conv_metadata"]["bold_count_a"] = {"**": -1}
+    rejects = tmp_path / "rejects.csv"
+    run_cli("ingest", write_jsonl(tmp_path / "b.jsonl", records), "--skip-invalid",
+            "--rejects", str(rejects))  # fmt: skip
+    assert "conv_metadata.bold_count_a.**" in rejects.read_text()
+    assert [r[0] for r in stored_style(engine)] == ["s1", "s4", "s1"]
+
+
+def test_read_style_battles_filters_like_the_rebuild(run_cli, engine, tmp_path):
+    records = json.loads(json.dumps(RECORDS))
+    records.append(dict(records[0], id="s5", model_b="x"))  # self-play: not rated
+    records[3]["math"] = True
+    records[0]["math"] = True
+    run_cli("ingest", write_jsonl(tmp_path / "b.jsonl", records), "--source", "judge-1")
+    with engine.connect() as conn:
+        top = conn.execute(select(func.max(Battle.id))).scalar_one()
+        ids = dict(conn.execute(select(Model.name, Model.id)).all())
+        full = read_style_battles(conn, watermark=top)
+        assert len(full) == 3 and full.n_missing == 1  # s3 has no metadata; s5 is self-play
+        assert full.features == ("tokens", "headers", "lists", "bold")
+        assert list(full.model_a) == [ids["x"], ids["y"], ids["z"]]
+        assert list(full.outcome) == [
+            OUTCOME_CODES[Outcome.A_WINS], OUTCOME_CODES[Outcome.TIE], OUTCOME_CODES[Outcome.TIE_BOTH_BAD]
+        ]  # fmt: skip
+        np.testing.assert_array_equal(full.features_a[0], [10, 1, 2, 0])
+        np.testing.assert_array_equal(full.features_b[2], [2, 4, 6, 8])
+        assert full.cluster is None and full.weight.tolist() == [1.0, 1.0, 1.0]
+
+        math = read_style_battles(conn, watermark=top, category="math")
+        assert math.battle_id.tolist() == [full.battle_id[0], full.battle_id[2]]
+        window = read_style_battles(
+            conn,
+            watermark=top,
+            since=datetime(2026, 1, 15, tzinfo=UTC),
+            until=datetime(2026, 4, 1, tzinfo=UTC),
+        )
+        assert len(window) == 1 and window.n_missing == 1  # s2 kept; s3 missing; s4 at `until`
+        assert len(read_style_battles(conn, watermark=full.battle_id[1])) == 2
+        assert len(read_style_battles(conn, watermark=top, source="other")) == 0
+
+        senti = read_style_battles(conn, watermark=top, features=("sentiment", "tokens"))
+        assert len(senti) == 2 and senti.n_missing == 2
+        np.testing.assert_array_equal(senti.features_a, [[0.5, 10], [1.0, 300]])
+        np.testing.assert_array_equal(senti.features_b, [[-0.25, 20], [2.0, 7]])
+
+        by_model = read_style_battles(conn, watermark=top, cluster="source")
+        assert by_model.cluster.tolist() == [0, 0, 0]
+        with pytest.raises(StyleDataError, match="emoji"):
+            read_style_battles(conn, watermark=top, features=("emoji",))
+
+
+def test_ko_arena_hard_style_metadata(run_cli, engine):
+    """The shared arena-hard file: 75,999 games, 4,000 without conv_metadata."""
+    path = shared_path("data", "ko-arena-hard", "battles.jsonl.gz")
+    run_cli("ingest", str(path), "-q")
+    assert count(engine, BattleStyle) == 71_999
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        first = json.loads(fh.readline())
+    m = first["conv_metadata"]
+    with engine.connect() as conn:
+        top = conn.execute(select(func.max(Battle.id))).scalar_one()
+        board = read_style_battles(conn, watermark=top)
+        row = conn.execute(
+            select(BattleStyle)
+            .join(Battle, Battle.id == BattleStyle.battle_id)
+            .where(Battle.external_id == first["id"])
+        ).one()
+    assert (row.tokens_a, row.tokens_b) == (
+        m["sum_assistant_a_tokens"],
+        m["sum_assistant_b_tokens"],
+    )
+    assert row.headers_a == sum(m["header_count_a"].values())
+    assert row.lists_b == sum(m["list_count_b"].values())
+    assert row.bold_b == sum(m["bold_count_b"].values())
+    # 1,000 self-play games are not rated; every rated game without metadata is counted
+    assert len(board) + board.n_missing == 74_999 and board.n_missing == 4_000
+    assert set(np.unique(board.weight)) == {1.0, 3.0}

@@ -1,0 +1,72 @@
+"""``arena irt fit / select / adapt`` through the click group."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from scipy.special import expit
+
+from arena.cli import cli
+
+
+def run(args, *, ok=True):
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def results_csv(tmp_path_factory):
+    g = np.random.default_rng(0)
+    a = g.uniform(0.6, 2.0, 120)
+    b = g.normal(0, 1.2, 120)
+    theta = np.linspace(-1.5, 1.5, 16)
+    y = (g.random((16, 120)) < expit(a * (theta[:, None] - b))).astype(int)
+    path = tmp_path_factory.mktemp("irt") / "results.csv"
+    with path.open("w") as fh:
+        fh.write("model,item,score\n")
+        for m in range(16):
+            for i in range(120):
+                fh.write(f"m{m:02d},q{i},{y[m, i]}\n")
+    return path
+
+
+def test_fit_json_saves_a_reusable_bank(results_csv, tmp_path):
+    bank = tmp_path / "bank.json"
+    doc = json.loads(run(["irt", "fit", str(results_csv), "--save", str(bank), "--format", "json", "-q"]).stdout)  # fmt: skip
+    assert {"item", "discrimination", "difficulty"} <= set(doc["items"][0])
+    assert isinstance(doc["log_likelihood"], float) and doc["model"] == "2PL"
+    abilities = doc["abilities"]
+    assert len(abilities) == 16 and isinstance(abilities[0]["items"], int)
+    # Models were simulated with increasing ability: the estimates keep that order closely.
+    order = [int(r["model"][1:]) for r in abilities]
+    assert order[0] >= 12 and order[-1] <= 3
+    saved = json.loads(bank.read_text())
+    assert saved["items"] == doc["items"]
+    sim = json.loads(run(["irt", "adapt", str(bank), "--simulate", "30", "--format", "json", "-q"]).stdout)  # fmt: skip
+    assert sim["examinees"] == 30 and 1 <= sim["adaptive_mean_items"] <= 40
+    again = run(["irt", "adapt", str(bank), "--simulate", "30", "--format", "json", "-q"]).stdout
+    assert json.loads(again) == sim
+
+
+def test_select_reports_held_out_validation(results_csv):
+    doc = json.loads(run(["irt", "select", str(results_csv), "--n", "25", "--holdout", "5", "--format", "json", "-q"]).stdout)  # fmt: skip
+    assert doc["n"] == 25 and len(doc["items"]) == 25 and len(doc["heldout_models"]) == 5
+    assert doc["pairs"] == 10 and 0 <= doc["same_order"] <= 1
+    assert doc["spearman"] > 0.5
+
+
+def test_bad_input_is_one_line(results_csv, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("model,item,score\na,1,1\na,2,0.5\n")
+    result = run(["irt", "fit", str(bad)], ok=False)
+    assert result.exit_code != 0 and "bad.csv:3: field 'score'" in result.output
+    assert "Traceback" not in result.output
+    broken = tmp_path / "bank.json"
+    broken.write_text('{"model": "2PL", "items": [{"item": "x"}]}')
+    result = run(["irt", "adapt", str(broken)], ok=False)
+    assert result.exit_code != 0 and "bank.json: items[1]" in result.output
