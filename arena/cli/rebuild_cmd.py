@@ -115,6 +115,27 @@ def _when(value: str | None) -> datetime | None:
     help="Resampling unit of the bootstrap.",
 )
 @click.option(
+    "--style-control",
+    type=click.Choice(["on", "off"]),
+    default="on",
+    show_default=True,
+    help="Also write a style-controlled board for every board whose battles carry style "
+    "metadata (battles without it are left out of that board and counted).",
+)
+@click.option(
+    "--style-feature",
+    "style_features",
+    multiple=True,
+    help="Add a user covariate ingested per side (NAME_a/NAME_b) to the style model; repeatable.",
+)
+@click.option(
+    "--style-reg",
+    type=float,
+    default=None,
+    help="LMArena's L2 penalty on the style fit (their published numbers use 0.5) "
+    "[default: none, the exact MLE].",
+)
+@click.option(
     "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
 )
 @quiet_option
@@ -139,6 +160,9 @@ def rebuild_command(
     tiers,
     tier_rule,
     cluster,
+    style_control,
+    style_features,
+    style_reg,
     all_categories,
     quiet,
 ):
@@ -153,6 +177,7 @@ def rebuild_command(
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
+        arena rebuild --style-reg 0.5 --style-feature sentiment
     """
     from arena.engine.options import FitOptions
     from arena.rebuild import RebuildError, RebuildOptions, rebuild
@@ -173,6 +198,9 @@ def rebuild_command(
         tiers=tiers,
         tier_rule=tier_rule,
         cluster=cluster,
+        style_control=style_control == "on",
+        style_features=tuple(style_features),
+        style_reg=style_reg,
     )
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)
