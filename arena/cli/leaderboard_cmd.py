@@ -50,10 +50,10 @@ def _table_rows(rows: list[dict]) -> list[dict]:
 @snapshot_option
 @category_option("Show the latest snapshot of this category's board.")
 @click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
-@style_control_option
+@style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @format_option
 @click.pass_obj
-def leaderboard_command(app, snapshot_id, category, show_all, style, fmt):
+def leaderboard_command(app, snapshot_id, category, show_all, style_control, fmt):
     """Show a snapshot: rank (UB), tier, rating with its interval, battles.
 
     Rank (UB) is 1 + the number of models whose whole interval lies above
@@ -69,7 +69,7 @@ def leaderboard_command(app, snapshot_id, category, show_all, style, fmt):
     """
     from arena.snapshots import ROW_FIELDS
 
-    board = open_board(app, snapshot_id, category, style)
+    board = open_board(app, snapshot_id, category, style_control == "on")
     doc = board.document(include_hidden=show_all)
     if fmt != "table":
         emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)

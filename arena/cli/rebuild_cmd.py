@@ -12,6 +12,7 @@ from arena.cli.options import (
     quiet_option,
     rounds_option,
     seed_option,
+    style_control_option,
 )
 from arena.cli.output import warn
 from arena.cli.progress import phase_reporter
@@ -114,13 +115,9 @@ def _when(value: str | None) -> datetime | None:
     show_default=True,
     help="Resampling unit of the bootstrap.",
 )
-@click.option(
-    "--style-control",
-    type=click.Choice(["on", "off"]),
-    default="on",
-    show_default=True,
-    help="Also write a style-controlled board for every board whose battles carry style "
-    "metadata (battles without it are left out of that board and counted).",
+@style_control_option(
+    "Also write a style-controlled board for every board whose battles carry style "
+    "metadata (battles without it are left out of that board and counted) [default: on]."
 )
 @click.option(
     "--style-feature",
@@ -198,7 +195,7 @@ def rebuild_command(
         tiers=tiers,
         tier_rule=tier_rule,
         cluster=cluster,
-        style_control=style_control == "on",
+        style_control=style_control != "off",
         style_features=tuple(style_features),
         style_reg=style_reg,
     )
