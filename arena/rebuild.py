@@ -4,7 +4,7 @@ This module only orchestrates. The store (:func:`arena.store.read_boards`)
 aggregates battles in SQL, so memory does not grow with the number of
 battles; the engine (:func:`arena.engine.board.rate_board`) turns each
 board's count table into ratings, ranks and tiers; the snapshot layer
-(:func:`arena.snapshots.write_snapshot`) stores them. All snapshots of one
+(:func:`arena.snapshot_writer.write_snapshot`) stores them. All snapshots of one
 run are written in one transaction: a rebuild that fails or is interrupted
 writes nothing and the previous snapshot stays the latest.
 """
@@ -33,7 +33,8 @@ from arena.engine.board import (
 )
 from arena.engine.rate import CI_METHODS
 from arena.engine.validate import check_level
-from arena.snapshots import board_key, write_snapshot
+from arena.snapshot_writer import write_snapshot
+from arena.snapshots import board_key
 from arena.store import (
     CLUSTERS,
     BattleSelection,
