@@ -32,11 +32,37 @@ __all__ = [
     "compare",
     "diff",
     "resolve_board",
+    "resolve_snapshot_id",
 ]
 
 
 class SnapshotError(LookupError):
     """No such snapshot, no snapshot of a board yet, or a model not on the board."""
+
+
+def resolve_snapshot_id(
+    conn: Connection,
+    *,
+    snapshot_id: int | None = None,
+    category: str | None = None,
+    style: bool = False,
+) -> int:
+    """``snapshot_id`` itself, else the id of the latest snapshot of the board of
+    ``category`` (or overall), style-controlled with ``style``.
+
+    Raises
+    ------
+    SnapshotError
+        The board has no snapshot yet (an explicit id is not checked here).
+    """
+    if snapshot_id is not None:
+        return snapshot_id
+    key = board_key(category=category, style=style)
+    latest = latest_snapshot_id(conn, key)
+    if latest is None:
+        hint = " (style-controlled boards need battles with style metadata)" if style else ""
+        raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
+    return latest
 
 
 def resolve_board(
@@ -56,12 +82,7 @@ def resolve_board(
     SnapshotError
         The snapshot does not exist, or the board has none yet.
     """
-    if snapshot_id is None:
-        key = board_key(category=category, style=style)
-        snapshot_id = latest_snapshot_id(conn, key)
-        if snapshot_id is None:
-            hint = " (style-controlled boards need battles with style metadata)" if style else ""
-            raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
+    snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category, style=style)
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")

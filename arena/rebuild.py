@@ -22,6 +22,7 @@ import numpy as np
 from sqlalchemy import Engine
 
 from arena.db.models import STYLE_FEATURES
+from arena.db.session import take_write_lock
 from arena.defaults import DEFAULT_SEED
 from arena.engine.board import (
     TIER_METHODS,
@@ -143,10 +144,20 @@ def _board_options(opts: RebuildOptions, data: BoardData, names: dict[int, str])
     return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
 
 
-def rate_one(opts: RebuildOptions, data: BoardData, names: dict[int, str]) -> BoardRating:
+def rate_one(
+    opts: RebuildOptions,
+    data: BoardData,
+    names: dict[int, str],
+    progress: Callable[[str], None] | None = None,
+) -> BoardRating:
     """Rate one board read by :func:`arena.store.read_boards`."""
     try:
-        return rate_board(data.table, _board_options(opts, data, names), clusters=data.clusters)
+        return rate_board(
+            data.table,
+            _board_options(opts, data, names),
+            clusters=data.clusters,
+            progress=progress,
+        )
     except ValueError as exc:
         key = board_key(category=data.category, source=opts.source)
         raise RebuildError(f"board {key!r}: {exc}") from exc
@@ -208,14 +219,20 @@ def rebuild(
     *,
     all_categories: bool = False,
     progress: Callable[[str], None] | None = None,
+    max_models: int | None = None,
 ) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.
+
+    The numerics run between two short transactions (a consistent read, then
+    the write), so no lock is held while boards are rated.  ``max_models``
+    refuses, before any fitting, a board with more models than that (an
+    accidental huge board would run for a long time).
 
     Raises
     ------
     RebuildError
-        Nothing to rate, a bad option, or a board whose fit cannot exist
-        (``prior=0`` without an MLE). Nothing is written then.
+        Nothing to rate, a bad option, a board over ``max_models``, or a board
+        whose fit cannot exist (``prior=0`` without an MLE). Nothing is written then.
     """
     opts.validate()
     started = time.perf_counter()
@@ -227,6 +244,7 @@ def rebuild(
         # On SQLite each read sees committed data as of that statement; the
         # `id <= watermark` filter in every aggregation keeps them consistent.
         with conn.begin():
+            say("aggregate: counting battles per board in the database")
             watermark, boards = read_boards(conn, opts.selection(), all_categories=all_categories)
             names = model_names(conn)
             hidden = hidden_model_ids(conn)
@@ -237,11 +255,20 @@ def rebuild(
     if not boards:
         what = board_key(category=opts.category, source=opts.source)
         raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
+    if max_models is not None:
+        for data in boards:
+            if data.table.n_models > max_models:
+                key = board_key(category=data.category, source=opts.source)
+                raise RebuildError(
+                    f"board {key!r} has {data.table.n_models:,} models, more than "
+                    f"--max-models {max_models:,}; rating it takes long and needs much "
+                    "memory: give a larger --max-models to build it anyway"
+                )
     say(f"read {len(boards)} board(s) up to battle {watermark}")
     results, style_results = [], []
     for data, style in zip(boards, styles, strict=True):
-        results.append(rate_one(opts, data, names))
         key = board_key(category=data.category, source=opts.source)
+        results.append(rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}")))
         say(f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
         if style is None:
             style_results.append(None)
@@ -254,7 +281,9 @@ def rebuild(
         )
     run_id = uuid.uuid4().hex
     out = RebuildResult(run_id=run_id, watermark=watermark)
+    say(f"write: {len(results)} snapshot(s)")
     with engine.begin() as conn:
+        take_write_lock(conn, "write the snapshots")
         for data, res in zip(boards, results, strict=True):
             key = board_key(category=data.category, source=opts.source)
             sid = write_snapshot(

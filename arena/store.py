@@ -138,7 +138,8 @@ class BoardData:
     n_excluded: int = 0
 
 
-def _filters(sel: BattleSelection, watermark: int) -> list:
+def selection_filters(sel: BattleSelection, watermark: int) -> list:
+    """The rated battles of a selection up to ``watermark`` (the category join aside)."""
     conds = [Battle.excluded_reason.is_(None), Battle.id <= watermark]
     if sel.source is not None:
         conds.append(Battle.source == sel.source)
@@ -149,7 +150,8 @@ def _filters(sel: BattleSelection, watermark: int) -> list:
     return conds
 
 
-def _cluster_column(sel: BattleSelection):
+def cluster_key(sel: BattleSelection):
+    """The selection's cluster key as an SQL expression, or None for ``battle``."""
     if sel.cluster == "battle":
         return None
     column = {"judge": Battle.judge, "question": Battle.question, "source": Battle.source}[
@@ -171,11 +173,11 @@ def _aggregate(
     conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
 ) -> dict[str | None, list[tuple]]:
     """GROUP BY (category?, cluster?, model_a, model_b, outcome, weight) -> rows per board."""
-    cluster = _cluster_column(sel)
+    cluster = cluster_key(sel)
     keys = [Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight]
     if cluster is not None:
         keys = [cluster.label("cluster"), *keys]
-    conds = _filters(sel, watermark)
+    conds = selection_filters(sel, watermark)
     if by_category:
         query = (
             _join_categories(select(Category.name, *keys, func.count()))
@@ -203,7 +205,7 @@ def _excluded_counts(
     conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
 ) -> dict[str | None, int]:
     """Battles kept but not rated (a model playing itself), per board."""
-    conds = [Battle.excluded_reason.is_not(None), *_filters(sel, watermark)[1:]]
+    conds = [Battle.excluded_reason.is_not(None), *selection_filters(sel, watermark)[1:]]
     if not by_category and sel.category is None:
         return {None: conn.execute(select(func.count()).where(*conds)).scalar_one()}
     query = _join_categories(select(Category.name, func.count())).where(*conds)

@@ -10,10 +10,9 @@ partitions, so a 10M-battle board needs no Python object per battle.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
-from sqlalchemy import Connection, String, and_, case, cast, func, literal, select
+from sqlalchemy import Connection, and_, case, func, select
 from sqlalchemy.orm import aliased
 
 from arena.db.models import (
@@ -26,14 +25,14 @@ from arena.db.models import (
     StyleFeature,
 )
 from arena.outcomes import OUTCOME_CODES
+from arena.store import BattleSelection, cluster_key, selection_filters
 
 #: Rows converted to arrays at a time (bounds the Python objects alive at once).
 _PARTITION = 100_000
-CLUSTER_KEYS = ("judge", "question", "source")
 
 
 class StyleDataError(ValueError):
-    """A requested feature or cluster key that the store does not have."""
+    """A requested feature that the store does not have."""
 
 
 @dataclass(frozen=True)
@@ -59,24 +58,6 @@ class StyleBattles:
         return len(self.battle_id)
 
 
-def board_conditions(
-    *,
-    watermark: int,
-    source: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> list:
-    """The rated battles up to ``watermark`` within the source and time window."""
-    conds = [Battle.excluded_reason.is_(None), Battle.id <= int(watermark)]
-    if source is not None:
-        conds.append(Battle.source == source)
-    if since is not None:
-        conds.append(Battle.occurred_at >= since)
-    if until is not None:
-        conds.append(Battle.occurred_at < until)
-    return conds
-
-
 def _in_category(query, category: str | None):
     if category is None:
         return query
@@ -89,13 +70,9 @@ def _in_category(query, category: str | None):
 
 def read_style_battles(
     conn: Connection,
+    sel: BattleSelection,
     *,
     watermark: int,
-    category: str | None = None,
-    source: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    cluster: str | None = None,
     features: tuple[str, ...] = STYLE_FEATURES,
 ) -> StyleBattles:
     """Per-battle arrays of one board's rated battles that carry ``features``.
@@ -104,12 +81,11 @@ def read_style_battles(
     ----------
     conn
         A connection inside the rebuild's read transaction.
-    watermark, category, source, since, until
-        The board, filtered exactly as the rebuild's aggregation does
-        (``id <= watermark``, rated battles only, ``since <= occurred_at < until``).
-    cluster
-        ``judge``, ``question`` or ``source``: also return cluster codes (a
-        battle without the key is its own cluster); None: no clusters.
+    sel
+        The board (category, source, since, until, cluster), filtered exactly
+        as :func:`arena.store.read_boards` filters it (rated battles only,
+        ``id <= watermark``); with a cluster other than ``battle`` also the
+        cluster codes (a battle without the key is its own cluster).
     features
         Standard features (``tokens``, ``headers``, ``lists``, ``bold``) and/or
         names of user covariates ingested as ``NAME_a`` / ``NAME_b``.
@@ -117,13 +93,13 @@ def read_style_battles(
     Raises
     ------
     StyleDataError
-        An unknown cluster key, a feature named twice, or a covariate never ingested.
+        A feature named twice, or a covariate never ingested.
     """
-    if cluster is not None and cluster not in CLUSTER_KEYS:
-        raise StyleDataError(f"cluster must be one of {', '.join(CLUSTER_KEYS)}, got {cluster!r}")
     if len(set(features)) != len(features):
         raise StyleDataError(f"a style feature is named twice: {', '.join(features)}")
-    conds = board_conditions(watermark=watermark, source=source, since=since, until=until)
+    conds = selection_filters(sel, int(watermark))
+    category = sel.category
+    cluster = cluster_key(sel)
     code = case({o.value: c for o, c in OUTCOME_CODES.items()}, value=Battle.outcome)
     columns = [Battle.id, Battle.model_a_id, Battle.model_b_id, code, Battle.weight]
     query = select(Battle.id).select_from(Battle)
@@ -149,8 +125,7 @@ def read_style_battles(
         query = query.join(cov, and_(cov.battle_id == Battle.id, cov.feature_id == known[name]))
         columns += [cov.value_a, cov.value_b]
     if cluster is not None:
-        key = getattr(Battle, cluster)
-        columns.append(func.coalesce(key, literal("battle:", String) + cast(Battle.id, String)))
+        columns.append(cluster)
     query = _in_category(query.with_only_columns(*columns), category)
     query = query.where(and_(*conds)).order_by(Battle.id)
     total = conn.execute(

@@ -42,12 +42,16 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()):
 ALL = [(("arena",), cli), *(((("arena", *p)), c) for p, c in _commands(cli))]
 
 
+#: Newer click marks "no default given" with a sentinel; older click with None.
+_NO_DEFAULT = getattr(click.core, "UNSET", None)
+
+
 def _signature(param: click.Option) -> tuple:
     return (
         tuple(sorted(param.opts + param.secondary_opts)),
         param.name,
         json.dumps(param.type.to_info_dict(), sort_keys=True, default=str),
-        param.default,
+        None if param.default is _NO_DEFAULT else param.default,
         param.is_flag,
         param.multiple,
     )

@@ -32,9 +32,12 @@ def test_downgrade_and_upgrade_round_trip(db_url):
     engine.dispose()
 
 
-def test_new_database_is_initialised(run_cli, db_url):
-    out = run_cli("models").output
-    assert "model" in out  # header of an empty listing
+def test_new_database_is_initialised(run_cli, db_url, tmp_path):
+    # only a command that stores battles creates the schema (issue #16 item 9)
+    assert "arena ingest" in run_cli("models", ok=False).output
+    (tmp_path / "b.csv").write_text("model_a,model_b,winner\na,b,model_a\n")
+    run_cli("ingest", str(tmp_path / "b.csv"))
+    assert "model" in run_cli("models").output
     engine = create_db_engine(db_url)
     assert current_revision(engine) == head_revision()
     engine.dispose()
@@ -61,7 +64,9 @@ def test_bad_url_is_a_clean_error(tmp_path):
     assert result.exit_code == 1 and "cannot use database URL" in result.output
     missing_dir = tmp_path / "no" / "such" / "dir" / "a.db"
     result = CliRunner().invoke(cli, ["--db", f"sqlite:///{missing_dir}", "models"])
-    assert result.exit_code == 1 and "cannot open database" in result.output
+    assert result.exit_code == 1 and "no database file" in result.output
+    result = CliRunner().invoke(cli, ["--db", f"sqlite:///{missing_dir}", "db", "upgrade"])
+    assert result.exit_code == 1 and "cannot open the database file" in result.output
 
 
 def test_env_var_and_default_url(tmp_path, monkeypatch):
@@ -70,12 +75,13 @@ def test_env_var_and_default_url(tmp_path, monkeypatch):
     from arena.cli import cli
 
     monkeypatch.chdir(tmp_path)
-    assert CliRunner().invoke(cli, ["models"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["db", "upgrade"]).exit_code == 0
     assert (tmp_path / "arena.db").exists()
     other = tmp_path / "env.db"
     monkeypatch.setenv("ARENA_DATABASE_URL", f"sqlite:///{other}")
-    assert CliRunner().invoke(cli, ["models"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["db", "upgrade"]).exit_code == 0
     assert other.exists()
+    assert CliRunner().invoke(cli, ["models"]).exit_code == 0
 
 
 def test_head_revision_constant_matches_migrations():

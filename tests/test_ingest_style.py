@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from arena.db.models import Battle, BattleCovariate, BattleStyle, Model, StyleFeature
 from arena.outcomes import OUTCOME_CODES, Outcome
+from arena.store import BattleSelection as Sel
 from arena.store_style import StyleDataError, read_style_battles
 from tests.conftest import shared_path
 from tests.test_ingest import count, write_csv
@@ -210,7 +211,7 @@ def test_read_style_battles_filters_like_the_rebuild(run_cli, engine, tmp_path):
     with engine.connect() as conn:
         top = conn.execute(select(func.max(Battle.id))).scalar_one()
         ids = dict(conn.execute(select(Model.name, Model.id)).all())
-        full = read_style_battles(conn, watermark=top)
+        full = read_style_battles(conn, Sel(), watermark=top)
         assert len(full) == 3 and full.n_missing == 1  # s3 has no metadata; s5 is self-play
         assert full.features == ("tokens", "headers", "lists", "bold")
         assert list(full.model_a) == [ids["x"], ids["y"], ids["z"]]
@@ -221,27 +222,26 @@ def test_read_style_battles_filters_like_the_rebuild(run_cli, engine, tmp_path):
         np.testing.assert_array_equal(full.features_b[2], [2, 4, 6, 8])
         assert full.cluster is None and full.weight.tolist() == [1.0, 1.0, 1.0]
 
-        math = read_style_battles(conn, watermark=top, category="math")
+        math = read_style_battles(conn, Sel(category="math"), watermark=top)
         assert math.battle_id.tolist() == [full.battle_id[0], full.battle_id[2]]
         window = read_style_battles(
             conn,
+            Sel(since=datetime(2026, 1, 15, tzinfo=UTC), until=datetime(2026, 4, 1, tzinfo=UTC)),
             watermark=top,
-            since=datetime(2026, 1, 15, tzinfo=UTC),
-            until=datetime(2026, 4, 1, tzinfo=UTC),
         )
         assert len(window) == 1 and window.n_missing == 1  # s2 kept; s3 missing; s4 at `until`
-        assert len(read_style_battles(conn, watermark=full.battle_id[1])) == 2
-        assert len(read_style_battles(conn, watermark=top, source="other")) == 0
+        assert len(read_style_battles(conn, Sel(), watermark=full.battle_id[1])) == 2
+        assert len(read_style_battles(conn, Sel(source="other"), watermark=top)) == 0
 
-        senti = read_style_battles(conn, watermark=top, features=("sentiment", "tokens"))
+        senti = read_style_battles(conn, Sel(), watermark=top, features=("sentiment", "tokens"))
         assert len(senti) == 2 and senti.n_missing == 2
         np.testing.assert_array_equal(senti.features_a, [[0.5, 10], [1.0, 300]])
         np.testing.assert_array_equal(senti.features_b, [[-0.25, 20], [2.0, 7]])
 
-        by_model = read_style_battles(conn, watermark=top, cluster="source")
+        by_model = read_style_battles(conn, Sel(cluster="source"), watermark=top)
         assert by_model.cluster.tolist() == [0, 0, 0]
         with pytest.raises(StyleDataError, match="emoji"):
-            read_style_battles(conn, watermark=top, features=("emoji",))
+            read_style_battles(conn, Sel(), watermark=top, features=("emoji",))
 
 
 def test_ko_arena_hard_style_metadata(run_cli, engine):
@@ -254,7 +254,7 @@ def test_ko_arena_hard_style_metadata(run_cli, engine):
     m = first["conv_metadata"]
     with engine.connect() as conn:
         top = conn.execute(select(func.max(Battle.id))).scalar_one()
-        board = read_style_battles(conn, watermark=top)
+        board = read_style_battles(conn, Sel(), watermark=top)
         row = conn.execute(
             select(BattleStyle)
             .join(Battle, Battle.id == BattleStyle.battle_id)

@@ -270,7 +270,8 @@ def test_snapshots_diff_and_compare(run_cli, engine, loaded, tmp_path):
     assert missing.exit_code == 1 and "not in snapshot" in missing.output
 
 
-def test_rebuild_with_no_battles_is_a_clean_error(run_cli):
+def test_rebuild_with_no_battles_is_a_clean_error(run_cli, engine):
+    # `engine` creates the schema: a database without battles (an empty one is refused earlier)
     result = run_cli("rebuild", ok=False)
     assert result.exit_code == 1 and "ingest battles first" in result.output
     result = run_cli("leaderboard", ok=False)

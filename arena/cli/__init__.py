@@ -1,7 +1,7 @@
 """The ``arena`` command line: parse, open a session, call the library, format.
 
 Each command group lives in its own module and is registered below. The
-global options ``--db`` and ``-q/--quiet`` are added to every command, so they
+global options ``--db``, ``--wait`` and ``-q/--quiet`` are added to every command, so they
 work before or after the command name.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import click
 
 from arena import __version__
-from arena.cli.options import DEFAULT_URL, db_option, quiet_option
+from arena.cli.options import DEFAULT_URL, DEFAULT_WAIT, db_option, quiet_option, wait_option
 
 
 @dataclass
@@ -21,18 +21,29 @@ class AppContext:
 
     url: str
     quiet: bool = False
+    #: seconds to wait for another command's lock on the database (--wait)
+    wait: float = DEFAULT_WAIT
     _engine: object | None = field(default=None, repr=False)
 
-    def engine(self, *, migrate_new: bool = True):
-        """Return a ready SQLAlchemy engine (schema checked, new databases initialised)."""
+    def engine(self, *, create: bool = False):
+        """Return a ready SQLAlchemy engine (schema checked).
+
+        Only commands that store battles (ingest, demo) pass ``create``: they
+        create the schema in an empty database; every other command refuses an
+        empty or foreign database rather than writing arena's tables into it.
+        """
         if self._engine is None:
             from arena.db.session import DatabaseError, open_engine
 
             try:
-                self._engine = open_engine(self.url, migrate_new=migrate_new)
+                self._engine = open_engine(self.url, migrate_new=create, wait=self.wait)
             except DatabaseError as exc:
                 raise click.ClickException(str(exc)) from exc
         return self._engine
+
+
+def _say_waiting(message: str) -> None:
+    click.echo(message, err=True)
 
 
 def _add_global_options(command: click.Command) -> None:
@@ -42,13 +53,33 @@ def _add_global_options(command: click.Command) -> None:
         db_option(expose_value=False)(command)
     if "quiet" not in names:
         quiet_option(expose_value=False)(command)
+    if "wait" not in names:
+        wait_option(expose_value=False)(command)
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             _add_global_options(sub)
 
 
 class ArenaGroup(click.Group):
-    """A group whose commands all accept the global options after their name."""
+    """A group whose commands all accept the global options after their name.
+
+    It also turns failures of the environment (disk full, lock held too long,
+    server gone, ...) into one-line messages instead of tracebacks (see
+    arena.db.errors).
+    """
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            from arena.db.errors import describe
+
+            message = describe(exc)
+            if message is None:
+                raise
+            raise click.ClickException(message) from exc
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         _add_global_options(cmd)
@@ -58,9 +89,10 @@ class ArenaGroup(click.Group):
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @db_option
 @quiet_option
+@wait_option
 @click.version_option(__version__, prog_name="arena")
 @click.pass_context
-def cli(ctx: click.Context, db_url: str, quiet: bool) -> None:
+def cli(ctx: click.Context, db_url: str, quiet: bool, wait: float) -> None:
     """Arena leaderboards: store pairwise battles, rate models with honest
     intervals, group them into tiers and publish a static page.
 
@@ -72,7 +104,10 @@ def cli(ctx: click.Context, db_url: str, quiet: bool) -> None:
 
         arena ingest battles.csv.gz && arena models --db sqlite:///arena.db
     """
-    ctx.obj = AppContext(url=db_url, quiet=quiet)
+    from arena.db import session
+
+    session.wait_notice = _say_waiting
+    ctx.obj = AppContext(url=db_url, quiet=quiet, wait=wait)
 
 
 def main() -> None:

@@ -25,17 +25,26 @@ def upgrade_command(app, revision: str) -> None:
     Example:
         arena db upgrade
     """
-    from arena.db.session import DatabaseError, create_db_engine, current_revision, upgrade
+    from arena.db.session import (
+        DatabaseError,
+        create_db_engine,
+        current_revision,
+        mask_passwords,
+        upgrade,
+    )
 
-    engine = create_db_engine(app.url)
     try:
+        engine = create_db_engine(app.url, wait=app.wait)
         before = current_revision(engine)
         upgrade(engine, app.url, revision)
         after = current_revision(engine)
     except DatabaseError as exc:
         raise click.ClickException(str(exc)) from exc
     except Exception as exc:  # alembic/SQL errors: one line, not a traceback
-        raise click.ClickException(f"migration failed: {exc}") from exc
+        from arena.db.errors import describe
+
+        message = describe(exc) or mask_passwords(f"migration failed: {exc}")
+        raise click.ClickException(message) from exc
     click.echo(f"schema revision: {before or 'none'} -> {after}")
 
 
@@ -48,13 +57,20 @@ def current_command(app) -> None:
     Example:
         arena db current
     """
-    from arena.db.session import create_db_engine, current_revision, head_revision
+    from arena.db.session import (
+        DatabaseError,
+        check_known,
+        create_db_engine,
+        current_revision,
+        head_revision,
+    )
 
-    engine = create_db_engine(app.url)
     try:
+        engine = create_db_engine(app.url, wait=app.wait)
         rev = current_revision(engine)
-    except Exception as exc:
-        raise click.ClickException(f"cannot read schema revision: {exc}") from exc
+        check_known(rev, app.url)
+    except DatabaseError as exc:
+        raise click.ClickException(str(exc)) from exc
     head = head_revision()
     state = "up to date" if rev == head else "run `arena db upgrade`" if rev else "empty database"
     click.echo(f"{rev or 'none'} (head {head}: {state})")

@@ -32,7 +32,7 @@ def demo_command(app, out_dir, rounds, quiet):
     from arena.publish.site import PublishError, publish_site
     from arena.rebuild import RebuildError, RebuildOptions, rebuild
 
-    engine = app.engine()
+    engine = app.engine(create=True)
     data = resources.demo_data()
     say = phase_reporter(quiet=quiet)
     try:

@@ -210,13 +210,13 @@ def eval_command(
 
     try:
         data = read_results(list(results), metric=metric, filter_name=filter_name)
-        ev = evaluate(data, level=level, rounds=rounds, seed=seed, correction=correction)
         if not quiet:
+            n_items = len({i for scores in data.scores.values() for i in scores})
             click.echo(
-                f"{len(ev.models)} models, {len(ev.item_ids)} items, {rounds} resamples, "
-                f"seed {seed}",
+                f"{len(data.models)} models, {n_items} items, {rounds} resamples, seed {seed}",
                 err=True,
             )
+        ev = evaluate(data, level=level, rounds=rounds, seed=seed, correction=correction)
         for message in ev.warnings:
             warn(message)
         if battles_path:

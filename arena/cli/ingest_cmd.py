@@ -85,45 +85,58 @@ def ingest_command(
         arena ingest judgments.jsonl --source gpt-4-judge
         cat votes.csv | arena ingest - --skip-invalid --rejects rejected.csv
     """
-    from arena.ingest import IngestError, RejectSink, ingest_file
-
     if skip_invalid and not rejects:
         raise click.UsageError("--skip-invalid needs --rejects FILE (nothing is dropped silently)")
     if rejects and not skip_invalid:
         raise click.UsageError("--rejects is only used with --skip-invalid")
     mapping = _parse_map(maps)
-    engine = app.engine()
-    reports = []
-    sink_file = open(rejects, "w", encoding="utf-8", newline="") if rejects else None
+    engine = app.engine(create=True)
+    if not rejects:
+        _ingest_all(engine, paths, input_format, source, mapping, None, None, quiet, max_expand)
+        return
+    from arena.ingest.rejects import RejectsTargetError, check_rejects_target, rejects_file
+
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
     try:
-        sink = RejectSink(sink_file) if sink_file else None
-        for path in paths:
-            total = os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
-            with progress_bar(total, f"ingest {os.path.basename(path)}", quiet=quiet) as update:
-                try:
-                    report = ingest_file(
-                        engine,
-                        path,
-                        fmt=input_format,
-                        source=source,
-                        mapping=mapping,
-                        rejects=sink,
-                        progress=update,
-                        **({"max_expand": max_expand} if max_expand else {}),
-                    )
-                except IngestError as exc:
-                    done = ", ".join(r.file for r in reports)
-                    kept = f" (already stored: {done})" if done else ""
-                    raise click.ClickException(
-                        f"{exc}; nothing from this file was stored{kept}"
-                    ) from None
-            reports.append(report)
-            click.echo(_summary(report))
-            for warning in report.warnings:
-                click.echo(f"warning: {report.file}: {warning}", err=True)
-    finally:
-        if sink_file:
-            sink_file.close()
+        target = check_rejects_target(rejects, inputs=paths, database=database)
+    except RejectsTargetError as exc:
+        raise click.UsageError(str(exc)) from None
+    with rejects_file(target) as (sink, keep):
+        _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet, max_expand)
+
+
+def _ingest_all(
+    engine, paths, input_format, source, mapping, sink, keep, quiet, max_expand
+) -> None:
+    from arena.ingest import IngestError, ingest_file
+
+    reports = []
+    for path in paths:
+        total = os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
+        with progress_bar(total, f"ingest {os.path.basename(path)}", quiet=quiet) as update:
+            try:
+                report = ingest_file(
+                    engine,
+                    path,
+                    fmt=input_format,
+                    source=source,
+                    mapping=mapping,
+                    rejects=sink,
+                    progress=update,
+                    **({"max_expand": max_expand} if max_expand else {}),
+                )
+            except IngestError as exc:
+                done = ", ".join(r.file for r in reports)
+                kept = f" (already stored: {done})" if done else ""
+                raise click.ClickException(
+                    f"{exc}; nothing from this file was stored{kept}"
+                ) from None
+        reports.append(report)
+        if keep is not None:
+            keep[0] = True  # this file's rejects belong to stored battles: keep them
+        click.echo(_summary(report))
+        for warning in report.warnings:
+            click.echo(f"warning: {report.file}: {warning}", err=True)
 
 
 def _summary(r) -> str:

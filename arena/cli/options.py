@@ -15,6 +15,9 @@ from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.formats import FORMATS
 
 DEFAULT_URL = "sqlite:///arena.db"
+#: seconds (the same as arena.db.session.DEFAULT_WAIT, which this module does not
+#: import: it would load SQLAlchemy for `arena --help`)
+DEFAULT_WAIT = 300.0
 
 
 def alias_target(ctx: click.Context, param: click.Parameter, value):
@@ -137,6 +140,30 @@ def db_option(f=None, *, expose_value: bool = True):
         expose_value=expose_value,
         callback=_set_db,
         help="SQLAlchemy database URL (env ARENA_DATABASE_URL); before or after the command.",
+    )
+    return decorator(f) if f is not None else decorator
+
+
+def _set_wait(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    app = _app(ctx)
+    if app is not None and ctx.get_parameter_source(param.name) is ParameterSource.COMMANDLINE:
+        app.wait = value
+    return value
+
+
+def wait_option(f=None, *, expose_value: bool = True):
+    """``--wait SECONDS``: how long to wait for another command's lock; before or after."""
+    decorator = click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        envvar="ARENA_WAIT",
+        default=DEFAULT_WAIT,
+        show_default=True,
+        metavar="SECONDS",
+        expose_value=expose_value,
+        callback=_set_wait,
+        help="How long to wait for another command's lock on the database, then give up "
+        "(env ARENA_WAIT); before or after the command.",
     )
     return decorator(f) if f is not None else decorator
 

@@ -12,17 +12,14 @@ POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles
 
 
 def _inputs(app, snapshot_id, category):
+    from arena.compare import SnapshotError, resolve_snapshot_id
     from arena.plan_store import plan_inputs
-    from arena.snapshots import board_key, latest_snapshot_id
 
     with app.engine().connect() as conn:
-        if snapshot_id is None:
-            key = board_key(category=category)
-            snapshot_id = latest_snapshot_id(conn, key)
-            if snapshot_id is None:
-                raise click.ClickException(
-                    f"no snapshot for board {key!r} yet: run `arena rebuild`"
-                )
+        try:
+            snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
+        except SnapshotError as exc:
+            raise click.ClickException(str(exc)) from None
         inputs = plan_inputs(conn, snapshot_id)
     if inputs is None:
         raise click.ClickException(f"no snapshot {snapshot_id}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.output import quiet_option
+from arena.cli.options import quiet_option
 
 
 @click.command("publish")
@@ -51,9 +51,11 @@ def publish_command(
         arena publish site/ --snapshot 12 --top 15
         arena publish site/ --attribution "LMArena, CC-BY-4.0"
     """
+    from arena.cli.progress import phase_reporter
     from arena.publish.site import PublishError, publish_site
 
     engine = app.engine()
+    phase_reporter(quiet=quiet)(f"publish: rendering the site into {out_dir}")
     try:
         report = publish_site(
             engine, out_dir, snapshot_id=snapshot_id, top=top, attribution=attribution

@@ -135,6 +135,13 @@ def _when(value: str | None) -> datetime | None:
 @click.option(
     "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
 )
+@click.option(
+    "--max-models",
+    type=click.IntRange(min=2),
+    default=2000,
+    show_default=True,
+    help="Refuse a board with more models than this (a guard against an accidental huge board).",
+)
 @quiet_option
 @click.pass_obj
 def rebuild_command(
@@ -161,6 +168,7 @@ def rebuild_command(
     style_features,
     style_reg,
     all_categories,
+    max_models,
     quiet,
 ):
     """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
@@ -202,7 +210,9 @@ def rebuild_command(
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)
     try:
-        result = rebuild(engine, opts, all_categories=all_categories, progress=progress)
+        result = rebuild(
+            engine, opts, all_categories=all_categories, progress=progress, max_models=max_models
+        )
     except RebuildError as exc:
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     for warning in result.warnings:

@@ -1,16 +1,28 @@
 """Open the database: engine creation, schema-revision checks, migrations.
 
-A brand-new database is migrated to the newest revision automatically; a
-database at an older revision is refused with a message that says to run
-``arena db upgrade`` (migrating silently could surprise a production
-PostgreSQL operator).
+A brand-new database is migrated to the newest revision automatically when
+the caller may create one (ingest, demo); read-only commands refuse an empty or
+foreign database instead of creating the schema in it. A database at an older
+revision is refused with a message that says to run ``arena db upgrade``
+(migrating silently could surprise a production PostgreSQL operator); one
+written by a newer arena is refused with a message that says so.
+
+Migrations take a lock first (PostgreSQL: a transaction advisory lock; SQLite:
+the write lock, ``BEGIN IMMEDIATE``, with the DDL in that transaction), so two
+first runs on one new database take turns instead of racing.
 """
 
 from __future__ import annotations
 
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from arena import resources
@@ -24,8 +36,29 @@ if TYPE_CHECKING:
 HEAD_REVISION = "0006"
 
 
+#: Seconds a command waits for another command's lock (``--wait``): SQLite's busy
+#: timeout, PostgreSQL's lock_timeout.
+DEFAULT_WAIT = 300.0
+#: After this many seconds of waiting for a lock, :data:`wait_notice` is told.
+NOTICE_AFTER = 1.0
+#: PostgreSQL advisory lock key of schema migrations ("arena-db").
+_MIGRATE_LOCK = 0x6172656E612D6462
+
+#: Called with a message when a command has been waiting for a lock for a while
+#: (the CLI prints it on stderr); None: nobody is told.
+wait_notice: Callable[[str], None] | None = None
+
+
 class DatabaseError(Exception):
     """A database problem the user can act on (bad URL, old schema, unreachable server)."""
+
+
+_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*@")
+
+
+def mask_passwords(message: str) -> str:
+    """``scheme://user:secret@host`` -> ``scheme://user:***@host`` anywhere in ``message``."""
+    return _PASSWORD.sub(r"\1***@", message)
 
 
 def alembic_config(url: str) -> Config:
@@ -65,73 +98,163 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
-def create_db_engine(url: str) -> Engine:
+def create_db_engine(url: str, *, wait: float = DEFAULT_WAIT) -> Engine:
+    """An engine for ``url`` that waits up to ``wait`` seconds for other commands' locks."""
     try:
-        engine = create_engine(url)
-    except (ArgumentError, ModuleNotFoundError, ImportError) as exc:
-        raise DatabaseError(f"cannot use database URL {url!r}: {exc}") from exc
-    if engine.dialect.name == "sqlite":
+        parsed = make_url(url)
+        sqlite = parsed.get_backend_name() == "sqlite"
+        engine = create_engine(parsed, **({"connect_args": {"timeout": wait}} if sqlite else {}))
+    except (ArgumentError, ModuleNotFoundError, ImportError, ValueError) as exc:
+        raise DatabaseError(mask_passwords(f"cannot use database URL {url!r}: {exc}")) from None
+    if sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
+    elif engine.dialect.name == "postgresql":
+        event.listen(engine, "connect", _pg_lock_timeout(wait))
     return engine
 
 
-def current_revision(engine: Engine) -> str | None:
+def _pg_lock_timeout(wait: float):
+    def set_timeout(dbapi_connection, _record) -> None:
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"SET lock_timeout = {max(1, round(wait * 1000))}")
+        cursor.close()
+        dbapi_connection.commit()  # a SET inside a rolled-back transaction is undone
+
+    return set_timeout
+
+
+@contextmanager
+def announce_wait(what: str) -> Iterator[None]:
+    """Tell :data:`wait_notice` if the block is still waiting after :data:`NOTICE_AFTER` s."""
+    notice = wait_notice
+    if notice is None:
+        yield
+        return
+    timer = threading.Timer(
+        NOTICE_AFTER,
+        notice,
+        [f"waiting for another command to finish writing to the database ({what}; see --wait)"],
+    )
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def take_write_lock(conn: Connection, what: str) -> None:
+    """SQLite: take the database's write lock now, at the start of the transaction.
+
+    Waiting for it here (up to ``--wait``, saying so after a second) is safe:
+    nothing has been read yet. A transaction that read first and wanted to
+    write later could only fail once another writer had committed.
+    PostgreSQL needs nothing: rows and advisory locks are waited for as met.
+    """
+    if conn.dialect.name == "sqlite":
+        with announce_wait(what):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def current_revision(engine: Engine | Connection) -> str | None:
+    if isinstance(engine, Connection):
+        return _revision(engine)
     with engine.connect() as conn:
-        if not inspect(conn).has_table("alembic_version"):
-            return None
-        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        return _revision(conn)
+
+
+def _revision(conn: Connection) -> str | None:
+    if not inspect(conn).has_table("alembic_version"):
+        return None
+    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def check_known(revision: str | None, url: str) -> None:
+    """Refuse a schema revision this arena does not know (written by a newer arena)."""
+    if revision is None or revision == HEAD_REVISION:
+        return
+    from alembic.script import ScriptDirectory
+
+    script = ScriptDirectory.from_config(alembic_config(url))
+    if revision not in {rev.revision for rev in script.walk_revisions()}:
+        raise DatabaseError(
+            f"this database was written by a newer arena (revision {revision}); upgrade arena "
+            f"(this one knows revisions up to {HEAD_REVISION})"
+        )
 
 
 def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
+    """Migrate under a lock, so that concurrent first runs take turns (see the module doc)."""
     from alembic import command
 
     cfg = alembic_config(url)
     with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            with announce_wait("schema migration"):
+                conn.exec_driver_sql(
+                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _MIGRATE_LOCK}
+                )
+        take_write_lock(conn, "schema migration")
+        check_known(_revision(conn), url)
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)
 
 
-def open_engine(url: str, *, migrate_new: bool = True) -> Engine:
+def open_engine(url: str, *, migrate_new: bool = True, wait: float = DEFAULT_WAIT) -> Engine:
     """Engine for ``url`` whose schema is at the newest revision.
+
+    Parameters
+    ----------
+    url
+        SQLAlchemy database URL.
+    migrate_new
+        Create the schema in a database that has none (ingest, demo); when
+        False such a database is refused (read-only commands).
+    wait
+        Seconds to wait for another command's lock (see :func:`create_db_engine`).
 
     Raises
     ------
     DatabaseError
-        The server is unreachable, the URL is malformed, or the schema is at an
-        older revision (the message says to run ``arena db upgrade``).
+        The server is unreachable, the URL is malformed, the database is empty or
+        not arena's (and ``migrate_new`` is False), or the schema is at another
+        revision (the message says to run ``arena db upgrade`` or to upgrade arena).
     """
-    engine = create_db_engine(url)
+    engine = create_db_engine(url, wait=wait)
+    path = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not migrate_new and path and path != ":memory:" and not path.startswith("file:"):
+        if not Path(path).exists():  # connecting would create an empty file
+            raise DatabaseError(f"no database file {path}; `arena ingest FILE` creates one")
     try:
         revision = current_revision(engine)
         if revision is None:
-            tables = set(inspect(engine).get_table_names())
-            if tables and "battles" in tables:
+            tables = sorted(inspect(engine).get_table_names())
+            if "battles" in tables:
                 raise DatabaseError(
-                    f"database {engine.url!r} has arena tables but no alembic revision; "
-                    "it was not created by arena"
+                    f"database {_display_url(engine)} has arena tables but no alembic "
+                    "revision; it was not created by arena"
                 )
             if not migrate_new:
-                return engine
+                state = (
+                    f"is not an arena database (it has other tables: {', '.join(tables[:5])})"
+                    if tables
+                    else "is empty: there is no arena database there yet"
+                )
+                raise DatabaseError(
+                    f"database {_display_url(engine)} {state}; `arena ingest FILE` creates one"
+                )
             upgrade(engine, url)
             return engine
     except OperationalError as exc:
-        raise DatabaseError(f"cannot open database {engine.url!r}: {exc.orig}") from exc
-    head = HEAD_REVISION
-    if revision != head:
-        from alembic.script import ScriptDirectory
-
-        script = ScriptDirectory.from_config(alembic_config(url))
-        known = {rev.revision for rev in script.walk_revisions()}
-        if revision not in known:
-            raise DatabaseError(
-                f"database schema revision {revision} is newer than this arena "
-                f"(head {head}); upgrade the arena package"
-            )
-        if migrate_new:
-            raise DatabaseError(
-                f"database schema is at revision {revision}, this arena needs {head}: "
-                f"run `arena --db {_display_url(engine)} db upgrade`"
-            )
+        raise DatabaseError(
+            mask_passwords(f"cannot open database {_display_url(engine)}: {exc.orig}")
+        ) from exc
+    if revision != HEAD_REVISION:
+        check_known(revision, url)
+        raise DatabaseError(
+            f"database schema is at revision {revision}, this arena needs {HEAD_REVISION}: "
+            f"run `arena --db {_display_url(engine)} db upgrade`"
+        )
     return engine
 
 

@@ -8,6 +8,7 @@ snapshot writer stores as it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +68,16 @@ class BoardOptions:
     min_battles: int = 50
     tiers: str = "maxt"
     tier_rule: str = "leader"
+
+    def interval_options(self) -> dict:
+        """The interval keywords of :func:`~arena.engine.rate.rate` (and of the style fit)."""
+        return dict(
+            ci=self.ci,
+            level=self.level,
+            rounds=self.rounds,
+            seed=self.seed,
+            simultaneous=self.simultaneous,
+        )
 
 
 @dataclass(frozen=True)
@@ -152,7 +163,11 @@ def pair_totals(table: CountTable) -> PairTotals:
 
 
 def rate_board(
-    table: CountTable, options: BoardOptions, *, clusters: sp.csr_matrix | None = None
+    table: CountTable,
+    options: BoardOptions,
+    *,
+    clusters: sp.csr_matrix | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> BoardRating:
     """Ratings with intervals, records, ranks and tiers of one board.
 
@@ -162,6 +177,8 @@ def rate_board(
     options : BoardOptions
     clusters : scipy.sparse matrix (K, C), optional
         Clusters x cells counts for a cluster bootstrap.
+    progress : callable, optional
+        Called with a short message as each phase (fit, bootstrap, tiers) begins.
 
     Returns
     -------
@@ -176,17 +193,14 @@ def rate_board(
     ratings = rate(
         table,
         opts.fit,
-        ci=opts.ci,
-        level=opts.level,
-        rounds=opts.rounds,
-        seed=opts.seed,
-        simultaneous=opts.simultaneous,
+        **opts.interval_options(),
         clusters=clusters,
         # One joint fit until the snapshot can hold models with no rating
         # on the common scale; disconnected models are left unranked below.
         components="joint",
+        progress=progress,
     )
-    return rank_board(table, ratings, opts)
+    return rank_board(table, ratings, opts, progress=progress)
 
 
 def rate_style_board(
@@ -233,11 +247,7 @@ def rate_style_board(
         )
     ratings = rate_style(
         style,
-        ci=opts.ci,
-        level=opts.level,
-        rounds=opts.rounds,
-        seed=opts.seed,
-        simultaneous=opts.simultaneous,
+        **opts.interval_options(),
         clusters=clusters,
         ties=f.ties,
         position=f.position,
@@ -248,8 +258,17 @@ def rate_style_board(
     return rank_board(table, ratings, opts), style
 
 
-def rank_board(table: CountTable, ratings: Ratings, options: BoardOptions) -> BoardRating:
-    """Records, ranks and tiers of a board from its ratings (raw or style-controlled)."""
+def rank_board(
+    table: CountTable,
+    ratings: Ratings,
+    options: BoardOptions,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> BoardRating:
+    """Records, ranks and tiers of a board from its ratings (raw or style-controlled).
+
+    ``progress``, if given, is told when the tiers are computed.
+    """
     opts = options
     record = model_record(table)
     m = table.n_models
@@ -265,6 +284,8 @@ def rank_board(table: CountTable, ratings: Ratings, options: BoardOptions) -> Bo
     tier = np.full(m, -1)
     idx = np.flatnonzero(ranked)
     info: dict = {"method": opts.tiers}
+    if idx.size and progress is not None:
+        progress(f"tiers: {opts.tiers}, {idx.size} ranked models")
     if idx.size:
         r, lo, hi = ratings.rating[idx], ratings.ci_low[idx], ratings.ci_high[idx]
         order = np.lexsort((idx, -r))

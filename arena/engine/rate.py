@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -178,6 +179,7 @@ def rate(
     workers: int | None = None,
     components: str = "largest",
     small_sample: bool = True,
+    progress: Callable[[str], None] | None = None,
     **overrides,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
@@ -216,6 +218,8 @@ def rate(
     small_sample : bool
         Apply the small-sample rule (:mod:`arena.engine.smallsample`) to
         models with few battles or degenerate resamples.
+    progress : callable, optional
+        Called with a short message as the fit and the bootstrap begin.
     **overrides
         Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
@@ -236,6 +240,7 @@ def rate(
         model=model,
         workers=workers,
         small_sample=small_sample,
+        progress=progress,
     )
     if components == "largest":
         design = _design(table, model)
@@ -253,6 +258,8 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     """One fit of every model (the MLE, or the weak prior when it does not exist)."""
     ci, level, rounds, seed = opts["ci"], opts["level"], opts["rounds"], opts["seed"]
     simultaneous = opts["simultaneous"]
+    say = opts.get("progress") or (lambda _msg: None)
+    say(f"fit: {table.n_models} models")
     point = fit(table, replace(opts["model"], anchor=anchor))
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
@@ -262,6 +269,7 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     )
     boot = None
     if ci == "bootstrap":
+        say(f"bootstrap: {rounds} rounds")
         boot = bootstrap(
             table,
             rounds=rounds,

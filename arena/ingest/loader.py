@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import IO, Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from arena.db.models import IngestBatch, utcnow
+from arena.db.session import announce_wait, take_write_lock
 from arena.ingest.bulk import BulkConflict
 from arena.ingest.fields import EXPAND_MAX
 from arena.ingest.records import (
@@ -46,6 +50,51 @@ class IngestError(Exception):
     """The file was rejected as a whole; nothing of it was written."""
 
 
+class _AlreadyIngested(Exception):
+    """Found inside the write transaction: another ingest stored this file first."""
+
+    def __init__(self, batch_id: int) -> None:
+        super().__init__(batch_id)
+        self.batch_id = batch_id
+
+
+#: PostgreSQL advisory lock class of the same-file check ("arna"); the second key
+#: is taken from the file's sha256 (two-key locks never meet the one-key id lock).
+_FILE_LOCK = 0x61726E61
+
+
+def _prior_batch(conn: Connection, sha256: str, *, other_than: int | None = None) -> int | None:
+    """The first finished batch that stored a file with this sha256."""
+    query = select(IngestBatch.id).where(
+        IngestBatch.sha256 == sha256, IngestBatch.finished_at.is_not(None)
+    )
+    if other_than is not None:
+        query = query.where(IngestBatch.id != other_than)
+    return conn.execute(query.order_by(IngestBatch.id).limit(1)).scalar()
+
+
+def _claim_file(conn: Connection, sha256: str, batch_id: int) -> None:
+    """Make the same-file check part of the write transaction.
+
+    Two ingests of one file at the same moment both passed a check made before
+    their transactions and stored the file twice.  Here the check runs after
+    this transaction holds the file: SQLite -- the batch insert took the
+    database's write lock, so the other ingest has committed or not started;
+    PostgreSQL -- an advisory lock on the file's hash, held to the commit,
+    queues the second ingest behind the first, and READ COMMITTED then shows
+    it the first one's batch.
+    """
+    if conn.dialect.name == "postgresql":
+        key = int.from_bytes(bytes.fromhex(sha256[:8]), "big", signed=True)
+        with announce_wait("the same file"):
+            conn.exec_driver_sql(
+                "SELECT pg_advisory_xact_lock(%(cls)s, %(key)s)", {"cls": _FILE_LOCK, "key": key}
+            )
+    prior = _prior_batch(conn, sha256, other_than=batch_id)
+    if prior is not None:
+        raise _AlreadyIngested(prior)
+
+
 @dataclass
 class IngestReport:
     file: str
@@ -69,6 +118,10 @@ class IngestReport:
         return dict(self.__dict__)
 
 
+#: First row of a rejects file (``--rejects`` refuses to replace a file without it).
+REJECTS_HEADER = ("file", "location", "field", "error", "record")
+
+
 @dataclass
 class RejectSink:
     """Where ``--skip-invalid`` puts rejected records: a CSV with the reason."""
@@ -78,7 +131,7 @@ class RejectSink:
 
     def __post_init__(self) -> None:
         self._writer = csv.writer(self.stream, lineterminator="\n")
-        self._writer.writerow(["file", "location", "field", "error", "record"])
+        self._writer.writerow(REJECTS_HEADER)
 
     def add(self, file: str, location: str, error: RowError | str, record: Any) -> None:
         fld = error.field if isinstance(error, RowError) else ""
@@ -237,6 +290,7 @@ def _load(
         conn.begin(),
         open_binary(src) as binary,
     ):
+        take_write_lock(conn, f"ingest {src.display}")
         batch_id = conn.execute(
             insert(IngestBatch)
             .values(
@@ -248,6 +302,7 @@ def _load(
             .returning(IngestBatch.id)
         ).scalar_one()
         report.batch_id = batch_id
+        _claim_file(conn, src.sha256, batch_id)
         writer = BattleWriter(conn, batch_id=batch_id, source=source)
         names_before = set(writer.models)
         if not bulk_allowed:
@@ -348,56 +403,44 @@ def ingest_file(
     except InputError as exc:
         raise IngestError(str(exc)) from None
     report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
-    with engine.connect() as conn:
-        prior = conn.execute(
-            select(IngestBatch.id)
-            .where(IngestBatch.sha256 == src.sha256, IngestBatch.finished_at.is_not(None))
-            .order_by(IngestBatch.id)
-            .limit(1)
-        ).scalar()
-    if prior is not None:
-        report.already_ingested_as = prior
-        return report
-
-    size = src.path.stat().st_size
     try:
+        with engine.connect() as conn:
+            prior = _prior_batch(conn, src.sha256)  # the common case, before any work
+        if prior is not None:
+            report.already_ingested_as = prior
+            return report
+        size = src.path.stat().st_size
+        attempt = partial(
+            _load,
+            engine,
+            src,
+            fmt,
+            source,
+            mapping or {},
+            rejects,
+            progress,
+            size,
+            max_expand=max_expand,
+        )
         try:
             buffered: list[tuple] = []
-            report = _load(
-                engine,
-                src,
-                fmt,
-                source,
-                mapping or {},
-                rejects,
-                progress,
-                size,
-                max_expand=max_expand,
-                bulk_allowed=True,
-                buffered=buffered,
-            )
+            report = attempt(bulk_allowed=True, buffered=buffered)
         except BulkConflict:
             # an id stored twice, found when the bulk load built the unique index:
             # redo the file row by row, which tells duplicates from repeats by line
             buffered = []
-            report = _load(
-                engine,
-                src,
-                fmt,
-                source,
-                mapping or {},
-                rejects,
-                progress,
-                size,
-                max_expand=max_expand,
-                bulk_allowed=False,
-                buffered=buffered,
-            )
+            report = attempt(bulk_allowed=False, buffered=buffered)
         if rejects is not None:
             for entry in buffered:  # only now: a redone attempt must not report twice
                 rejects.add(*entry)
+    except _AlreadyIngested as exc:  # found inside the transaction: a concurrent ingest
+        report.already_ingested_as = exc.batch_id
     except InputError as exc:
         raise IngestError(str(exc)) from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        if not src.compressed:
+            raise
+        raise IngestError(f"{src.display}: corrupt or truncated gzip data ({exc})") from None
     finally:
         if path == "-":
             src.path.unlink(missing_ok=True)

@@ -48,8 +48,12 @@ class InputFile:
 def spool_stdin() -> Path:
     """Copy stdin to a temporary file so it can be hashed and read twice."""
     tmp = tempfile.NamedTemporaryFile(prefix="arena-stdin-", delete=False)
-    with tmp:
-        shutil.copyfileobj(sys.stdin.buffer, tmp, _CHUNK)
+    try:
+        with tmp:
+            shutil.copyfileobj(sys.stdin.buffer, tmp, _CHUNK)
+    except BaseException:  # a full disk, an interrupt: no partial copy left behind
+        Path(tmp.name).unlink(missing_ok=True)
+        raise
     return Path(tmp.name)
 
 

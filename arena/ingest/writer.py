@@ -13,11 +13,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
+from typing import NamedTuple
 
-from sqlalchemy import Connection, func, insert, literal, select
+from sqlalchemy import Connection, func, literal, select
 
 from arena.db.models import Battle, Category, Model, StyleFeature
-from arena.db.session import SQLITE_INGEST_CACHE_KIB
+from arena.db.session import SQLITE_INGEST_CACHE_KIB, announce_wait
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 from arena.ingest.style import STYLE_COLUMNS, Style
@@ -34,6 +35,34 @@ class ChunkResult:  # counts of one chunk
     duplicates: int
     #: (position in chunk, message) for ids repeated inside the file being ingested
     repeated: list[tuple[int, str]]
+
+
+class StoredBattle(NamedTuple):
+    """What a stored battle says, to compare with a row that repeats its external id."""
+
+    batch_id: int
+    id: int
+    model_a: str
+    model_b: str
+    outcome: str
+    weight: float
+    source: str | None
+
+    @property
+    def content(self) -> tuple:
+        return (self.model_a, self.model_b, self.outcome, self.weight, self.source)
+
+
+def _describe(model_a: str, model_b: str, outcome: str, weight: float, source: str | None) -> str:
+    extra = "" if weight == 1.0 else f", weight {weight:g}"
+    return f"{model_a!r} vs {model_b!r}, {outcome}{extra}, source {source or '(none)'}"
+
+
+def _conflict(ext: str, have: StoredBattle, row: tuple) -> str:
+    return (
+        f"id {ext!r} is already stored with other content: stored battle {have.id} "
+        f"(batch {have.batch_id}): {_describe(*have.content)}; this row: {_describe(*row)}"
+    )
 
 
 #: Characters that COPY's text format would need escaped (then rows go one by one).
@@ -136,17 +165,28 @@ class BattleWriter:
         """Id of ``name`` in ``table`` (models or categories), created on first sight."""
         found = cache.get(name)
         if found is None:
+            # A concurrent ingest may have stored the name since this writer read the
+            # table (PostgreSQL; on SQLite the writer holds the write lock): skip the
+            # conflict and read the id it committed, instead of a unique violation.
+            if self.dialect == "postgresql":
+                from sqlalchemy.dialects.postgresql import insert as dialect_insert
+            else:
+                from sqlalchemy.dialects.sqlite import insert as dialect_insert
             found = self.conn.execute(
-                insert(table).values(name=name).returning(table.id)
-            ).scalar_one()
+                dialect_insert(table)
+                .values(name=name)
+                .on_conflict_do_nothing(index_elements=["name"])
+                .returning(table.id)
+            ).scalar()
+            if found is None:
+                found = self.conn.execute(select(table.id).where(table.name == name)).scalar_one()
+            elif table is Model:
+                self.new_models += 1
             cache[name] = found
         return found
 
     def _model_id(self, name: str) -> int:
-        known = len(self.models)
-        model_id = self._id_for(Model, self.models, name)
-        self.new_models += len(self.models) - known
-        return model_id
+        return self._id_for(Model, self.models, name)
 
     def case_warnings(self, before: set[str]) -> list[str]:
         """Names are kept as given; a new name that differs from another only by case
@@ -167,25 +207,24 @@ class BattleWriter:
     def _category_id(self, name: str) -> int:
         return self._id_for(Category, self.categories, name)
 
-    def _existing(self, ids: list[str]) -> dict[str, int]:
-        """external id -> batch id of those already stored (driver SQL: this runs per chunk
-        and compiling a 5,000-parameter IN through the SQL expression layer cost more
-        than the lookup itself)."""
-        found: dict[str, int] = {}
+    def _existing(self, ids: list[str]) -> dict[str, StoredBattle]:
+        """external id -> the stored battle, for those already stored (driver SQL: this
+        runs per chunk and compiling a 5,000-parameter IN through the SQL expression
+        layer cost more than the lookup itself)."""
+        found: dict[str, StoredBattle] = {}
+        select_ = (
+            "SELECT b.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
+            "b.source FROM battles b JOIN models ma ON ma.id = b.model_a_id "
+            "JOIN models mb ON mb.id = b.model_b_id WHERE b.external_id "
+        )
         for start in range(0, len(ids), _LOOKUP_CHUNK):
             part = ids[start : start + _LOOKUP_CHUNK]
             if self.dialect == "postgresql":
-                rows = self.conn.exec_driver_sql(
-                    "SELECT external_id, batch_id FROM battles WHERE external_id = ANY(%(ids)s)",
-                    {"ids": part},
-                )
+                rows = self.conn.exec_driver_sql(select_ + "= ANY(%(ids)s)", {"ids": part})
             else:
                 marks = ",".join("?" * len(part))
-                rows = self.conn.exec_driver_sql(
-                    f"SELECT external_id, batch_id FROM battles WHERE external_id IN ({marks})",
-                    tuple(part),
-                )
-            found.update(rows.all())
+                rows = self.conn.exec_driver_sql(select_ + f"IN ({marks})", tuple(part))
+            found.update((row[0], StoredBattle(*row[1:])) for row in rows)
         return found
 
     def _reserve_ids(self, n: int) -> list[int]:
@@ -195,9 +234,10 @@ class BattleWriter:
             # writers take a transaction-level advisory lock first: concurrent
             # ingests queue up, and nothing else in arena draws battle ids.
             if not self._locked:
-                self.conn.exec_driver_sql(
-                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
-                )
+                with announce_wait("another ingest"):
+                    self.conn.exec_driver_sql(
+                        "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
+                    )
                 self._locked = True
             last = self.conn.exec_driver_sql(
                 "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
@@ -262,7 +302,12 @@ class BattleWriter:
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
             repeated, duplicates = self._classify_skipped(
-                [chunk[pos].external_id for pos in skipped], skipped
+                [chunk[pos].external_id for pos in skipped],
+                skipped,
+                [
+                    (chunk[p].model_a, chunk[p].model_b, chunk[p].outcome, chunk[p].weight)
+                    for p in skipped
+                ],
             )
         links = []
         styles = []
@@ -356,7 +401,9 @@ class BattleWriter:
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
             repeated, duplicates = self._classify_skipped(
-                [block.external_id[pos] for pos in skipped], skipped
+                [block.external_id[pos] for pos in skipped],
+                skipped,
+                [(block.model_a[p], block.model_b[p], block.outcome[p], 1.0) for p in skipped],
             )
         if block.style is not None:
             self._write_style_columns(block, ids, inserted)
@@ -399,18 +446,28 @@ class BattleWriter:
         return "\n".join(map("\t".join, zip(*text_cols, strict=True))) + "\n"
 
     def _classify_skipped(
-        self, exts: list[str], positions: list[int]
+        self,
+        exts: list[str],
+        positions: list[int],
+        content: list[tuple[str, str, str, float]],
     ) -> tuple[list[tuple[int, str]], int]:
-        """Rows the unique index skipped: an id stored by an earlier batch is a duplicate,
-        one stored by this batch means the file repeats it (a rejected row)."""
+        """Rows the unique index skipped: an id stored by an earlier batch with the same
+        content is a duplicate; with other content (models, outcome, weight or source)
+        it is a conflict, and one stored by this batch means the file repeats it --
+        both rejected rows."""
         if not exts:
             return [], 0
-        owner = self._existing(exts)
+        stored = self._existing(exts)
         repeated = []
         duplicates = 0
-        for pos, ext in zip(positions, exts, strict=True):
-            if owner.get(ext) == self.batch_id:
+        for pos, ext, row in zip(positions, exts, content, strict=True):
+            have = stored.get(ext)
+            if have is None:  # cannot happen: the index skipped it for a stored id
+                raise RuntimeError(f"external id {ext!r} skipped but not stored (a bug)")
+            if have.batch_id == self.batch_id:
                 repeated.append((pos, f"{ext!r} appears twice in this file"))
+            elif (*row, self.source) != have.content:
+                repeated.append((pos, _conflict(ext, have, (*row, self.source))))
             else:
                 duplicates += 1
         return repeated, duplicates

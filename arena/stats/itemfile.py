@@ -210,52 +210,71 @@ def _read_jsonl(
         out.add(model, item, _binary(raw, path, lineno, metric), str(path), lineno)
 
 
-def _read_csv(path: Path, out: ItemScores, *, model: str | None) -> None:
-    out.benchmarks.add(_strip_gz(path).rsplit(".", 1)[0])
+def csv_records(
+    path: Path,
+    *,
+    required: list[str],
+    optional: tuple[str, ...] = (),
+    aliases: dict[str, str] | None = None,
+) -> Iterator[tuple[int, dict[str, str]]]:
+    """Yield ``(line, {column: stripped cell})`` for each non-blank data row of a CSV.
+
+    Header names are matched case-insensitively (a BOM is ignored; ``aliases``
+    renames some). A ``required`` column missing from the header, or empty in
+    a row, is an :class:`ItemFileError` naming file, line and field; so are an
+    empty file, malformed CSV and a file without data rows. ``optional``
+    columns are yielded when the header has them (possibly empty).
+    """
+    aliases = aliases or {}
     with _open_text(path) as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader)
         except StopIteration:
             raise ItemFileError(
-                path, 1, None, "empty file (expected a header model,item,score)"
+                path, 1, None, f"empty file (expected a header {','.join(required)})"
             ) from None
         except csv.Error as exc:
             raise ItemFileError(path, 1, None, f"bad CSV: {exc}") from None
         names = [h.strip().lstrip("\ufeff").lower() for h in header]
-        need = ["item", "score"] if model else ["model", "item", "score"]
-        for col in need:
+        names = [aliases.get(h, h) for h in names]
+        for col in required:
             if col not in names:
                 raise ItemFileError(
-                    path, 1, col, f"missing column (header must contain {', '.join(need)})"
+                    path, 1, col, f"missing column (header must contain {', '.join(required)})"
                 )
-        pos = {col: names.index(col) for col in ("model", "item", "score") if col in names}
-        if model is not None:
-            pos.pop("model", None)
+        pos = {c: names.index(c) for c in (*required, *optional) if c in names}
         seen = 0
         try:
             for row in reader:
-                lineno = reader.line_num
+                line = reader.line_num
                 if not any(cell.strip() for cell in row):
                     continue
-                values = {}
+                cells = {}
                 for col, i in pos.items():
-                    if i >= len(row) or not row[i].strip():
-                        raise ItemFileError(path, lineno, col, "missing")
-                    values[col] = row[i].strip()
-                name = model or values["model"]
-                out.add(
-                    name,
-                    values["item"],
-                    _binary(values["score"], path, lineno, "score"),
-                    str(path),
-                    lineno,
-                )
+                    cell = row[i].strip() if i < len(row) else ""
+                    if not cell and col in required:
+                        raise ItemFileError(path, line, col, "missing")
+                    cells[col] = cell
                 seen += 1
+                yield line, cells
         except csv.Error as exc:
             raise ItemFileError(path, reader.line_num, None, f"bad CSV: {exc}") from None
     if not seen:
         raise ItemFileError(path, None, None, "no data rows after the header")
+
+
+def _read_csv(path: Path, out: ItemScores, *, model: str | None) -> None:
+    out.benchmarks.add(_strip_gz(path).rsplit(".", 1)[0])
+    need = ["item", "score"] if model else ["model", "item", "score"]
+    for line, cells in csv_records(path, required=need):
+        out.add(
+            model or cells["model"],
+            cells["item"],
+            _binary(cells["score"], path, line, "score"),
+            str(path),
+            line,
+        )
 
 
 def read_results(

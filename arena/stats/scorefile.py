@@ -18,7 +18,6 @@ lines.
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +28,8 @@ from arena.stats.itemfile import (
     ItemFileError,
     _detect,
     _json_records,
-    _open_text,
     _strip_gz,
+    csv_records,
     harness_names,
     parse_spec,
 )
@@ -168,63 +167,21 @@ def _number(raw: object, path, line, name: str) -> float:
 
 
 def _read_csv(path: Path, out: ScoreTable, *, model, numerator, denominator) -> None:
-    with _open_text(path) as fh:
-        reader = csv.reader(fh)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise ItemFileError(path, 1, None, "empty file (expected a header)") from None
-        except csv.Error as exc:
-            raise ItemFileError(path, 1, None, f"bad CSV: {exc}") from None
-        names = [_ALIASES.get(h, h) for h in (h.strip().lstrip("\ufeff").lower() for h in header)]
-        values = [numerator, denominator] if numerator else ["score"]
-        need = ["item", *values] + ([] if model else ["model"])
-        for col in need:
-            if col not in names:
-                raise ItemFileError(
-                    path, 1, col, f"missing column (header must contain {', '.join(need)})"
-                )
-        pos = {c: names.index(c) for c in {*need, *DESIGN_COLUMNS, "group", "model"} if c in names}
-        if model is not None:
-            pos.pop("model", None)
-        seen = 0
-        try:
-            for row in reader:
-                line = reader.line_num
-                if not any(cell.strip() for cell in row):
-                    continue
-                cells = {}
-                for col, i in pos.items():
-                    cell = row[i].strip() if i < len(row) else ""
-                    if not cell and col in need:
-                        raise ItemFileError(path, line, col, "missing")
-                    cells[col] = cell
-                if numerator:
-                    num = _number(cells[numerator], path, line, numerator)
-                    den = _number(cells[denominator], path, line, denominator)
-                    if den <= 0:
-                        raise ItemFileError(
-                            path, line, denominator, f"must be positive, got {den!r}"
-                        )
-                    score, ratio = num / den, (num, den)
-                else:
-                    score, ratio = _number(cells["score"], path, line, "score"), None
-                design = {c: cells[c] for c in DESIGN_COLUMNS if c in cells}
-                out.add(
-                    path,
-                    line,
-                    model or cells["model"],
-                    cells["item"],
-                    score,
-                    design,
-                    cells.get("group"),
-                    ratio,
-                )
-                seen += 1
-        except csv.Error as exc:
-            raise ItemFileError(path, reader.line_num, None, f"bad CSV: {exc}") from None
-    if not seen:
-        raise ItemFileError(path, None, None, "no data rows after the header")
+    values = [numerator, denominator] if numerator else ["score"]
+    need = ([] if model else ["model"]) + ["item", *values]
+    optional = (*DESIGN_COLUMNS, "group")
+    for line, cells in csv_records(path, required=need, optional=optional, aliases=_ALIASES):
+        if numerator:
+            num = _number(cells[numerator], path, line, numerator)
+            den = _number(cells[denominator], path, line, denominator)
+            if den <= 0:
+                raise ItemFileError(path, line, denominator, f"must be positive, got {den!r}")
+            score, ratio = num / den, (num, den)
+        else:
+            score, ratio = _number(cells["score"], path, line, "score"), None
+        design = {c: cells[c] for c in DESIGN_COLUMNS if c in cells}
+        name = model or cells["model"]
+        out.add(path, line, name, cells["item"], score, design, cells.get("group"), ratio)
 
 
 def _read_jsonl(path: Path, out: ScoreTable, *, model, metric, filter_name, run) -> None:
