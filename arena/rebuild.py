@@ -170,12 +170,8 @@ def read_style(
     try:
         sb = read_style_battles(
             conn,
+            replace(opts.selection(), category=data.category),
             watermark=watermark,
-            category=data.category,
-            source=opts.source,
-            since=opts.since,
-            until=opts.until,
-            cluster=None if opts.cluster == "battle" else opts.cluster,
             features=(*STYLE_FEATURES, *opts.style_features),
         )
     except StyleDataError as exc:
