@@ -73,6 +73,8 @@ class RebuildOptions(BoardOptions):
     style_features: tuple[str, ...] = ()
     #: LMArena's L2 penalty on the style fit (None: the exact MLE).
     style_reg: float | None = None
+    #: Judges left out (flagged by the stored audit); recorded with the snapshot.
+    exclude_judges: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if self.ci not in CI_METHODS:
@@ -106,6 +108,7 @@ class RebuildOptions(BoardOptions):
             since=self.since,
             until=self.until,
             cluster=self.cluster,
+            exclude_judges=tuple(self.exclude_judges),
         )
 
     def as_json(self) -> dict:

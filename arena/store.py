@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, String, and_, cast, func, literal, select
+from sqlalchemy import Connection, String, and_, cast, func, literal, or_, select
 
 from arena.db.models import Battle, BattleCategory, Category, Model
 from arena.outcomes import OUTCOME_CODES, Outcome
@@ -105,6 +105,9 @@ class BattleSelection:
         ``since <= occurred_at < until``.
     cluster : {"battle", "judge", "question", "source"}
         Resampling unit; a battle without the key is its own cluster.
+    exclude_judges : tuple of str
+        Judges whose votes are left out (``rebuild --exclude-flagged``);
+        battles without a judge are kept.
     """
 
     category: str | None = None
@@ -112,6 +115,7 @@ class BattleSelection:
     since: datetime | None = None
     until: datetime | None = None
     cluster: str = "battle"
+    exclude_judges: tuple[str, ...] = ()
 
 
 @dataclass
@@ -147,6 +151,8 @@ def selection_filters(sel: BattleSelection, watermark: int) -> list:
         conds.append(Battle.occurred_at >= sel.since)
     if sel.until is not None:
         conds.append(Battle.occurred_at < sel.until)
+    if sel.exclude_judges:
+        conds.append(or_(Battle.judge.is_(None), Battle.judge.not_in(sel.exclude_judges)))
     return conds
 
 

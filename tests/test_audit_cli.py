@@ -80,3 +80,26 @@ def test_audit_page_in_published_site(run_cli, tmp_path):
     for title in ("Position bias", "Tie convention", "Anomalous judges", "Coverage"):
         assert title in page
     assert "<li><bdi>j00</bdi>: " in page and "position" in page
+
+
+def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):
+    from arena.snapshots import snapshot_info
+
+    path = tmp_path / "votes.csv"
+    _battles(path, n=1200)
+    run_cli("ingest", str(path), "-q")
+    run_cli("rebuild", "--rounds", "50")
+    missing = run_cli("rebuild", "--exclude-flagged", ok=False)
+    assert missing.exit_code != 0 and "run `arena audit` first" in missing.output
+    run_cli("audit", "--rounds", "50")
+    out = run_cli("rebuild", "--rounds", "50", "--exclude-flagged").output
+    assert "left out 1 flagged judge(s): j00" in out
+    with engine.connect() as conn:
+        first, second = snapshot_info(conn, 1), snapshot_info(conn, 2)
+    assert second.options["exclude_judges"] == ["j00"]
+    assert first.options["exclude_judges"] == []
+    with open(path) as fh:
+        by_j00 = sum(1 for r in csv.DictReader(fh) if r["judge"] == "j00")
+    assert second.n_battles == first.n_battles - by_j00 and by_j00 >= 200
+    doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json").output)
+    assert doc["snapshot"] == 2 and doc["judges"] == 24 and doc["flagged_judges"] == []

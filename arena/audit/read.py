@@ -22,6 +22,7 @@ __all__ = [
     "save_audit",
     "load_audit",
     "audit_snapshot",
+    "latest_flagged_judges",
     "AuditError",
     "EXCLUDED_JUDGES",
 ]
@@ -176,3 +177,22 @@ def audit_snapshot(
         with engine.begin() as conn:
             save_audit(conn, sid, {"snapshot": sid, **report.as_dict()})
     return info, report
+
+
+def latest_flagged_judges(conn: Connection, board: str = "overall") -> list[str]:
+    """Judges flagged by the stored audit of the latest snapshot of ``board``.
+
+    Raises
+    ------
+    AuditError
+        No snapshot, or its audit was never stored (run ``arena audit``).
+    """
+    from arena.snapshots import latest_snapshot_id
+
+    sid = latest_snapshot_id(conn, board)
+    if sid is None:
+        raise AuditError(f"no snapshot for board {board!r} yet: run `arena rebuild`")
+    doc = load_audit(conn, sid)
+    if doc is None:
+        raise AuditError(f"snapshot {sid} ({board}) has no stored audit: run `arena audit` first")
+    return list(doc.get("flagged_judges", []))

@@ -17,6 +17,7 @@ from arena.cli.options import (
 from arena.cli.output import emit
 from arena.cli.progress import phase_reporter
 
+JUDGE_COLUMNS = ["judge", "votes", "reasons", "bt_pvalue", "fisher_pvalue", "fastchat_log_score"]
 COLUMNS = ["probe", "estimate", "low", "high", "unit", "band", "flag", "verdict"]
 
 
@@ -116,6 +117,20 @@ def audit_command(
     emit(rows, COLUMNS, "table")
     if report.flagged_judges:
         click.echo(f"flagged judges: {', '.join(report.flagged_judges)}")
+        judges = next(p for p in doc["probes"] if p["name"] == "anomaly")["details"]["judges"]
+        flagged = [
+            {
+                "judge": r["judge"],
+                "votes": r["votes"],
+                "reasons": ", ".join(r["reasons"]),
+                "bt_pvalue": r["bt_pvalue"],
+                "fisher_pvalue": r["fisher_pvalue"],
+                "fastchat_log_score": r["fastchat_log_score"],
+            }
+            for r in judges
+            if r["flagged"]
+        ]
+        emit(flagged, JUDGE_COLUMNS, "table")
 
 
 def _band(band) -> str:

@@ -136,6 +136,12 @@ def _when(value: str | None) -> datetime | None:
     "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
 )
 @click.option(
+    "--exclude-flagged",
+    is_flag=True,
+    help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
+    "(`arena audit`); recorded in the snapshot.",
+)
+@click.option(
     "--max-models",
     type=click.IntRange(min=2),
     default=2000,
@@ -168,6 +174,7 @@ def rebuild_command(
     style_features,
     style_reg,
     all_categories,
+    exclude_flagged,
     max_models,
     quiet,
 ):
@@ -183,9 +190,23 @@ def rebuild_command(
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
         arena rebuild --style-reg 0.5 --style-feature sentiment
+        arena audit && arena rebuild --exclude-flagged
     """
     from arena.engine.options import FitOptions
     from arena.rebuild import RebuildError, RebuildOptions, rebuild
+
+    excluded: tuple[str, ...] = ()
+    if exclude_flagged:
+        from arena.audit.read import AuditError, latest_flagged_judges
+        from arena.snapshots import board_key
+
+        try:
+            with app.engine().connect() as conn:
+                excluded = tuple(
+                    latest_flagged_judges(conn, board_key(category=category, source=source))
+                )
+        except AuditError as exc:
+            raise click.ClickException(f"--exclude-flagged: {exc}") from None
 
     opts = RebuildOptions(
         category=category,
@@ -206,6 +227,7 @@ def rebuild_command(
         style_control=style_control != "off",
         style_features=tuple(style_features),
         style_reg=style_reg,
+        exclude_judges=excluded,
     )
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)
@@ -217,6 +239,8 @@ def rebuild_command(
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     for warning in result.warnings:
         warn(warning)
+    if exclude_flagged:
+        click.echo(f"left out {len(excluded)} flagged judge(s): {', '.join(excluded) or 'none'}")
     for sid, board in zip(result.snapshot_ids, result.boards, strict=True):
         click.echo(f"snapshot {sid}: {board}")
     click.echo(
