@@ -127,6 +127,7 @@ def _register() -> None:
         irt_cmd,
         leaderboard_cmd,
         models_cmd,
+        nightly_cmd,
         plan_cmd,
         publish_cmd,
         rebuild_cmd,
@@ -147,6 +148,7 @@ def _register() -> None:
         demo_cmd,
         audit_cmd,
         plan_cmd,
+        nightly_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)

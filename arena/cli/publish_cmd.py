@@ -7,6 +7,23 @@ import click
 from arena.cli.options import quiet_option
 
 
+def site_options(command):
+    """``--top`` and ``--attribution``: how the site looks (``publish``, ``nightly``)."""
+    command = click.option(
+        "--attribution",
+        default=None,
+        metavar="TEXT",
+        help="Data-source attribution shown in every page footer.",
+    )(command)
+    return click.option(
+        "--top",
+        type=click.IntRange(min=2),
+        default=20,
+        show_default=True,
+        help="Models in the win-probability and head-to-head matrices.",
+    )(command)
+
+
 @click.command("publish")
 @click.argument("out_dir", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
 @click.option(
@@ -16,19 +33,7 @@ from arena.cli.options import quiet_option
     default=None,
     help="Snapshot to render on the main page (default: latest overall).",
 )
-@click.option(
-    "--top",
-    type=click.IntRange(min=2),
-    default=20,
-    show_default=True,
-    help="Models in the win-probability and head-to-head matrices.",
-)
-@click.option(
-    "--attribution",
-    default=None,
-    metavar="TEXT",
-    help="Data-source attribution shown in every page footer.",
-)
+@site_options
 @quiet_option
 @click.pass_obj
 def publish_command(

@@ -41,121 +41,116 @@ def _when(value: str | None) -> datetime | None:
         raise click.BadParameter(f"{value!r} is not an ISO date") from None
 
 
-@click.command("rebuild")
-@category_option("Rate only battles of this category.")
-@click.option("--source", help="Rate only battles of this source.")
-@click.option("--since", help="Only battles at or after this ISO date/time.")
-@click.option("--until", help="Only battles before this ISO date/time.")
-@rounds_option
-@seed_option
-@level_option
-@click.option(
-    "--ci",
-    type=click.Choice(["bootstrap", "sandwich", "fisher"]),
-    default="bootstrap",
-    show_default=True,
-    help="Interval method.",
-)
-@click.option(
-    "--simultaneous", is_flag=True, help="Intervals that hold for all models together (max-|t|)."
-)
-@click.option(
-    "--ties",
-    type=click.Choice(["half", "davidson"]),
-    default="half",
-    show_default=True,
-    help="Ties as half wins (LMArena) or the Davidson tie model.",
-)
-@click.option(
-    "--both-bad",
-    type=click.Choice(["tie", "drop"]),
-    default="tie",
-    show_default=True,
-    help="Treat 'both bad' votes as ties or leave them out.",
-)
-@click.option(
-    "--position", is_flag=True, help="Also estimate a first-position (model_a) advantage."
-)
-@click.option("--anchor", help="Pin one model's rating, MODEL=RATING (default: mean 1000).")
-@click.option(
-    "--prior",
-    type=float,
-    default=None,
-    help="Prior strength; 0 = pure MLE (error if it does not exist) [default: weak prior "
-    "only when the MLE does not exist].",
-)
-@click.option(
-    "--min-battles",
-    type=int,
-    default=50,
-    show_default=True,
-    help="Models with fewer battles are listed but not ranked.",
-)
-@click.option(
-    "--tiers",
-    "tiers",
-    type=click.Choice(["maxt", "holm", "bh", "overlap"]),
-    default="maxt",
-    show_default=True,
-    help="Tier method: paired bootstrap differences with max-t/Holm/BH correction, "
-    "or leader-anchored interval overlap.",
-)
-@click.option(
-    "--tier-rule",
-    type=click.Choice(["leader", "cut"]),
-    default="leader",
-    show_default=True,
-    help="Paired tiers: split from the tier leader, or only where every pair across "
-    "the cut differs (stricter).",
-)
-@click.option(
-    "--cluster",
-    type=click.Choice(["battle", "judge", "question", "source"]),
-    default="battle",
-    show_default=True,
-    help="Resampling unit of the bootstrap.",
-)
-@style_control_option(
-    "Also write a style-controlled board for every board whose battles carry style "
-    "metadata (battles without it are left out of that board and counted) [default: on]."
-)
-@click.option(
-    "--style-feature",
-    "style_features",
-    multiple=True,
-    help="Add a user covariate ingested per side (NAME_a/NAME_b) to the style model; repeatable.",
-)
-@click.option(
-    "--style-reg",
-    type=float,
-    default=None,
-    help="LMArena's L2 penalty on the style fit (their published numbers use 0.5) "
-    "[default: none, the exact MLE].",
-)
-@click.option(
-    "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
-)
-@click.option(
-    "--exclude-flagged",
-    is_flag=True,
-    help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
-    "(`arena audit`); recorded in the snapshot.",
-)
-@click.option(
-    "--max-models",
-    type=click.IntRange(min=2),
-    default=2000,
-    show_default=True,
-    help="Refuse a board with more models than this (a guard against an accidental huge board).",
-)
-@quiet_option
-@click.pass_obj
-def rebuild_command(
-    app,
-    category,
-    source,
-    since,
-    until,
+_FIT_OPTIONS = [
+    rounds_option,
+    seed_option,
+    level_option,
+    click.option(
+        "--ci",
+        type=click.Choice(["bootstrap", "sandwich", "fisher"]),
+        default="bootstrap",
+        show_default=True,
+        help="Interval method.",
+    ),
+    click.option(
+        "--simultaneous",
+        is_flag=True,
+        help="Intervals that hold for all models together (max-|t|).",
+    ),
+    click.option(
+        "--ties",
+        type=click.Choice(["half", "davidson"]),
+        default="half",
+        show_default=True,
+        help="Ties as half wins (LMArena) or the Davidson tie model.",
+    ),
+    click.option(
+        "--both-bad",
+        type=click.Choice(["tie", "drop"]),
+        default="tie",
+        show_default=True,
+        help="Treat 'both bad' votes as ties or leave them out.",
+    ),
+    click.option(
+        "--position", is_flag=True, help="Also estimate a first-position (model_a) advantage."
+    ),
+    click.option("--anchor", help="Pin one model's rating, MODEL=RATING (default: mean 1000)."),
+    click.option(
+        "--prior",
+        type=float,
+        default=None,
+        help="Prior strength; 0 = pure MLE (error if it does not exist) [default: weak prior "
+        "only when the MLE does not exist].",
+    ),
+    click.option(
+        "--min-battles",
+        type=int,
+        default=50,
+        show_default=True,
+        help="Models with fewer battles are listed but not ranked.",
+    ),
+    click.option(
+        "--tiers",
+        "tiers",
+        type=click.Choice(["maxt", "holm", "bh", "overlap"]),
+        default="maxt",
+        show_default=True,
+        help="Tier method: paired bootstrap differences with max-t/Holm/BH correction, "
+        "or leader-anchored interval overlap.",
+    ),
+    click.option(
+        "--tier-rule",
+        type=click.Choice(["leader", "cut"]),
+        default="leader",
+        show_default=True,
+        help="Paired tiers: split from the tier leader, or only where every pair across "
+        "the cut differs (stricter).",
+    ),
+    click.option(
+        "--cluster",
+        type=click.Choice(["battle", "judge", "question", "source"]),
+        default="battle",
+        show_default=True,
+        help="Resampling unit of the bootstrap.",
+    ),
+    style_control_option(
+        "Also write a style-controlled board for every board whose battles carry style "
+        "metadata (battles without it are left out of that board and counted) [default: on]."
+    ),
+    click.option(
+        "--style-feature",
+        "style_features",
+        multiple=True,
+        help="Add a user covariate ingested per side (NAME_a/NAME_b) to the style model; "
+        "repeatable.",
+    ),
+    click.option(
+        "--style-reg",
+        type=float,
+        default=None,
+        help="LMArena's L2 penalty on the style fit (their published numbers use 0.5) "
+        "[default: none, the exact MLE].",
+    ),
+    click.option(
+        "--max-models",
+        type=click.IntRange(min=2),
+        default=2000,
+        show_default=True,
+        help="Refuse a board with more models than this (a guard against an accidental huge board).",
+    ),
+]
+
+
+def fit_options(command):
+    """The rating options of ``rebuild`` (everything but the board selection), for
+    every command that rebuilds boards (``rebuild``, ``nightly``)."""
+    for option in reversed(_FIT_OPTIONS):
+        command = option(command)
+    return command
+
+
+def rebuild_options(
+    *,
     rounds,
     seed,
     level,
@@ -170,45 +165,20 @@ def rebuild_command(
     tiers,
     tier_rule,
     cluster,
-    style_control,
-    style_features,
-    style_reg,
-    all_categories,
-    exclude_flagged,
-    max_models,
-    quiet,
+    style_control=None,
+    style_features=(),
+    style_reg=None,
+    category=None,
+    source=None,
+    since=None,
+    until=None,
+    exclude_judges=(),
 ):
-    """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
-
-    Reads battles up to the current largest battle id (the watermark) in one
-    transaction, aggregates them in SQL, fits Bradley-Terry ratings and writes
-    one immutable snapshot per board. A failed rebuild writes nothing.
-
-    \b
-    Example:
-        arena rebuild
-        arena rebuild --all-categories --rounds 2000 --seed 7
-        arena rebuild --category math --cluster judge --tiers holm
-        arena rebuild --style-reg 0.5 --style-feature sentiment
-        arena audit && arena rebuild --exclude-flagged
-    """
+    """:class:`~arena.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
     from arena.engine.options import FitOptions
-    from arena.rebuild import RebuildError, RebuildOptions, rebuild
+    from arena.rebuild import RebuildOptions
 
-    excluded: tuple[str, ...] = ()
-    if exclude_flagged:
-        from arena.audit.read import AuditError, latest_flagged_judges
-        from arena.snapshots import board_key
-
-        try:
-            with app.engine().connect() as conn:
-                excluded = tuple(
-                    latest_flagged_judges(conn, board_key(category=category, source=source))
-                )
-        except AuditError as exc:
-            raise click.ClickException(f"--exclude-flagged: {exc}") from None
-
-    opts = RebuildOptions(
+    return RebuildOptions(
         category=category,
         source=source,
         since=_when(since),
@@ -224,10 +194,69 @@ def rebuild_command(
         tiers=tiers,
         tier_rule=tier_rule,
         cluster=cluster,
+        exclude_judges=exclude_judges,
         style_control=style_control != "off",
         style_features=tuple(style_features),
         style_reg=style_reg,
+    )
+
+
+@click.command("rebuild")
+@category_option("Rate only battles of this category.")
+@click.option("--source", help="Rate only battles of this source.")
+@click.option("--since", help="Only battles at or after this ISO date/time.")
+@click.option("--until", help="Only battles before this ISO date/time.")
+@fit_options
+@click.option(
+    "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
+)
+@click.option(
+    "--exclude-flagged",
+    is_flag=True,
+    help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
+    "(`arena audit`); recorded in the snapshot.",
+)
+@quiet_option
+@click.pass_obj
+def rebuild_command(
+    app, category, source, since, until, all_categories, exclude_flagged, max_models, quiet, **fit
+):
+    """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
+
+    Reads battles up to the current largest battle id (the watermark) in one
+    transaction, aggregates them in SQL, fits Bradley-Terry ratings and writes
+    one immutable snapshot per board. A failed rebuild writes nothing.
+
+    \b
+    Example:
+        arena rebuild
+        arena rebuild --all-categories --rounds 2000 --seed 7
+        arena rebuild --category math --cluster judge --tiers holm
+        arena rebuild --style-reg 0.5 --style-feature sentiment
+        arena audit && arena rebuild --exclude-flagged
+    """
+    from arena.rebuild import RebuildError, rebuild
+
+    excluded: tuple[str, ...] = ()
+    if exclude_flagged:
+        from arena.audit.read import AuditError, latest_flagged_judges
+        from arena.snapshots import board_key
+
+        try:
+            with app.engine().connect() as conn:
+                excluded = tuple(
+                    latest_flagged_judges(conn, board_key(category=category, source=source))
+                )
+        except AuditError as exc:
+            raise click.ClickException(f"--exclude-flagged: {exc}") from None
+
+    opts = rebuild_options(
+        category=category,
+        source=source,
+        since=since,
+        until=until,
         exclude_judges=excluded,
+        **fit,
     )
     engine = app.engine()
     progress = phase_reporter(quiet=quiet)

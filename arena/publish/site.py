@@ -24,12 +24,13 @@ fixed number formats): publishing the same snapshot twice gives identical bytes.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import os
 import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -327,9 +328,14 @@ def publish_site(
     snapshot_id: int | None = None,
     top: int = 20,
     attribution: str | None = None,
+    extra_files: Mapping[str, bytes] | None = None,
 ) -> PublishReport:
     """Render a snapshot (default: the latest overall one) and the latest snapshot of
     every other board into ``out_dir``, replacing a previous site atomically.
+
+    ``extra_files`` (relative name -> bytes, e.g. ``arena nightly``'s
+    ``status.json``) are written into the same atomic swap and listed in the
+    site marker like the rendered pages.
 
     Raises :class:`PublishError` for user errors (no snapshot, bad target).
     """
@@ -349,9 +355,10 @@ def publish_site(
     try:
         _check_target(out)  # again: another publish may have run while this one waited
         _remove_leftovers(out)
-        written, sizes = _write_atomic(
-            out, _files(sites, top=top, attribution=attribution, audit=audit)
-        )
+        files = _files(sites, top=top, attribution=attribution, audit=audit)
+        if extra_files:
+            files = itertools.chain(files, extra_files.items())
+        written, sizes = _write_atomic(out, files)
     finally:
         os.close(lock)
     main = sites[0].board

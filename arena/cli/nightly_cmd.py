@@ -1,0 +1,118 @@
+"""``arena nightly``: drop folder in, site out (see :mod:`arena.nightly`)."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.options import format_option, quiet_option
+from arena.cli.output import emit, warn
+from arena.cli.progress import phase_reporter
+from arena.cli.publish_cmd import site_options
+from arena.cli.rebuild_cmd import fit_options, rebuild_options
+
+_DIR = click.Path(file_okay=False, dir_okay=True, path_type=str)
+#: Columns of ``--format csv`` (one row: the night).
+_COLUMNS = (
+    "outcome",
+    "exit_code",
+    "time",
+    "seconds",
+    "battles_added",
+    "files_ingested",
+    "files_seen",
+    "files_rejected",
+    "rebuilt",
+    "snapshot_ids",
+    "watermark",
+    "published",
+    "error",
+)
+
+
+@click.command("nightly")
+@click.option(
+    "--incoming",
+    type=click.Path(exists=True, file_okay=False, dir_okay=True, path_type=str),
+    required=True,
+    help="Drop folder: every file in it is ingested (hidden files are left alone).",
+)
+@click.option("--site", "site", type=_DIR, required=True, help="Folder of the published site.")
+@click.option(
+    "--done", type=_DIR, default=None, help="Move ingested (and already seen) files here."
+)
+@click.option(
+    "--failed",
+    type=_DIR,
+    default=None,
+    help="Move rejected files here, each with NAME.error.txt saying why.",
+)
+@fit_options
+@site_options
+@format_option
+@quiet_option
+@click.pass_obj
+def nightly_command(
+    app, incoming, site, done, failed, max_models, top, attribution, fmt, quiet, **fit
+):
+    """Ingest a drop folder, rebuild every board and publish the site: the night's job.
+
+    Every file in --incoming is ingested in its own transaction; files stored
+    before (same sha256) are recognised and skipped, and a rejected file does
+    not stop the night. Then every board is rebuilt (overall and each
+    category) and the site is published atomically, with a status.json
+    (time, snapshot ids, battles added, files rejected, duration). The rebuild
+    is skipped when no battle arrived since the last one. A database-wide lock
+    keeps two runs from interleaving: the second waits up to --wait.
+
+    \b
+    Exit codes (for monitoring):
+      0  ok
+      1  error (bad database, disk full, ...): nothing more was done
+      3  some input files were rejected; the rest was ingested and published
+      4  nothing new: no new battles, rebuild skipped, site refreshed
+      5  rebuild or publish failed: the previous snapshots and site are kept
+      6  locked: another run held the lock longer than --wait
+
+    \b
+    Example:
+        arena nightly --incoming drop/ --site /srv/www/arena --done drop/done --failed drop/failed
+        arena --db postgresql+psycopg://arena@db/arena nightly --incoming drop/ --site site/ -q
+    """
+    from arena.db.lock import LockHeld
+    from arena.nightly import EXIT_LOCKED, nightly
+
+    opts = rebuild_options(**fit)
+    engine = app.engine(create=True)
+    try:
+        result = nightly(
+            engine,
+            incoming,
+            site,
+            opts,
+            done=done,
+            failed=failed,
+            wait=app.wait,
+            max_models=max_models,
+            top=top,
+            attribution=attribution,
+            progress=phase_reporter(quiet=quiet),
+        )
+    except LockHeld as exc:
+        if fmt == "json":
+            emit([], _COLUMNS, fmt, json_obj={"outcome": "locked", "exit_code": EXIT_LOCKED})
+        click.echo(f"Error: {exc}; nothing was done", err=True)
+        raise click.exceptions.Exit(EXIT_LOCKED) from None
+    for warning in result.warnings:
+        warn(warning)
+    for f in result.rejected:
+        click.echo(f"rejected: {f.error}", err=True)
+    doc = result.as_dict()
+    if fmt == "table":
+        click.echo(result.summary())
+    else:
+        emit([doc], _COLUMNS, fmt, json_obj=doc)
+    if result.exit_code:
+        raise click.exceptions.Exit(result.exit_code)
+
+
+COMMANDS = [nightly_command]
