@@ -11,17 +11,27 @@ writes nothing and the previous snapshot stays the latest.
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 
+import numpy as np
 from sqlalchemy import Engine
 
+from arena.db.models import STYLE_FEATURES
 from arena.db.session import take_write_lock
 from arena.defaults import DEFAULT_SEED
-from arena.engine.board import TIER_METHODS, TIER_RULES, BoardOptions, BoardRating, rate_board
+from arena.engine.board import (
+    TIER_METHODS,
+    TIER_RULES,
+    BoardOptions,
+    BoardRating,
+    rate_board,
+    rate_style_board,
+)
 from arena.engine.rate import CI_METHODS
 from arena.engine.validate import check_level
 from arena.snapshot_writer import write_snapshot
@@ -35,6 +45,7 @@ from arena.store import (
     model_names,
     read_boards,
 )
+from arena.store_style import StyleBattles, StyleDataError, read_style_battles
 
 
 class RebuildError(Exception):
@@ -57,6 +68,12 @@ class RebuildOptions(BoardOptions):
     until: datetime | None = None
     cluster: str = "battle"
     anchor: tuple[str, float] | None = None
+    #: Also write a style-controlled board for every board whose battles carry style metadata.
+    style_control: bool = True
+    #: User covariates (ingested per side) added to the four standard style features.
+    style_features: tuple[str, ...] = ()
+    #: LMArena's L2 penalty on the style fit (None: the exact MLE).
+    style_reg: float | None = None
     #: Judges left out (flagged by the stored audit); recorded with the snapshot.
     exclude_judges: tuple[str, ...] = ()
 
@@ -77,6 +94,10 @@ class RebuildOptions(BoardOptions):
             raise RebuildError("--rounds must be at least 10")
         if self.min_battles < 0:
             raise RebuildError("--min-battles must be >= 0")
+        if self.style_reg is not None and not (
+            math.isfinite(self.style_reg) and self.style_reg >= 0
+        ):
+            raise RebuildError("--style-reg must be a finite number >= 0 (LMArena uses 0.5)")
         if self.fit.anchor is not None:
             raise RebuildError("give the anchor by model name (anchor=), not fit.anchor")
 
@@ -146,6 +167,52 @@ def rate_one(
         raise RebuildError(f"board {key!r}: {exc}") from exc
 
 
+def read_style(
+    conn, opts: RebuildOptions, data: BoardData, watermark: int
+) -> tuple[StyleBattles, np.ndarray] | None:
+    """The board's battles that carry style metadata, or None when none does."""
+    try:
+        sb = read_style_battles(
+            conn,
+            replace(opts.selection(), category=data.category),
+            watermark=watermark,
+            features=(*STYLE_FEATURES, *opts.style_features),
+        )
+    except StyleDataError as exc:
+        raise RebuildError(f"--style-feature: {exc}") from None
+    if len(sb) == 0:
+        return None
+    model_ids = np.unique(np.concatenate([sb.model_a, sb.model_b]))
+    return sb, model_ids
+
+
+def rate_style_one(
+    opts: RebuildOptions, sb: StyleBattles, model_ids: np.ndarray, data: BoardData, names
+) -> BoardRating:
+    """Rate the style-controlled board of one raw board's battles."""
+    a = np.searchsorted(model_ids, sb.model_a)
+    b = np.searchsorted(model_ids, sb.model_b)
+    style_data = replace(data, model_ids=model_ids)
+    key = board_key(category=data.category, source=opts.source, style=True)
+    try:
+        result, _ = rate_style_board(
+            a,
+            b,
+            sb.outcome.astype(np.intp),
+            sb.features_a,
+            sb.features_b,
+            _board_options(opts, style_data, names),
+            n_models=model_ids.size,
+            features=sb.features,
+            weight=sb.weight,
+            cluster_ids=sb.cluster,
+            style_reg=opts.style_reg,
+        )
+    except ValueError as exc:
+        raise RebuildError(f"board {key!r}: {exc}") from exc
+    return result
+
+
 def rebuild(
     engine: Engine,
     opts: RebuildOptions,
@@ -184,6 +251,10 @@ def rebuild(
             missing = total = 0
             if opts.cluster != "battle" and boards:
                 missing, total = missing_cluster_key(conn, opts.selection(), watermark)
+            styles = [
+                read_style(conn, opts, data, watermark) if opts.style_control else None
+                for data in boards
+            ]
     if not boards:
         what = board_key(category=opts.category, source=opts.source)
         raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
@@ -203,11 +274,20 @@ def rebuild(
                     "memory: give a larger --max-models to build it anyway"
                 )
     say(f"read {len(boards)} board(s) up to battle {watermark}")
-    results = []
-    for data in boards:
+    results, style_results = [], []
+    for data, style in zip(boards, styles, strict=True):
         key = board_key(category=data.category, source=opts.source)
         results.append(rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}")))
         say(f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
+        if style is None:
+            style_results.append(None)
+            continue
+        sb, model_ids = style
+        style_results.append(rate_style_one(opts, sb, model_ids, data, names))
+        say(
+            f"rated {key} with style control: {model_ids.size} models, {len(sb)} battles "
+            f"({sb.n_missing} without style metadata left out)"
+        )
     run_id = uuid.uuid4().hex
     out = RebuildResult(run_id=run_id, watermark=watermark)
     if missing:
@@ -243,6 +323,33 @@ def rebuild(
             out.snapshot_ids.append(sid)
             out.boards.append(key)
             out.warnings.extend(f"{key}: {w}" for w in warned)
+        for data, style, res in zip(boards, styles, style_results, strict=True):
+            if res is None:
+                continue
+            sb, model_ids = style
+            key = board_key(category=data.category, source=opts.source, style=True)
+            sid = write_snapshot(
+                conn,
+                board=key,
+                category=data.category,
+                source=opts.source,
+                run_id=run_id,
+                options=replace(opts, category=data.category).as_json(),
+                seed=opts.seed,
+                watermark=watermark,
+                model_ids=model_ids,
+                # battles without style metadata are left out of this board
+                n_excluded=data.n_excluded + sb.n_missing,
+                result=res,
+                hidden=hidden,
+                diagnostics={
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "n_without_style": sb.n_missing,
+                },
+            )
+            out.snapshot_ids.append(sid)
+            out.boards.append(key)
+            out.warnings.extend(f"{key}: {w}" for w in res.ratings.warnings)
     out.seconds = time.perf_counter() - started
     return out
 

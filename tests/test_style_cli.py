@@ -1,29 +1,20 @@
-"""Style-controlled snapshots through the CLI: leaderboard, compare and diff read them.
+"""Style control through the CLI: rebuild writes the paired board; leaderboard, compare, diff read it.
 
 Data: a 1,800-game slice of ko-arena-hard committed under tests/data (Apache-2.0,
 see tests/data/ko-arena-hard-slice.README.md): 300 games without style metadata,
-300 self-play games.  The style board is rated by the engine's board function and
-written by the snapshot writer, as the rebuild does, beside the raw board of
-the same run.
+300 self-play games; ingested with its conv_metadata and rebuilt by ``arena rebuild``.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import select
 
-from arena.db.models import Model, Snapshot
-from arena.db.session import open_engine
-from arena.engine.board import BoardOptions, rate_style_board
 from arena.engine.style import fit_style
 from arena.engine.style_design import style_table
-from arena.snapshot_writer import write_snapshot
-from arena.snapshots import board_key, latest_snapshot_id
 from tests.engine.style_data import load_ko_arena_hard
 
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
@@ -31,56 +22,12 @@ ROUNDS = 100
 ELO_TOL = 1e-6  # the stored ratings are the engine's point fit, not an approximation
 
 
-def write_style_board(url: str, style_reg=None) -> int:
-    """Rate the slice's battles with metadata and store them paired with the latest raw board."""
-    d = load_ko_arena_hard(SLICE)
-    keep = d.a != d.b  # the store rates no self-play
-    engine = open_engine(url)
-    with engine.begin() as conn:
-        raw = conn.execute(
-            select(
-                Snapshot.run_id, Snapshot.options_json, Snapshot.watermark, Snapshot.n_excluded
-            ).where(Snapshot.id == latest_snapshot_id(conn, "overall"))
-        ).one()
-        ids = dict(conn.execute(select(Model.name, Model.id)).all())
-        model_ids = np.array([ids[m] for m in d.models])
-        result, _ = rate_style_board(
-            d.a[keep],
-            d.b[keep],
-            d.outcome[keep],
-            d.side_a[keep],
-            d.side_b[keep],
-            replace(BoardOptions(), rounds=ROUNDS, seed=1),
-            n_models=len(d.models),
-            features=("tokens", "headers", "lists", "bold"),
-            weight=d.weight[keep],
-            style_reg=style_reg,
-        )
-        sid = write_snapshot(
-            conn,
-            board=board_key(style=True),
-            category=None,
-            source=None,
-            run_id=raw.run_id,
-            options={**json.loads(raw.options_json), "style_reg": style_reg},
-            seed=1,
-            watermark=raw.watermark,
-            model_ids=model_ids,
-            n_excluded=raw.n_excluded + d.n_without_metadata,
-            result=result,
-            hidden=set(),
-            diagnostics={"n_without_style": d.n_without_metadata},
-        )
-    engine.dispose()
-    return sid
-
-
 @pytest.fixture
-def style_db(run_cli, db_url):
+def style_db(run_cli):
     run_cli("db", "upgrade")
     run_cli("ingest", str(SLICE))
-    run_cli("rebuild", "--rounds", str(ROUNDS))
-    write_style_board(db_url)
+    out = run_cli("rebuild", "--rounds", str(ROUNDS)).output
+    assert "overall|style" in out
     return run_cli
 
 
@@ -149,12 +96,61 @@ def test_compare_on_the_style_board(style_db):
     assert abs(out["difference"] - (rating["command-a"] - rating["claude-3.5-haiku"])) < 1e-6
 
 
-def test_raw_board_without_style_pair_says_why(run_cli):
+def test_style_control_off_writes_no_style_board(run_cli):
     run_cli("db", "upgrade")
     run_cli("ingest", str(SLICE))
-    run_cli("rebuild", "--rounds", str(ROUNDS))
+    out = run_cli("rebuild", "--rounds", str(ROUNDS), "--style-control", "off").output
+    assert "|style" not in out
     res = run_cli("leaderboard", "--style-control", ok=False)
     assert res.exit_code == 1 and "overall|style" in res.output
     assert "Traceback" not in res.output
     res = run_cli("leaderboard", "--snapshot", "1", "--style-control", ok=False)
     assert res.exit_code == 1 and "no style-controlled board" in res.output
+
+
+def test_style_reg_and_bad_style_options(style_db):
+    style_db("rebuild", "--rounds", str(ROUNDS), "--style-reg", "0.5")
+    doc = _doc(style_db, "--style-control")
+    assert doc["snapshot"]["options"]["style_reg"] == 0.5
+    plain = fit_style(_slice_table())
+    penalised = fit_style(_slice_table(), style_reg=0.5)
+    coefs = [c["estimate"] for c in doc["snapshot"]["style_coefficients"]]
+    assert np.allclose(coefs, penalised.coef, atol=1e-9)
+    assert not np.allclose(coefs, plain.coef, atol=1e-6)
+    bad = style_db("rebuild", "--style-reg", "-1", ok=False)
+    assert bad.exit_code == 1 and "--style-reg" in bad.output
+    assert "Traceback" not in bad.output
+    unknown = style_db("rebuild", "--style-feature", "sentiment", ok=False)
+    assert unknown.exit_code == 1 and "sentiment" in unknown.output
+    assert "Traceback" not in unknown.output
+
+
+def _slice_table():
+    d = load_ko_arena_hard(SLICE)
+    return style_table(
+        d.a, d.b, d.outcome, d.side_a, d.side_b, n_models=len(d.models), weight=d.weight
+    )
+
+
+def test_user_covariate_from_ingest_to_coefficients(run_cli, tmp_path):
+    """--style-feature NAME: a per-side covariate ingested as NAME_a / NAME_b joins the model."""
+    import gzip
+
+    path = tmp_path / "with_sentiment.jsonl"
+    rng = np.random.default_rng(5)
+    with gzip.open(SLICE, "rt") as src, open(path, "w") as out:
+        for line in src:
+            rec = json.loads(line)
+            if "conv_metadata" in rec:
+                rec["conv_metadata"]["sentiment_a"] = round(float(rng.normal()), 3)
+                rec["conv_metadata"]["sentiment_b"] = round(float(rng.normal()), 3)
+            out.write(json.dumps(rec) + "\n")
+    run_cli("db", "upgrade")
+    run_cli("ingest", str(path))
+    run_cli("rebuild", "--rounds", str(ROUNDS), "--style-feature", "sentiment")
+    doc = _doc(run_cli, "--style-control")
+    coefs = doc["snapshot"]["style_coefficients"]
+    assert [c["feature"] for c in coefs] == ["tokens", "headers", "lists", "bold", "sentiment"]
+    # random noise: its coefficient's interval covers zero
+    assert coefs[-1]["ci_low"] < 0 < coefs[-1]["ci_high"]
+    assert doc["snapshot"]["options"]["style_features"] == ["sentiment"]

@@ -42,10 +42,10 @@ def _text(h) -> list[str]:
 @click.argument("model_b")
 @snapshot_option
 @category_option("Use the latest snapshot of this category's board.")
-@style_control_option
+@style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @format_option
 @click.pass_obj
-def compare_command(app, model_a, model_b, snapshot_id, category, style, fmt):
+def compare_command(app, model_a, model_b, snapshot_id, category, style_control, fmt):
     """Head-to-head verdict: is MODEL_A really better than MODEL_B?
 
     Gives the rating difference with its paired bootstrap interval, the
@@ -64,7 +64,12 @@ def compare_command(app, model_a, model_b, snapshot_id, category, style, fmt):
     with app.engine().connect() as conn:
         try:
             h = compare(
-                conn, model_a, model_b, snapshot_id=snapshot_id, category=category, style=style
+                conn,
+                model_a,
+                model_b,
+                snapshot_id=snapshot_id,
+                category=category,
+                style=style_control == "on",
             )
         except (SnapshotError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None

@@ -88,10 +88,10 @@ def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
 @snapshot_option
 @category_option("Show the latest snapshot of this category's board.")
 @click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
-@style_control_option
+@style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @format_option
 @click.pass_obj
-def leaderboard_command(app, snapshot_id, category, show_all, style, fmt):
+def leaderboard_command(app, snapshot_id, category, show_all, style_control, fmt):
     """Show a snapshot: rank interval, tier, rating with its interval, battles.
 
     The rank column is the range of ranks the data allow: from 1 + the number
@@ -110,7 +110,7 @@ def leaderboard_command(app, snapshot_id, category, show_all, style, fmt):
     """
     from arena.snapshots import ROW_FIELDS
 
-    board = open_board(app, snapshot_id, category, style)
+    board = open_board(app, snapshot_id, category, style_control == "on")
     doc = board.document(include_hidden=show_all)
     if fmt != "table":
         emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)

@@ -70,12 +70,21 @@ snapshot_option = click.option(
 )
 
 
-style_control_option = click.option(
-    "--style-control",
-    "style",
-    is_flag=True,
-    help="Use the style-controlled board (answer length and markdown held fixed).",
-)
+def style_control_option(help: str):
+    """``--style-control [on|off]``: one option for rebuild and the commands that read boards.
+
+    Given alone it means ``on``; unset (None) each command keeps its default
+    (rebuild writes style boards, leaderboard/compare/diff show raw boards).
+    """
+    return click.option(
+        "--style-control",
+        "style_control",
+        type=click.Choice(["on", "off"]),
+        is_flag=False,
+        flag_value="on",
+        default=None,
+        help=help,
+    )
 
 
 def category_option(help: str):

@@ -12,6 +12,7 @@ from arena.cli.options import (
     quiet_option,
     rounds_option,
     seed_option,
+    style_control_option,
 )
 from arena.cli.output import warn
 from arena.cli.progress import phase_reporter
@@ -112,6 +113,24 @@ _FIT_OPTIONS = [
         show_default=True,
         help="Resampling unit of the bootstrap.",
     ),
+    style_control_option(
+        "Also write a style-controlled board for every board whose battles carry style "
+        "metadata (battles without it are left out of that board and counted) [default: on]."
+    ),
+    click.option(
+        "--style-feature",
+        "style_features",
+        multiple=True,
+        help="Add a user covariate ingested per side (NAME_a/NAME_b) to the style model; "
+        "repeatable.",
+    ),
+    click.option(
+        "--style-reg",
+        type=float,
+        default=None,
+        help="LMArena's L2 penalty on the style fit (their published numbers use 0.5) "
+        "[default: none, the exact MLE].",
+    ),
     click.option(
         "--max-models",
         type=click.IntRange(min=2),
@@ -146,6 +165,9 @@ def rebuild_options(
     tiers,
     tier_rule,
     cluster,
+    style_control=None,
+    style_features=(),
+    style_reg=None,
     category=None,
     source=None,
     since=None,
@@ -173,6 +195,9 @@ def rebuild_options(
         tier_rule=tier_rule,
         cluster=cluster,
         exclude_judges=exclude_judges,
+        style_control=style_control != "off",
+        style_features=tuple(style_features),
+        style_reg=style_reg,
     )
 
 
@@ -207,6 +232,7 @@ def rebuild_command(
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
+        arena rebuild --style-reg 0.5 --style-feature sentiment
         arena audit && arena rebuild --exclude-flagged
     """
     from arena.rebuild import RebuildError, rebuild

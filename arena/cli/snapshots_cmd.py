@@ -75,11 +75,11 @@ def snapshots_command(app, fmt):
 @click.command("diff")
 @click.argument("old", type=int, required=False)
 @click.argument("new", type=int, required=False)
-@style_control_option
+@style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @category_option("With --style-control and no ids: this category's latest boards.")
 @format_option
 @click.pass_obj
-def diff_command(app, old, new, style, category, fmt):
+def diff_command(app, old, new, style_control, category, fmt):
     """Show what moved between two snapshots of one board: ratings, intervals, ranks, tiers.
 
     Snapshots of different boards (overall vs a category) are refused; options
@@ -97,6 +97,7 @@ def diff_command(app, old, new, style, category, fmt):
     """
     from arena.compare import SnapshotError, diff, resolve_board
 
+    style = style_control == "on"
     if (old is None) != (new is None) or (old is None and not style):
         raise click.UsageError("give two snapshot ids OLD NEW, or --style-control")
     if old is not None and (style or category):

@@ -324,3 +324,17 @@ def test_resampled_counts_are_multinomial():
     same = resampled_counts(np.random.default_rng(0), None, 5, 20000)
     assert np.all(same.sum(axis=1) == 5)
     assert np.allclose(same.var(axis=0), 5 * 0.2 * 0.8, rtol=0.05)
+
+
+def test_anchor_shifts_the_scale_like_the_raw_board():
+    sim, o, w = small_board(seed=12)
+    m = sim.theta.size
+    tab = style_table(sim.a, sim.b, o, sim.side_a, sim.side_b, n_models=m, weight=w)
+    free = fit_style(tab)
+    pinned = fit_style(tab, anchor=(2, 1200.0))
+    assert abs(pinned.rating[2] - 1200.0) < 1e-9 and pinned.se[2] == 0.0
+    diff = pinned.rating - free.rating
+    assert np.allclose(diff, diff[0], atol=1e-9)
+    assert np.allclose(pinned.coef, free.coef, atol=1e-12)
+    boot = bootstrap_style(tab, rounds=20, seed=1, point=pinned, workers=1)
+    assert np.allclose(boot.ratings.samples[:, 2], 1200.0)
