@@ -61,6 +61,10 @@ def test_issue_example_json(tmp_path):
     assert pair["p_mcnemar"] == pytest.approx(0.2890625)  # 2 * P[Bin(8, 1/2) <= 2]
     assert pair["verdict"] == "not significant"
     assert doc["seed"] == 0 and doc["missing"] == {}
+    # not separated: no 1, 2 that the test does not back (issue 11)
+    for m in doc["models"]:
+        assert "rank" not in m
+        assert (m["rank_ub"], m["rank_lb"], m["tier"]) == (1, 2, 1)
 
 
 def test_same_seed_same_output(tmp_path):
@@ -87,6 +91,10 @@ def test_clear_difference_is_significant_after_correction(tmp_path):
     for p in doc["pairs"]:
         assert p["p_adjusted"] >= p["p_mcnemar"]
         assert p["low"] <= p["diff"] <= p["high"]
+    models = {m["model"]: m for m in doc["models"]}
+    assert (models["strong"]["rank_ub"], models["strong"]["tier"]) == (1, 1)
+    assert models["weak"]["rank_ub"] == 2 and models["weak"]["tier"] == 2
+    assert models["weak"]["rank_lb"] == 3 and models["weak2"]["rank_lb"] == 3
 
 
 def test_harness_samples_names_and_missing_items():

@@ -18,7 +18,9 @@ from arena.cli.options import (
 from arena.cli.output import emit, warn
 
 _MODEL_COLUMNS = [
-    "rank",
+    "rank_ub",
+    "rank_lb",
+    "tier",
     "model",
     "items",
     "correct",

@@ -20,6 +20,7 @@ from arena.engine.multiple import adjust_pvalues
 from arena.stats.binomial import mcnemar_counts, wilson_interval
 from arena.stats.itemfile import ItemScores, item_sort_key
 from arena.stats.models import bootstrap_models
+from arena.stats.ranking import verdict_ranks, verdict_tiers
 
 __all__ = [
     "EvaluateError",
@@ -42,12 +43,16 @@ class EvaluateError(ValueError):
 class ModelAccuracy:
     """One model's accuracy on the items it was scored on.
 
-    ``boot_low``/``boot_high`` are the percentile bootstrap interval,
+    ``rank_ub``..``rank_lb`` are the ranks the paired verdicts allow and
+    ``tier`` the model's tier (:mod:`arena.stats.ranking`): no 1, 2, 3 that the
+    tests do not back.  ``boot_low``/``boot_high`` are the percentile bootstrap interval,
     ``wilson_low``/``wilson_high`` the Wilson score interval; ``missing`` counts
     the benchmark's items this model has no score for.
     """
 
-    rank: int
+    rank_ub: int
+    rank_lb: int
+    tier: int
     model: str
     items: int
     correct: int
@@ -200,22 +205,24 @@ def evaluate(
         raise EvaluateError(str(exc)) from None
 
     order = sorted(range(len(names)), key=lambda j: (-boot.accuracy[j], names[j]))
-    model_rows = []
-    for rank, j in enumerate(order, 1):
+    models_done: list[tuple[int, dict]] = []
+    for j in order:
         k, n = int(correct[:, j].sum()), int(boot.n_items[j])
         w = wilson_interval(k, n, level=level)
-        model_rows.append(
-            ModelAccuracy(
-                rank=rank,
-                model=names[j],
-                items=n,
-                correct=k,
-                accuracy=float(boot.accuracy[j]),
-                boot_low=float(boot.low[j]),
-                boot_high=float(boot.high[j]),
-                wilson_low=w.low,
-                wilson_high=w.high,
-                missing=len(missing.get(names[j], [])),
+        models_done.append(
+            (
+                j,
+                dict(
+                    model=names[j],
+                    items=n,
+                    correct=k,
+                    accuracy=float(boot.accuracy[j]),
+                    boot_low=float(boot.low[j]),
+                    boot_high=float(boot.high[j]),
+                    wilson_low=w.low,
+                    wilson_high=w.high,
+                    missing=len(missing.get(names[j], [])),
+                ),
             )
         )
 
@@ -229,9 +236,11 @@ def evaluate(
     adjusted = adjust_pvalues([t[4].pvalue for t in tests], correction)
     alpha = 1.0 - level
     pairs = []
+    better = np.zeros((len(names), len(names)), dtype=bool)
     for (i, j, a_only, b_only, test), p_adj in zip(tests, adjusted, strict=True):
         if p_adj < alpha and a_only != b_only:
             verdict = f"{names[i] if a_only > b_only else names[j]} better"
+            better[(i, j) if a_only > b_only else (j, i)] = True
         else:
             verdict = "not significant"
         pairs.append(
@@ -250,6 +259,12 @@ def evaluate(
                 verdict=verdict,
             )
         )
+    rank_ub, rank_lb = verdict_ranks(better)
+    tiers = verdict_tiers(order, better)
+    model_rows = [
+        ModelAccuracy(rank_ub=int(rank_ub[j]), rank_lb=int(rank_lb[j]), tier=int(tiers[j]), **row)
+        for j, row in models_done
+    ]
     return Evaluation(
         level=level,
         rounds=rounds,
