@@ -140,8 +140,9 @@ class DiffRow:
     old_rank_ub: int | None
     tier: int | None
     old_tier: int | None
-    rank: int | None = None
-    old_rank: int | None = None
+    #: place in the board's rating order (not a rank the data support; see rank_ub)
+    position: int | None = None
+    old_position: int | None = None
 
 
 @dataclass(frozen=True)
@@ -197,8 +198,8 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
                 old_rank_ub=None if p is None else p.rank_ub,
                 tier=r.tier,
                 old_tier=None if p is None else p.tier,
-                rank=r.rank,
-                old_rank=None if p is None else p.rank,
+                position=r.position,
+                old_position=None if p is None else p.position,
             )
         )
     rows.extend(
@@ -215,7 +216,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
             old_rank_ub=p.rank_ub,
             tier=None,
             old_tier=p.tier,
-            old_rank=p.rank,
+            old_position=p.position,
         )
         for name, p in before.items()
         if name not in after

@@ -49,6 +49,14 @@ def test_real_scores_with_runs_json(judged):
     assert pairs["strong", "mid2"]["verdict"] == "strong better"
     assert pairs["mid2", "mid"]["verdict"] == "not significant"
     assert all(p["decided_by"] == "two-stage bootstrap" and p["reason"] for p in doc["pairs"])
+    # ranks are what the verdicts back, not 1, 2, 3 (issue 11)
+    assert "rank" not in models["strong"]
+    assert (models["strong"]["rank_ub"], models["strong"]["tier"]) == (1, 1)
+    assert models["mid2"]["rank_ub"] >= 2 and models["mid2"]["tier"] >= 2
+    assert (
+        models["mid"]["rank_ub"] == models["mid2"]["rank_ub"]
+        or pairs["mid2", "mid"]["verdict"] != "not significant"
+    )
     comp = doc["components"]["strong"]
     assert set(comp["components"]) >= {"item", "prompt", "seed", "residual"}
     assert {"as run", "2x items", "2x seeds", "2x prompts"} == set(comp["budget"])

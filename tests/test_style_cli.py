@@ -79,7 +79,11 @@ def test_diff_raw_against_style(style_db):
     kept = [r for r in rows if r["status"] == ""]
     assert len(kept) == 5
     for r in kept:
-        assert r["rank"] is not None and r["old_rank"] is not None and r["d_rating"] is not None
+        assert (
+            r["position"] is not None
+            and r["old_position"] is not None
+            and r["d_rating"] is not None
+        )
     assert style_db("diff", ok=False).exit_code == 2
     assert style_db("diff", "1", "--style-control", ok=False).exit_code == 2
 

@@ -15,7 +15,7 @@ import click
 
 from arena.cli.output import emit, warn
 
-_MODEL_COLUMNS = ["rank", "model", "items", "cells", "mean", "low", "high", "floor_low", "floor_high"]  # fmt: skip
+_MODEL_COLUMNS = ["rank_ub", "rank_lb", "tier", "model", "items", "cells", "mean", "low", "high", "floor_low", "floor_high"]  # fmt: skip
 _PAIR_COLUMNS = ["model_a", "model_b", "items", "diff", "low", "high", "decided_by", "pvalue", "p_adjusted", "verdict"]  # fmt: skip
 #: Fewer levels of a run axis than this earn a warning: a variance from 1-3 df is a guess.
 _FEW_LEVELS = 5

@@ -17,6 +17,7 @@ import numpy as np
 from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.multiple import adjust_pvalues
 from arena.stats.paired import PAIRED_TESTS, paired_verdict
+from arena.stats.ranking import verdict_ranks, verdict_tiers
 from arena.stats.ratio import compare_ratios, ratio_interval
 from arena.stats.scorefile import DESIGN_COLUMNS, ScoreTable
 from arena.stats.variance import (
@@ -42,7 +43,9 @@ class ModelScore:
     honest width.
     """
 
-    rank: int
+    rank_ub: int
+    rank_lb: int
+    tier: int
     model: str
     items: int
     cells: int
@@ -252,7 +255,7 @@ def evaluate_scores(
         metric=metric,
         axes=axes,
         grouped=grouped,
-        models=tuple(ModelScore(rank=i, **r) for i, r in enumerate(model_rows, 1)),
+        models=_ranked(model_rows, final),
         pairs=tuple(final),
         components=comps,
     )
@@ -304,3 +307,19 @@ def _ratio_pair(ma, mb, ra, rb, items, num, den, shared, groups, rng, rounds, le
                 f"recomputed on the same resampled {unit}"),
         pvalue=None, p_adjusted=None, verdict="",
     )  # fmt: skip
+
+
+def _ranked(model_rows, pairs) -> tuple[ModelScore, ...]:
+    """Rank interval and tier of each model from the paired verdicts, not 1, 2, 3."""
+    index = {r["model"]: k for k, r in enumerate(model_rows)}
+    better = np.zeros((len(model_rows), len(model_rows)), dtype=bool)
+    for p in pairs:
+        if p.verdict != "not significant":
+            win, lose = (p.model_a, p.model_b) if p.diff > 0 else (p.model_b, p.model_a)
+            better[index[win], index[lose]] = True
+    rank_ub, rank_lb = verdict_ranks(better)
+    tiers = verdict_tiers(range(len(model_rows)), better)
+    return tuple(
+        ModelScore(rank_ub=int(rank_ub[k]), rank_lb=int(rank_lb[k]), tier=int(tiers[k]), **r)
+        for k, r in enumerate(model_rows)
+    )
