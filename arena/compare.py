@@ -309,6 +309,11 @@ def compare(
     rows = {r.model: r for r in board.rows}
     check_models(board, model_a, model_b)
     samples = load_samples(conn, sid)
+    if samples is None:
+        raise SnapshotError(
+            f"snapshot {sid}'s bootstrap samples were pruned (arena snapshots prune): "
+            "its summary rows remain for history and diff; compare on a newer snapshot"
+        )
     pairs = load_pairs(conn, sid)
     ra, rb = rows[model_a], rows[model_b]
     rating = np.zeros(samples.shape[1])

@@ -25,6 +25,7 @@ from arena.db.models import Battle, Snapshot
 from arena.ingest import IngestError, ingest_file
 from arena.publish.site import PublishError, publish_site
 from arena.rebuild import RebuildError, RebuildOptions, rebuild
+from arena.retention import PruneResult, prune_snapshots
 
 #: Exit codes of ``arena nightly`` (1 and 2 keep click's meaning: error, usage).
 EXIT_OK = 0
@@ -69,6 +70,8 @@ class NightlyResult:
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: what retention dropped after the good night (None: not asked, or the night failed)
+    pruned: PruneResult | None = None
 
     @property
     def rejected(self) -> list[FileOutcome]:
@@ -111,6 +114,7 @@ class NightlyResult:
             "error": self.error,
             "warnings": list(self.warnings),
             "files": [asdict(f) for f in self.files],
+            "pruned": None if self.pruned is None else self.pruned.as_dict(),
         }
 
     def summary(self) -> str:
@@ -130,6 +134,11 @@ class NightlyResult:
             parts.append(f"{self.error}; previous site kept")
         elif self.published:
             parts.append("site published")
+        if self.pruned is not None:
+            parts.append(
+                f"{len(self.pruned.snapshot_ids)} old snapshot(s) pruned "
+                f"(~{self.pruned.bytes_freed} bytes)"
+            )
         return ", ".join(parts) + f" in {self.seconds:.1f}s"
 
 
@@ -221,11 +230,15 @@ def nightly(
     top: int = 20,
     attribution: str | None = None,
     progress: Callable[[str], None] | None = None,
+    prune_keep_days: float | None = None,
+    prune_keep_last: int | None = None,
 ) -> NightlyResult:
     """Ingest ``incoming``, rebuild every board (all categories) and publish ``site``.
 
     The rebuild is skipped when no battle arrived since the last snapshot
     (the site is still republished, so its ``status.json`` shows the run).
+    With ``prune_keep_days``/``prune_keep_last``, :func:`arena.retention.prune_snapshots`
+    runs after a good night only (rebuild and publish succeeded), inside the lock.
 
     Raises
     ------
@@ -278,6 +291,12 @@ def nightly(
                 result.error = f"publish failed: {exc}"
             else:
                 result.published = True
+        if result.published and (prune_keep_days is not None or prune_keep_last is not None):
+            say("pruning old snapshots")
+            with engine.begin() as conn:
+                result.pruned = prune_snapshots(
+                    conn, keep_days=prune_keep_days, keep_last=prune_keep_last
+                )
     result.seconds = time.perf_counter() - clock
     return result
 

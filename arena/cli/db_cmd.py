@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import click
 
+from arena.cli.options import format_option
+from arena.cli.output import emit
+
 
 @click.group("db")
 def db_group() -> None:
@@ -74,6 +77,40 @@ def current_command(app) -> None:
     head = head_revision()
     state = "up to date" if rev == head else "run `arena db upgrade`" if rev else "empty database"
     click.echo(f"{rev or 'none'} (head {head}: {state})")
+
+
+@db_group.command("stats")
+@format_option
+@click.pass_obj
+def stats_command(app, fmt) -> None:
+    """Rows and bytes of each table, and the bytes one night's rebuild adds.
+
+    Bytes: PostgreSQL's pg_total_relation_size (table, indexes, TOAST);
+    SQLite's dbstat pages when available, else an estimate from the stored
+    values' lengths (the method is printed). Bytes per night: the latest
+    rebuild run's share of the snapshot tables (an estimate).
+
+    \b
+    Example:
+        arena db stats
+        arena db stats --format json
+    """
+    from arena.retention import db_stats
+
+    with app.engine().connect() as conn:
+        stats = db_stats(conn)
+    doc = stats.as_dict()
+    if fmt == "json":
+        emit([], ["table", "rows", "bytes"], fmt, json_obj=doc)
+        return
+    rows = [dict(table=t.table, rows=t.rows, bytes=t.bytes) for t in stats.tables]
+    rows.append(dict(table="total", rows=stats.total_rows, bytes=stats.total_bytes))
+    emit(rows, ["table", "rows", "bytes"], fmt)
+    if fmt == "table":
+        click.echo(
+            f"bytes: {stats.method}; bytes per night (latest run, {stats.run_snapshots} "
+            f"snapshot(s), estimate): {stats.bytes_per_night}"
+        )
 
 
 COMMANDS = [db_group]

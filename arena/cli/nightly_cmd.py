@@ -9,6 +9,7 @@ from arena.cli.output import emit, warn
 from arena.cli.progress import phase_reporter
 from arena.cli.publish_cmd import site_options
 from arena.cli.rebuild_cmd import fit_options, rebuild_options
+from arena.cli.snapshots_cmd import retention_options
 
 _DIR = click.Path(file_okay=False, dir_okay=True, path_type=str)
 #: Columns of ``--format csv`` (one row: the night).
@@ -48,11 +49,24 @@ _COLUMNS = (
 )
 @fit_options
 @site_options
+@retention_options("prune-")
 @format_option
 @quiet_option
 @click.pass_obj
 def nightly_command(
-    app, incoming, site, done, failed, max_models, top, attribution, fmt, quiet, **fit
+    app,
+    incoming,
+    site,
+    done,
+    failed,
+    max_models,
+    top,
+    attribution,
+    prune_keep_days,
+    prune_keep_last,
+    fmt,
+    quiet,
+    **fit,
 ):
     """Ingest a drop folder, rebuild every board and publish the site: the night's job.
 
@@ -63,6 +77,8 @@ def nightly_command(
     (time, snapshot ids, battles added, files rejected, duration). The rebuild
     is skipped when no battle arrived since the last one. A database-wide lock
     keeps two runs from interleaving: the second waits up to --wait.
+    With --prune-keep-days/--prune-keep-last, old snapshots' samples and pair
+    tables are dropped after a good night only (as `arena snapshots prune`).
 
     \b
     Exit codes (for monitoring):
@@ -77,6 +93,7 @@ def nightly_command(
     Example:
         arena nightly --incoming drop/ --site /srv/www/arena --done drop/done --failed drop/failed
         arena --db postgresql+psycopg://arena@db/arena nightly --incoming drop/ --site site/ -q
+        arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
     from arena.db.lock import LockHeld
     from arena.nightly import EXIT_LOCKED, nightly
@@ -96,6 +113,8 @@ def nightly_command(
             top=top,
             attribution=attribution,
             progress=phase_reporter(quiet=quiet),
+            prune_keep_days=prune_keep_days,
+            prune_keep_last=prune_keep_last,
         )
     except LockHeld as exc:
         if fmt == "json":

@@ -39,16 +39,20 @@ DIFF_COLUMNS = [
 ]
 
 
-@click.command("snapshots")
+@click.group("snapshots", invoke_without_command=True)
 @format_option
-@click.pass_obj
-def snapshots_command(app, fmt):
-    """List snapshots, newest last.
+@click.pass_context
+def snapshots_command(ctx, fmt):
+    """List snapshots, newest last; `arena snapshots prune` drops old snapshots' detail.
 
     \b
     Example:
         arena snapshots --format json
+        arena snapshots prune --keep-days 30 --keep-last 7 --dry-run
     """
+    if ctx.invoked_subcommand is not None:
+        return
+    app = ctx.obj
     from arena.formats import count
     from arena.snapshots import list_snapshots, options_summary
 
@@ -124,6 +128,70 @@ def diff_command(app, old, new, style_control, category, fmt):
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
                 r[key] = None if r[key] is None else round(r[key], 1)
     emit(rows, DIFF_COLUMNS, fmt)
+
+
+def retention_options(prefix: str = ""):
+    """``--keep-days``/``--keep-last`` (``--prune-keep-...`` in ``arena nightly``): one vocabulary."""
+
+    def decorate(f):
+        f = click.option(
+            f"--{prefix}keep-last",
+            f"{prefix.replace('-', '_')}keep_last",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Keep the samples of each board's newest K snapshots (the latest always).",
+        )(f)
+        return click.option(
+            f"--{prefix}keep-days",
+            f"{prefix.replace('-', '_')}keep_days",
+            type=click.FloatRange(min=0),
+            default=None,
+            help="Keep the samples of snapshots younger than N days.",
+        )(f)
+
+    return decorate
+
+
+PRUNE_COLUMNS = ["pruned", "kept", "sample_rows", "pair_rows", "bytes_freed", "dry_run"]
+
+
+@snapshots_command.command("prune")
+@retention_options()
+@click.option("--dry-run", is_flag=True, help="Count what would be dropped; delete nothing.")
+@format_option
+@click.pass_obj
+def prune_command(app, keep_days, keep_last, dry_run, fmt):
+    """Drop the bootstrap samples and pair tables of old snapshots.
+
+    A snapshot loses its detail only if it is older than --keep-days AND not
+    among its board's newest --keep-last; the latest snapshot of every board
+    is never touched. Summary rows (rating, interval, rank, tier, counts) stay,
+    so history charts and `arena diff` keep working; `arena compare` on a
+    pruned snapshot says its samples were pruned. Bytes freed are estimated
+    from the rows deleted (SQLite's file shrinks only after VACUUM).
+
+    \b
+    Example:
+        arena snapshots prune --keep-days 30 --keep-last 7
+        arena snapshots prune --keep-last 3 --dry-run --format json
+    """
+    from arena.retention import prune_snapshots
+
+    if keep_days is None and keep_last is None:
+        raise click.UsageError("give --keep-days, --keep-last or both")
+    engine = app.engine()
+    with engine.begin() as conn:
+        result = prune_snapshots(conn, keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
+    doc = result.as_dict()
+    if fmt == "table":
+        verb = "would drop" if dry_run else "dropped"
+        click.echo(
+            f"{len(result.snapshot_ids)} snapshot(s) pruned ({result.kept} kept): {verb} "
+            f"{result.sample_rows} sample table(s) and {result.pair_rows} pair row(s), "
+            f"about {result.bytes_freed} bytes"
+        )
+    else:
+        emit([doc], PRUNE_COLUMNS, fmt, json_obj=doc)
 
 
 COMMANDS = [snapshots_command, diff_command]
