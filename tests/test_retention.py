@@ -12,6 +12,7 @@ from arena.db.session import open_engine
 from arena.nightly import EXIT_FAILED, EXIT_OK
 from arena.retention import prune_snapshots
 from arena.snapshots import rating_history
+from tests.test_nightly import nightly_args
 from tests.test_rebuild import synth_battles
 
 FAST = ("--rounds", "30", "-q")
@@ -121,18 +122,7 @@ def test_prune_needs_an_option(run_cli):
 def test_nightly_prunes_only_after_a_good_night(run_cli, db_url, tmp_path):
     incoming = tmp_path / "incoming"
     incoming.mkdir()
-    args = (
-        "nightly",
-        "--incoming",
-        str(incoming),
-        "--site",
-        str(tmp_path / "site"),
-        "--done",
-        str(tmp_path / "done"),
-        *FAST,
-        "--prune-keep-last",
-        "1",
-    )
+    args = nightly_args(tmp_path, incoming, "--prune-keep-last", "1")
     synth_battles(incoming / "a.csv", n=300, models=5, seed=1)
     first = json.loads(run_cli(*args, "--format", "json").output)
     assert first["exit_code"] == EXIT_OK and first["pruned"]["pruned"] == 0
