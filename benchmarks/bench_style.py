@@ -40,13 +40,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_engine import Timer, _openblas_setters, peak_rss_mb  # noqa: E402
+from bench_engine import Timer, peak_rss_mb  # noqa: E402
 from fastchat_style_reference import (  # noqa: E402
     bootstrap_reference,
     point_reference,
     style_features,
 )
 
+from arena.engine.blas import set_blas_threads  # noqa: E402
 from arena.engine.counts import count_table  # noqa: E402
 from arena.engine.fit import SCALE, fit  # noqa: E402
 from arena.engine.style import bootstrap_style, fit_style, rate_style  # noqa: E402
@@ -107,9 +108,7 @@ def section_side(d, quick: bool, ref_rounds: int) -> None:
         f"  reference: FastChat's method for {ref_rounds} rounds (serial, one BLAS thread), "
         f"extrapolated per round; engine: {rounds} rounds, 2 worker threads"
     )
-    setters = _openblas_setters()
-    for s in setters:
-        s(1)
+    set_blas_threads(1)
     ref = {}
     for grad in ("add.at", "bincount"):
         with Timer() as tr:
