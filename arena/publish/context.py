@@ -17,7 +17,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property, lru_cache
 
@@ -26,7 +26,14 @@ from markupsafe import Markup
 
 from arena.engine.scale import win_probability
 from arena.publish import svg
-from arena.snapshots import OVERALL, Board, BoardRow, PairRecord, SnapshotInfo
+from arena.snapshots import (
+    OVERALL,
+    Board,
+    BoardRow,
+    PairRecord,
+    SnapshotInfo,
+    StyleCoefficient,
+)
 from arena.vocabulary import is_web_url
 
 # ---------------------------------------------------------------- names and formats
@@ -136,6 +143,19 @@ class RowView:
     ties: str
     flags: tuple[str, ...]
     bar: Markup
+    # Style-controlled pages only: rank (UB) change against the paired raw board.
+    style_change: str = ""
+    style_change_text: str = ""
+
+
+@dataclass(frozen=True)
+class CoefficientView:
+    """One style coefficient of a style-controlled board, with its meaning in words."""
+
+    feature: str
+    estimate: str
+    interval: str
+    meaning: str
 
 
 @dataclass(frozen=True)
@@ -174,6 +194,12 @@ class LeaderboardPage:
     downloads: tuple[Link, ...]
     attribution: str | None
     root: str = ""
+    # Raw / style-controlled switch (empty when the board has no paired page).
+    switch: tuple[Link, ...] = ()
+    style_controlled: bool = False
+    # The rank-change column against the raw board (a style page whose raw page exists).
+    has_style_change: bool = False
+    coefficients: tuple[CoefficientView, ...] = ()
 
 
 @dataclass(slots=True)  # not frozen: built ~30k times per publish, frozen init is slower
@@ -235,6 +261,8 @@ class SiteBoard:
     file: str  # page file name relative to OUT_DIR
     downloads: tuple[str, str]  # json, csv file names
     previous: Board | None = None
+    #: The paired raw / style-controlled board's page, when it is published from the same run.
+    paired: SiteBoard | None = None
     pairs: list[PairRecord] = field(default_factory=list)
     history: Mapping[str, list[tuple[int, datetime, float, float, float]]] = field(
         default_factory=dict
@@ -271,12 +299,64 @@ def _rank_change(row: BoardRow, previous: Mapping[str, int | None] | None) -> tu
     before = previous[row.model]
     if before is None:
         return "new", "ranked for the first time: unranked in the previous snapshot"
-    delta = before - row.rank_ub
+    return _delta(before, row.rank_ub, "since the previous snapshot")
+
+
+def _delta(before: int, now: int, since: str) -> tuple[str, str]:
+    delta = before - now
     if delta > 0:
-        return f"\u25b2{delta}", f"up {delta} since the previous snapshot"
+        return f"\u25b2{delta}", f"up {delta} {since}"
     if delta < 0:
-        return f"\u25bc{-delta}", f"down {-delta} since the previous snapshot"
-    return "=", "unchanged since the previous snapshot"
+        return f"\u25bc{-delta}", f"down {-delta} {since}"
+    return "=", f"unchanged {since}"
+
+
+def _style_change(row: BoardRow, raw: Mapping[str, int | None]) -> tuple[str, str]:
+    """Rank (UB) under style control against the raw board; ``raw`` maps name to raw rank UB.
+
+    An unranked model on either board gets no change: there is no rank to compare.
+    """
+    before = raw.get(row.model)
+    if row.rank_ub is None:
+        return "\u2013", "not ranked under style control"
+    if row.model not in raw:
+        return "new", "not on the raw board"
+    if before is None:
+        return "\u2013", "not ranked on the raw board"
+    return _delta(before, row.rank_ub, "against the raw board")
+
+
+# What a larger value of each built-in feature means for an answer, in words.
+_FEATURE_WORDS = {
+    "tokens": ("the longer answer", "the shorter answer"),
+    "headers": ("the answer with more headers", "the answer with fewer headers"),
+    "lists": ("the answer with more list items", "the answer with fewer list items"),
+    "bold": ("the answer with more bold text", "the answer with less bold text"),
+}
+
+
+def coefficient_view(c: StyleCoefficient) -> CoefficientView:
+    """The coefficient with one plain sentence: what its sign says, if the interval backs it."""
+    more, less = _FEATURE_WORDS.get(
+        c.feature,
+        (f"the answer with the higher {c.feature}", f"the answer with the lower {c.feature}"),
+    )
+    per = "per standard deviation of the feature, in log-odds of winning"
+    if c.ci_low > 0:
+        meaning = f"Positive: judges prefer {more}, other things equal ({per})."
+    elif c.ci_high < 0:
+        meaning = f"Negative: judges prefer {less}, other things equal ({per})."
+    else:
+        meaning = (
+            f"The interval includes zero: the data cannot tell whether judges prefer "
+            f"{more} or {less}, other things equal."
+        )
+    return CoefficientView(
+        feature=c.feature,
+        estimate=f"{c.estimate + 0.0:.3f}",
+        interval=f"{c.ci_low + 0.0:.3f} to {c.ci_high + 0.0:.3f}",
+        meaning=meaning,
+    )
 
 
 def display(row: BoardRow) -> str:
@@ -504,6 +584,17 @@ def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
     return [display(r) for r in top_rows], pred, observed, counts
 
 
+def board_switch(site: SiteBoard, root: str = "") -> tuple[Link, ...]:
+    """Links "Raw" / "Style-controlled" between a board's two pages, the current one marked."""
+    if site.paired is None:
+        return ()
+    style, raw = (site, site.paired) if site.board.style_controlled else (site.paired, site)
+    return (
+        Link("Raw", root + raw.file, raw is site),
+        Link("Style-controlled", root + style.file, style is site),
+    )
+
+
 def leaderboard_page(
     site: SiteBoard, *, nav: tuple[Link, ...], top: int, attribution: str | None, linked: set[str]
 ) -> LeaderboardPage:
@@ -519,6 +610,13 @@ def leaderboard_page(
     axis = svg.Axis.around(lows, highs)
     before = {r.model: r.rank_ub for r in site.previous.rows} if site.previous is not None else None
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
+    has_style_change = board.style_controlled and site.paired is not None
+    if has_style_change:
+        raw = {r.model: r.rank_ub for r in site.paired.board.rows}
+        views = [
+            replace(v, style_change=c, style_change_text=t)
+            for v, (c, t) in zip(views, (_style_change(r, raw) for r in rows), strict=True)
+        ]
     label = board_label(info.board)
     items = [
         svg.IntervalItem(
@@ -621,6 +719,10 @@ def leaderboard_page(
             Link("leaderboard CSV", site.downloads[1]),
         ),
         attribution=attribution,
+        switch=board_switch(site),
+        style_controlled=board.style_controlled,
+        has_style_change=has_style_change,
+        coefficients=tuple(coefficient_view(c) for c in board.style_coefficients),
     )
 
 

@@ -50,6 +50,7 @@ from arena.snapshots import (
     latest_snapshot_id,
     load_board,
     load_pairs,
+    paired_board_key,
     previous_snapshot_id,
     rating_history,
 )
@@ -146,6 +147,15 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
                 history=history,
             )
         )
+    # Raw and style-controlled pages link each other only when both come from one
+    # rebuild run: a switch must not compare boards computed from different battles.
+    by_id = {s.board.snapshot.id: s for s in sites}
+    for s in sites:
+        paired = by_id.get(s.board.paired_snapshot) if s.board.paired_snapshot else None
+        if paired is not None and paired.board.snapshot.board == paired_board_key(
+            s.board.snapshot.board
+        ):
+            s.paired = paired
     return sites
 
 

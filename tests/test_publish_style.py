@@ -1,0 +1,135 @@
+"""arena publish with style control: the raw / style-controlled switch, the rank change
+against the raw board and the style coefficients, checked against the boards' JSON
+downloads, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_publish import Node, parse
+
+SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
+ROUNDS = 20  # intervals are not under test here, only what the page shows of them
+
+
+@pytest.fixture
+def style_site(run_cli, tmp_path):
+    run_cli("db", "upgrade")
+    run_cli("ingest", str(SLICE))
+    run_cli("rebuild", "--rounds", str(ROUNDS))
+    out = tmp_path / "site"
+    run_cli("publish", str(out), "-q")
+    docs = {}
+    for page in out.glob("*.json"):
+        doc = json.loads(page.read_text(encoding="utf-8"))
+        docs[doc["snapshot"]["board"]] = (page.with_suffix(".html"), doc)
+    raw_page = out / "index.html"
+    raw_doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
+    docs["overall"] = (raw_page, raw_doc)
+    return out, docs
+
+
+def _switch(root: Node) -> dict[str, tuple[str, bool]]:
+    nav = next(
+        n for n in root.iter("nav") if n.attrs.get("aria-label") == "Raw or style-controlled"
+    )
+    return {
+        a.text(): (a.attrs["href"], a.attrs.get("aria-current") == "page") for a in nav.iter("a")
+    }
+
+
+def test_raw_and_style_pages_link_each_other(style_site):
+    out, docs = style_site
+    raw_page, _ = docs["overall"]
+    style_page, style_doc = docs["overall|style"]
+    assert style_doc["snapshot"]["style_controlled"]
+    raw_sw, style_sw = _switch(parse(raw_page)), _switch(parse(style_page))
+    assert raw_sw == {"Raw": ("index.html", True), "Style-controlled": (style_page.name, False)}
+    assert style_sw == {"Raw": ("index.html", False), "Style-controlled": (style_page.name, True)}
+    # every board with a published pair has the switch; the links resolve to real files
+    for board, (page, doc) in docs.items():
+        if doc["snapshot"]["paired_board"] in docs:
+            sw = _switch(parse(page))
+            assert all((out / href).is_file() for href, _ in sw.values()), board
+
+
+def _cells(row: Node) -> list[Node]:
+    return [c for c in row.children if isinstance(c, Node) and c.tag in ("td", "th")]
+
+
+def test_rank_change_column_is_the_rank_ub_difference(style_site):
+    _, docs = style_site
+    _, raw_doc = docs["overall"]
+    style_page, style_doc = docs["overall|style"]
+    root = parse(style_page)
+    board = next(root.find_all("table", "board"))
+    heads = [th.text().strip() for th in board.find("thead").iter("th")]
+    col, model = heads.index("vs raw"), heads.index("Model")
+    raw_rank = {r["model"]: r["rank_ub"] for r in raw_doc["rows"]}
+    shown = {}
+    for body in board.iter("tbody"):
+        for tr in body.iter("tr"):
+            cells = _cells(tr)
+            if len(cells) == len(heads):
+                chg = cells[col].find("span", "chg")
+                shown[cells[model].text().strip()] = chg.text() if chg is not None else ""
+    want = {}
+    for r in style_doc["rows"]:
+        name = r.get("display_name") or r["model"]
+        before, now = raw_rank.get(r["model"]), r["rank_ub"]
+        if now is None or before is None:
+            want[name] = "\u2013" if r["model"] in raw_rank or now is None else "new"
+        else:
+            d = before - now
+            want[name] = f"\u25b2{d}" if d > 0 else f"\u25bc{-d}" if d < 0 else "="
+    assert shown == want and len(shown) == len(style_doc["rows"]) > 1
+    # the raw page has no such column
+    raw_heads = [th.text().strip() for th in parse(docs["overall"][0]).find("thead").iter("th")]
+    assert "vs raw" not in raw_heads
+
+
+def test_coefficient_table_has_every_stored_coefficient(style_site):
+    _, docs = style_site
+    style_page, style_doc = docs["overall|style"]
+    table = next(parse(style_page).find_all("table", "coef"))
+    rows = [_cells(tr) for tr in table.find("tbody").iter("tr")]
+    coefs = style_doc["snapshot"]["style_coefficients"]
+    assert len(rows) == len(coefs) > 0
+    for cells, c in zip(rows, coefs, strict=True):
+        feature, est, interval, meaning = (x.text().strip() for x in cells)
+        assert feature == c["feature"]
+        assert float(est) == pytest.approx(c["estimate"], abs=5e-4)
+        lo, hi = (float(x) for x in interval.split(" to "))
+        assert lo == pytest.approx(c["ci_low"], abs=5e-4)
+        assert hi == pytest.approx(c["ci_high"], abs=5e-4)
+        if c["ci_low"] > 0:
+            assert meaning.startswith("Positive:")
+        elif c["ci_high"] < 0:
+            assert meaning.startswith("Negative:")
+        else:
+            assert "cannot tell" in meaning
+    raw_page = docs["overall"][0]
+    assert next(parse(raw_page).find_all("table", "coef"), None) is None
+
+
+def test_style_change_words_never_give_an_unranked_model_a_change():
+    from types import SimpleNamespace as Row
+
+    from arena.publish.context import _style_change
+
+    raw = {"up": 4, "down": 1, "same": 2, "unranked_raw": None}
+    got = {
+        m: _style_change(Row(model=m, rank_ub=r), raw)[0]
+        for m, r in [("up", 2), ("down", 3), ("same", 2), ("unranked_raw", 1), ("fresh", 5)]
+    }
+    assert got == {
+        "up": "\u25b22",
+        "down": "\u25bc2",
+        "same": "=",
+        "unranked_raw": "\u2013",
+        "fresh": "new",
+    }
+    assert _style_change(Row(model="up", rank_ub=None), raw)[0] == "\u2013"
