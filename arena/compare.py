@@ -43,6 +43,14 @@ class SnapshotError(LookupError):
     """No such snapshot, no snapshot of a board yet, or a model not on the board."""
 
 
+def samples_pruned(snapshot_id: int) -> SnapshotError:
+    """The error for a snapshot whose samples and pairs ``arena snapshots prune`` dropped."""
+    return SnapshotError(
+        f"snapshot {snapshot_id}'s bootstrap samples were pruned (arena snapshots prune): "
+        "its summary rows remain for history and diff; use a newer snapshot"
+    )
+
+
 def check_category(conn: Connection, category: str) -> None:
     """Raise :class:`SnapshotError` listing the known categories if ``category`` is not one."""
     from sqlalchemy import select
@@ -310,10 +318,7 @@ def compare(
     check_models(board, model_a, model_b)
     samples = load_samples(conn, sid)
     if samples is None:
-        raise SnapshotError(
-            f"snapshot {sid}'s bootstrap samples were pruned (arena snapshots prune): "
-            "its summary rows remain for history and diff; compare on a newer snapshot"
-        )
+        raise samples_pruned(sid)
     pairs = load_pairs(conn, sid)
     ra, rb = rows[model_a], rows[model_b]
     rating = np.zeros(samples.shape[1])

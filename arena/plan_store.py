@@ -30,11 +30,18 @@ class PlanInputs:
 
 
 def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:
-    """Everything :mod:`arena.plan` needs from one snapshot (None if it does not exist)."""
+    """Everything :mod:`arena.plan` needs from one snapshot (None if it does not exist).
+
+    Raises ``arena.compare.SnapshotError`` if the snapshot's samples were pruned.
+    """
     board = load_board(conn, snapshot_id)
     if board is None:
         return None
     samples = load_samples(conn, snapshot_id)
+    if samples is None:
+        from arena.compare import samples_pruned
+
+        raise samples_pruned(snapshot_id)
     rows = sorted(board.rows, key=lambda r: r.position)
     names = tuple(r.model for r in rows)
     pos = {n: k for k, n in enumerate(names)}

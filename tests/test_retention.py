@@ -100,6 +100,10 @@ def test_prune_keeps_history_diff_and_latest(run_cli, db_url, tmp_path):
     assert res.exit_code == 1
     assert "samples were pruned" in res.output and "Traceback" not in res.output
     run_cli("compare", "model-0", "model-1", "--snapshot", str(ids[3]))
+    # plan reads the pair counts and samples too: refused, not planned from zeros
+    res = run_cli("plan", "--snapshot", str(ids[0]), ok=False)
+    assert res.exit_code == 1 and "samples were pruned" in res.output
+    assert "Traceback" not in res.output
 
     # pruning everything possible still keeps the latest snapshot's detail
     engine = open_engine(db_url, migrate_new=False)

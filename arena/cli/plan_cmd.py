@@ -18,9 +18,9 @@ def _inputs(app, snapshot_id, category):
     with app.engine().connect() as conn:
         try:
             snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
+            inputs = plan_inputs(conn, snapshot_id)
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
-        inputs = plan_inputs(conn, snapshot_id)
     if inputs is None:
         raise click.ClickException(f"no snapshot {snapshot_id}")
     return inputs
