@@ -298,36 +298,35 @@ def rebuild(
     say(f"write: {len(results)} snapshot(s)")
     with engine.begin() as conn:
         take_write_lock(conn, "write the snapshots")
-        for data, res in zip(boards, results, strict=True):
-            key = board_key(category=data.category, source=opts.source)
-            # models named by name (at most 10 per sentence), never by index
-            warned = res.ratings.named_warnings([names[int(m)] for m in data.model_ids])
-            sid = write_snapshot(
-                conn,
-                board=key,
-                category=data.category,
-                source=opts.source,
-                run_id=run_id,
-                options=replace(opts, category=data.category).as_json(),
-                seed=opts.seed,
-                watermark=watermark,
-                model_ids=data.model_ids,
-                n_excluded=data.n_excluded,
-                result=res,
-                hidden=hidden,
-                diagnostics={
-                    "seconds": round(time.perf_counter() - started, 3),
-                    "warnings": warned,
-                },
+        # raw boards first, then their style-controlled pairs: (key, data, model ids,
+        # battles kept but not rated, result, extra diagnostics)
+        written = [
+            (
+                board_key(category=d.category, source=opts.source),
+                d,
+                d.model_ids,
+                d.n_excluded,
+                r,
+                {},
             )
-            out.snapshot_ids.append(sid)
-            out.boards.append(key)
-            out.warnings.extend(f"{key}: {w}" for w in warned)
-        for data, style, res in zip(boards, styles, style_results, strict=True):
-            if res is None:
-                continue
-            sb, model_ids = style
-            key = board_key(category=data.category, source=opts.source, style=True)
+            for d, r in zip(boards, results, strict=True)
+        ]
+        written += [
+            (
+                board_key(category=d.category, source=opts.source, style=True),
+                d,
+                st[1],
+                # battles without style metadata are left out of this board
+                d.n_excluded + st[0].n_missing,
+                r,
+                {"n_without_style": st[0].n_missing},
+            )
+            for d, st, r in zip(boards, styles, style_results, strict=True)
+            if r is not None
+        ]
+        for key, data, model_ids, n_excluded, res, extra in written:
+            # models named by name (at most 10 per sentence), never by index
+            warned = res.ratings.named_warnings([names[int(m)] for m in model_ids])
             sid = write_snapshot(
                 conn,
                 board=key,
@@ -338,18 +337,18 @@ def rebuild(
                 seed=opts.seed,
                 watermark=watermark,
                 model_ids=model_ids,
-                # battles without style metadata are left out of this board
-                n_excluded=data.n_excluded + sb.n_missing,
+                n_excluded=n_excluded,
                 result=res,
                 hidden=hidden,
                 diagnostics={
                     "seconds": round(time.perf_counter() - started, 3),
-                    "n_without_style": sb.n_missing,
+                    "warnings": warned,
+                    **extra,
                 },
             )
             out.snapshot_ids.append(sid)
             out.boards.append(key)
-            out.warnings.extend(f"{key}: {w}" for w in res.ratings.warnings)
+            out.warnings.extend(f"{key}: {w}" for w in warned)
     out.seconds = time.perf_counter() - started
     return out
 
