@@ -1,26 +1,43 @@
 """The published page in a real browser: headless Chromium from disk (file://).
 
-Checks at phone (390 px) and desktop (1280 px) widths that the page renders
-(non-trivial screenshots), that the rendered DOM holds the table rows and the
-charts, and that the browser logs no console errors. Needs Debian's
-``chromium`` package; CI: ``apt-get update && apt-get install -y
---no-install-recommends chromium fonts-liberation`` (without a font the text would not
-render, so the font is named explicitly).
+Two layers. The first runs ``chromium --screenshot`` / ``--dump-dom`` on the
+unit-test fixture site (renders, DOM holds the rows and charts, no console
+errors). The second drives one Chromium through the DevTools protocol
+(:mod:`tests.browser.cdp`, stdlib only, ``--remote-debugging-pipe``) over a site
+with LMArena's real model names and category keys (:mod:`tests.browser.site`):
+the main board, a category board and a model page, at 390x844 and 1280x800,
+light and dark (``Emulation.setEmulatedMedia``). Each of the 12 views must have
+no element wider than the viewport outside a scroller of its own, the board's
+top row in the first screen, no console errors, and no serious or critical
+axe-core violation (axe from ``tests/browser/node_modules``, pinned by its
+package-lock.json, injected with ``Runtime.evaluate``: no network at test time).
+
+Screenshots of every view (first screen and full page) go to
+``$ARENA_SCREENSHOTS`` (a temporary folder by default); the run prints where.
+
+Needs Debian's ``chromium`` and ``fonts-liberation`` packages and ``npm ci`` in
+``tests/browser`` (``.ci/run`` does all three). Missing outside CI: skipped,
+loudly. On CI (``CI=true``): a failure, never a skip.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import struct
 import subprocess
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from arena.db.session import open_engine
 from arena.publish import publish_site
 from arena.publish.context import slug
+from tests.browser.cdp import CHROMIUM_FLAGS, Browser, Page
+from tests.browser.site import build_browser_site
 from tests.publish_fixtures import build_site_db
 from tests.test_publish import Node, _Builder
 
@@ -31,24 +48,26 @@ CHROMIUM = shutil.which("chromium") or (
 )
 
 
+ON_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def not_installed(reason: str) -> None:
+    """Skip loudly on a developer machine; on CI a missing browser is a failure."""
+    if ON_CI:
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
 def chromium(args: list[str], profile: Path, timeout: int = 120) -> subprocess.CompletedProcess:
     if CHROMIUM is None:
-        pytest.skip(
-            "CHROMIUM NOT INSTALLED: browser test skipped. Install it with "
+        not_installed(
+            "CHROMIUM NOT INSTALLED: browser test not run. Install it with "
             "`apt-get update && apt-get install -y --no-install-recommends chromium fonts-liberation` "
             "(CI must install it; see .ci/run)"
         )
     cmd = [
         CHROMIUM,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
+        *CHROMIUM_FLAGS,
         f"--user-data-dir={profile}",
         "--enable-logging=stderr",
         "--v=0",
@@ -58,7 +77,7 @@ def chromium(args: list[str], profile: Path, timeout: int = 120) -> subprocess.C
 
 
 def console_errors(stderr: str) -> list[str]:
-    # The pages have no scripts, so any console line at all means something went wrong
+    # The pages log nothing, so any console line at all means something went wrong
     # (Chromium logs uncaught errors and console.error as "INFO:CONSOLE").
     return [line for line in stderr.splitlines() if "Uncaught" in line or ":CONSOLE" in line]
 
@@ -79,32 +98,14 @@ def png_facts(path: Path) -> tuple[int, int, int]:
 
 
 @pytest.fixture
-def published(engine, tmp_path):
+def published(tmp_path):
+    # What the browser sees does not depend on the database: SQLite only.
+    engine = open_engine(f"sqlite:///{tmp_path / 'arena.db'}")
     build_site_db(engine)
     out = tmp_path / "site"
     report = publish_site(engine, out, attribution="Synthetic test data")
+    engine.dispose()
     return out, report
-
-
-@pytest.mark.parametrize("width", [390, 1280])
-def test_screenshot_at_width(published, tmp_path, width):
-    out, _ = published
-    shot = tmp_path / f"index-{width}.png"
-    res = chromium(
-        [f"--screenshot={shot}", f"--window-size={width},2200", (out / "index.html").as_uri()],
-        tmp_path / "profile",
-    )
-    assert shot.is_file(), f"no screenshot; chromium said:\n{res.stderr[-2000:]}"
-    w, h, distinct = png_facts(shot)
-    assert (w, h) == (width, 2200)
-    # A blank or error page has a handful of byte values; text, bands and charts many.
-    assert distinct > 60, f"screenshot looks empty ({distinct} distinct byte values)"
-    assert shot.stat().st_size > 20_000
-    assert console_errors(res.stderr) == []
-    keep = os.environ.get("ARENA_SCREENSHOT_DIR")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / shot.name)
 
 
 def rendered_dom(url: str, profile: Path) -> tuple[Node, str]:
@@ -128,7 +129,8 @@ def test_rendered_dom_has_table_and_charts(published, tmp_path):
     assert len(rows) == report.visible_models == 13
     names = {tr.find("th").text() for tr in rows}
     assert "<script>alert(1)</script>" in names  # text, not an executed script
-    assert dom.find("script") is None
+    # Inline scripts only (sorting, filtering): nothing loaded from elsewhere.
+    assert all("src" not in s.attrs for s in dom.find_all("script"))
     bars = [s for s in dom.find_all("svg", "bar")]
     assert len(bars) == 13
     assert len(list(dom.find_all("svg", "chart"))) == 4
@@ -151,3 +153,174 @@ def test_console_error_detection_is_not_vacuous(tmp_path):
     )
     res = chromium(["--dump-dom", page.as_uri()], tmp_path / "profile")
     assert any("boom" in line for line in console_errors(res.stderr)), res.stderr[-2000:]
+
+
+# ------------------------------------------------- the 12 views, through DevTools
+
+BROWSER_DIR = Path(__file__).parent / "browser"
+AXE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = ("board", "category", "model")
+SIZES = {"390": (390, 844), "1280": (1280, 800)}
+THEMES = ("light", "dark")
+VIEWS = [(p, w, t) for p in PAGES for w in SIZES for t in THEMES]
+
+#: (check, page, width, theme) -> why it fails today. Each is an expected failure
+#: (strict: it must fail) until the page is fixed; CI's final state has none.
+_TALL_HEAD = "the method text above the table pushes the first model row below the fold"
+_SCROLLERS = (
+    "axe scrollable-region-focusable: the charts' sideways scrollers (div.chart-scroll) "
+    "cannot be reached by keyboard (give them tabindex=0, role=region and a label)"
+)
+KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
+    **{("first-screen", p, "390", t): _TALL_HEAD for p in ("board", "category") for t in THEMES},
+    **{("axe", p, "390", t): _SCROLLERS for p in PAGES for t in THEMES},
+}
+
+
+def views(check: str) -> list:
+    out = []
+    for view in VIEWS:
+        reason = KNOWN_FAILURES.get((check, *view))
+        marks = [pytest.mark.xfail(strict=True, reason=f"issue 13: {reason}")] if reason else []
+        out.append(pytest.param(*view, id="-".join(view), marks=marks))
+    return out
+
+
+@dataclass
+class View:
+    facts: dict
+    errors: list[str]
+    axe: list[dict]
+    shot: Path
+
+
+def visit(page: Page, url: str, width: str, theme: str, shots: Path, name: str) -> View:
+    w, h = SIZES[width]
+    page.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=w,
+        height=h,
+        deviceScaleFactor=1,
+        mobile=w < 600,
+    )
+    page.call(
+        "Emulation.setEmulatedMedia",
+        features=[{"name": "prefers-color-scheme", "value": theme}],
+    )
+    since = page.navigate(url)
+    assert page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") == (theme == "dark")
+    facts = page.evaluate((BROWSER_DIR / "measure.js").read_text(encoding="utf-8"))
+    errors = page.errors_since(since)  # the page's own, before axe is injected
+    page.evaluate(AXE.read_text(encoding="utf-8"))
+    # preload: false, or axe fetches the style sheets itself (refused on file://).
+    axe = page.evaluate(
+        "axe.run(document, {resultTypes: ['violations'], preload: false})"
+        ".then(r => r.violations.map(v =>"
+        " ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.map(n => n.target.join(' ') + ' :: ' + n.failureSummary.split('\\n')[1])})))",
+        await_promise=True,
+    )
+    first = page.call("Page.captureScreenshot", format="png")["data"]
+    (shots / f"{name}-first.png").write_bytes(base64.b64decode(first))
+    full = page.call(
+        "Page.captureScreenshot",
+        format="png",
+        captureBeyondViewport=True,
+        clip={"x": 0, "y": 0, "width": w, "height": min(facts["scrollHeight"], 8000), "scale": 1},
+    )["data"]
+    (shots / f"{name}-full.png").write_bytes(base64.b64decode(full))
+    return View(facts, errors, axe, shots / f"{name}-first.png")
+
+
+@pytest.fixture(scope="module")
+def seen(request, tmp_path_factory) -> dict[tuple[str, str, str], View]:
+    """Every view, loaded once in one browser (the checks below read from here)."""
+    if CHROMIUM is None:
+        chromium([], tmp_path_factory.mktemp("none"))  # skips or fails with the reason
+    if not AXE.is_file():
+        not_installed(
+            f"AXE-CORE NOT INSTALLED: browser test not run. Run `npm ci` in {BROWSER_DIR} "
+            "(CI does it in .ci/run)"
+        )
+    base = tmp_path_factory.mktemp("browser")
+    pages = build_browser_site(base / "arena.db", base / "site")
+    shots = Path(os.environ.get("ARENA_SCREENSHOTS") or base / "screenshots")
+    shots.mkdir(parents=True, exist_ok=True)
+    out = {}
+    with Browser(CHROMIUM, base / "profile") as browser:
+        page = browser.new_page()
+        for view in VIEWS:
+            out[view] = visit(page, pages[view[0]].as_uri(), *view[1:], shots, "-".join(view))
+    # Said even under output capture: the folder is what a person looks at next.
+    plugins = request.config.pluginmanager
+    reporter, capman = plugins.get_plugin("terminalreporter"), plugins.get_plugin("capturemanager")
+    if reporter is not None and capman is not None:
+        with capman.global_and_fixture_disabled():
+            reporter.write_line(f"\nbrowser test: {2 * len(VIEWS)} screenshots in {shots}")
+    return out
+
+
+@pytest.mark.parametrize(("page", "width", "theme"), views("overflow"))
+def test_no_page_level_horizontal_scroll(seen, page, width, theme):
+    f = seen[page, width, theme].facts
+    w = SIZES[width][0]
+    # A phone (mobile emulation) zooms out to fit a too-wide page, so the width
+    # to hold is the device's, not whatever innerWidth became.
+    assert f["offenders"] == [] and f["scrollWidth"] <= w == f["innerWidth"], (
+        f"{page} at {width} px ({theme}): page is {f['scrollWidth']} px wide in a "
+        f"{w} px viewport; elements wider than the viewport outside a scroller:\n"
+        + "\n".join(f["offenders"])
+    )
+
+
+@pytest.mark.parametrize(("page", "width", "theme"), views("first-screen"))
+def test_top_row_in_first_screen(seen, page, width, theme):
+    f = seen[page, width, theme].facts
+    row = f["firstRow"] if page == "model" else f["boardRow"]
+    assert row is not None, f"{page}: no table row found"
+    assert 0 <= row["top"] and row["bottom"] <= f["innerHeight"], (
+        f"{page} at {width} px ({theme}): the top row ({row['selector']}: {row['text']!r}) "
+        f"spans {row['top']:.0f}-{row['bottom']:.0f} px, the first screen is "
+        f"{f['innerHeight']} px high"
+    )
+
+
+@pytest.mark.parametrize(("page", "width", "theme"), views("console"))
+def test_no_console_errors(seen, page, width, theme):
+    assert seen[page, width, theme].errors == []
+
+
+@pytest.mark.parametrize(("page", "width", "theme"), views("axe"))
+def test_axe_no_serious_violations(seen, page, width, theme):
+    bad = [v for v in seen[page, width, theme].axe if v["impact"] in ("serious", "critical")]
+    assert bad == [], f"{page} at {width} px ({theme}): axe-core violations:\n" + "\n".join(
+        f"{v['impact']} {v['id']} ({v['help']}): " + "; ".join(v["nodes"][:5]) for v in bad
+    )
+
+
+def test_screenshots_are_not_blank(seen):
+    for view, v in seen.items():
+        w, h, distinct = png_facts(v.shot)
+        assert (w, h) == SIZES[view[1]], view
+        assert distinct > 60, f"{view}: screenshot looks empty ({distinct} distinct byte values)"
+
+
+def test_checks_are_not_vacuous(tmp_path):
+    """A page that overflows, logs an error and breaks axe rules is caught by each check."""
+    if CHROMIUM is None or not AXE.is_file():
+        not_installed("CHROMIUM OR AXE-CORE NOT INSTALLED: browser test not run")
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        "<!doctype html><html><head><meta name='viewport' content='width=device-width'>"
+        "</head><body><div style='width:900px'>wide</div><img src='data:,'>"
+        "<p style='color:#eee;background:#fff'>faint</p>"
+        "<script>console.error('boom')</script></body></html>",
+        encoding="utf-8",
+    )
+    with Browser(CHROMIUM, tmp_path / "profile") as browser:
+        v = visit(browser.new_page(), bad.as_uri(), "390", "dark", tmp_path, "bad")
+    assert v.facts["scrollWidth"] > 390
+    assert any(o.startswith("body > div") for o in v.facts["offenders"]), v.facts["offenders"]
+    assert any("boom" in e for e in v.errors), v.errors
+    rules = {a["id"] for a in v.axe if a["impact"] in ("serious", "critical")}
+    assert {"image-alt", "color-contrast", "html-has-lang"} <= rules, rules

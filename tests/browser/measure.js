@@ -1,0 +1,55 @@
+// Layout facts of the loaded page, read by tests/test_publish_browser.py through
+// Runtime.evaluate. One expression, returns a plain JSON-able object.
+(() => {
+  const vw = document.documentElement.clientWidth;
+  const vh = window.innerHeight;
+  const describe = (el) => {
+    const parts = [];
+    for (let e = el; e && e !== document.documentElement && parts.length < 4; e = e.parentElement) {
+      let s = e.tagName.toLowerCase();
+      if (e.id) s += "#" + e.id;
+      else if (typeof e.className === "string" && e.className.trim())
+        s += "." + e.className.trim().split(/\s+/).join(".");
+      parts.unshift(s);
+    }
+    return parts.join(" > ");
+  };
+  // Inside a box that clips or scrolls sideways (the table's own scroller, a
+  // truncated name): such an element cannot widen the page.
+  const contained = (el) => {
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  const wide = new Set();
+  const offenders = [];
+  for (const el of document.body.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0 || r.right <= 0) continue;
+    if ((r.right > vw + 0.5 || r.left < -0.5) && !contained(el)) {
+      wide.add(el);
+      // Report the outermost element of each overflowing subtree only.
+      if (!wide.has(el.parentElement)) {
+        offenders.push(`${describe(el)} [left ${Math.round(r.left)}, right ${Math.round(r.right)}]`);
+      }
+    }
+  }
+  const rect = (sel) => {
+    const el = document.querySelector(sel);
+    if (!el) return null;
+    const r = el.getBoundingClientRect();
+    return { selector: sel, top: r.top, bottom: r.bottom, text: el.innerText.slice(0, 80) };
+  };
+  return {
+    viewportWidth: vw,
+    innerWidth: window.innerWidth,
+    innerHeight: vh,
+    scrollWidth: document.documentElement.scrollWidth,
+    scrollHeight: document.documentElement.scrollHeight,
+    offenders: offenders.slice(0, 20),
+    boardRow: rect("table.board tbody tr:has(> th[scope=row])"),
+    firstRow: rect("main table tbody tr:has(> th[scope=row])"),
+    title: document.title,
+  };
+})()
