@@ -119,6 +119,7 @@ def _register() -> None:
     # inside the command functions, so `arena --help` stays fast.
     from arena.cli import (
         audit_cmd,
+        categories_cmd,
         compare_cmd,
         db_cmd,
         demo_cmd,
@@ -139,6 +140,7 @@ def _register() -> None:
         ingest_cmd,
         irt_cmd,
         models_cmd,
+        categories_cmd,
         rebuild_cmd,
         leaderboard_cmd,
         snapshots_cmd,

@@ -162,6 +162,19 @@ class Category(Base):
     name: Mapped[str] = mapped_column(String(255), unique=True)
 
 
+class CategoryLabel(Base):
+    """The name a category is shown under (``arena categories label KEY NAME``).
+
+    Keyed by the category's name, not its id: a label is display text that may
+    be set before or kept after the category's battles; it never changes a rating.
+    """
+
+    __tablename__ = "category_labels"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    label: Mapped[str] = mapped_column(String(255))
+
+
 class BattleCategory(Base):
     """Which categories a battle belongs to (many per battle)."""
 
