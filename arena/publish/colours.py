@@ -1,0 +1,55 @@
+"""Cell colours of the charts, and text colours that stay readable on them.
+
+Heatmap cells carry their own colour (the same in light and dark page themes),
+and the digits on a cell are black or white, whichever contrasts more with
+that cell by WCAG 2 relative luminance. The palettes are chosen so that the
+better of the two always reaches 4.5:1 (checked cell by cell in
+``tests/test_publish_charts.py``).
+"""
+
+from __future__ import annotations
+
+RGB = tuple[int, int, int]
+
+BLACK: RGB = (0, 0, 0)
+WHITE: RGB = (255, 255, 255)
+# Diverging (probabilities): blue below one half, red above, a light grey at one half.
+_BLUE, _MID, _RED = (33, 102, 172), (242, 242, 242), (178, 24, 43)
+# Sequential (counts): pale to deep blue.
+_PALE, _DEEP = (235, 241, 250), (8, 69, 148)
+
+
+def mix(c0: RGB, c1: RGB, t: float) -> RGB:
+    t = min(max(t, 0.0), 1.0)
+    return tuple(round(a + (b - a) * t) for a, b in zip(c0, c1, strict=True))  # type: ignore[return-value]
+
+
+def diverging(p: float) -> RGB:
+    """Colour of a probability ``p`` in [0, 1]."""
+    return mix(_MID, _RED, (p - 0.5) * 2) if p >= 0.5 else mix(_MID, _BLUE, (0.5 - p) * 2)
+
+
+def sequential(t: float) -> RGB:
+    """Colour of a share ``t`` in [0, 1] of the largest value."""
+    return mix(_PALE, _DEEP, t)
+
+
+def luminance(rgb: RGB) -> float:
+    """WCAG 2 relative luminance."""
+
+    def lin(c: int) -> float:
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * lin(rgb[0]) + 0.7152 * lin(rgb[1]) + 0.0722 * lin(rgb[2])
+
+
+def contrast(a: RGB, b: RGB) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((luminance(a), luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def ink(rgb: RGB) -> RGB:
+    """Black or white text, whichever contrasts more with the cell."""
+    return BLACK if contrast(rgb, BLACK) >= contrast(rgb, WHITE) else WHITE
