@@ -5,7 +5,7 @@ name, the snapshot date and the top models with their intervals on a round
 axis. It is a standalone SVG document (XML declaration, namespace, its own
 colours and no stylesheet), so it looks the same wherever it is shown. Some
 sites accept only PNG or JPEG cards; turning this file into one needs a
-renderer the project does not ship (see ``docs/publish.md``).
+renderer the project does not ship (see ``docs/charts.md``).
 """
 
 from __future__ import annotations
