@@ -172,7 +172,7 @@ def test_index_table_matches_snapshot(site):
         # One interval bar per row, with a text alternative carrying the numbers.
         bar = tr.find("svg")
         assert bar is not None and bar.attrs["role"] == "img"
-        assert bar.attrs["aria-label"] == f"interval {f1(row.ci_low)} to {f1(row.ci_high)}"
+        assert bar.find("title").text() == f"interval {f1(row.ci_low)} to {f1(row.ci_high)}"
     hidden = [r.model for r in board.rows if r.hidden]
     assert hidden == ["model-012"]
     assert "model-012" not in (out / "index.html").read_text(encoding="utf-8")

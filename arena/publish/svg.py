@@ -52,12 +52,13 @@ def interval_bar(
 
     CSS narrows the bar on phones (``preserveAspectRatio="none"``); the marks are
     lines with non-scaling strokes, so they keep their thickness when squeezed.
+    ``label`` is the ``<title>``: the tooltip and the image's accessible name.
     """
     x0, x1, xr = (axis.x(v, width - 4, 2) for v in (low, high, rating))
     mid = num(height / 2)
     return Markup(
         f'<svg class="bar" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-        f'preserveAspectRatio="none" role="img" aria-label="{escape(label)}">{tooltip(label)}'
+        f'preserveAspectRatio="none" role="img">{tooltip(label)}'
         f'<line class="ax" x1="0" x2="{width}" y1="{mid}" y2="{mid}"/>'
         f'<line class="ci" x1="{num(x0)}" x2="{num(max(x1, x0 + 1))}" y1="{mid}" y2="{mid}"/>'
         f'<line class="tk" x1="{num(xr)}" x2="{num(xr)}" y1="1" y2="{height - 1}"/></svg>'

@@ -131,4 +131,7 @@ def label(text: str, short: str, attrs: str) -> str:
 
 
 def rgb_hex(rgb: tuple[int, int, int]) -> str:
+    """``#rrggbb``, or ``#rgb`` when that is the same colour (black and white digits)."""
+    if all(c % 17 == 0 for c in rgb):
+        return "#" + "".join(f"{c // 17:x}" for c in rgb)
     return f"#{rgb[0]:02x}{rgb[1]:02x}{rgb[2]:02x}"
