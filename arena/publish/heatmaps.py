@@ -132,7 +132,10 @@ def heatmap(
                 f'style="fill:{rgb_hex(text_rgb)}">{_cell_text(kind, v)}</text></g>'
             )
     parts = [
-        f'<svg class="chart heat" viewBox="0 0 {size_w} {size_h}" role="img" '
+        # Never drawn narrower than its viewBox (phones scroll it sideways): the
+        # digits stay at the page's chart font size instead of shrinking to ~7 px.
+        f'<svg class="chart heat" viewBox="0 0 {size_w} {size_h}" style="min-width:{size_w}px" '
+        'role="img" '
         f'aria-labelledby="{ident}-t {ident}-d"><title id="{ident}-t">{escape(title)}</title>'
         f'<desc id="{ident}-d">{escape(desc)}</desc>',
         _hatch(ident, hatches),
