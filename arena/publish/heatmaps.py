@@ -118,8 +118,9 @@ def heatmap(
                 rgb = colours.sequential(math.sqrt(v / vmax))
             tip = _tip(kind, labels[i], labels[j], v, k, predicted)
             text_rgb = colours.ink(rgb)
-            hatch = _hatch_key(rgb, text_rgb)
+            hatch = ""
             if few:
+                hatch = _hatch_key(rgb, text_rgb)
                 hatches.add(hatch)
                 tip += f" (fewer than {min_battles}: hatched"
                 tip += ", colour faded)" if kind == "prob" else ")"
