@@ -12,12 +12,15 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection
 
+from arena.component_boards import common_set, component_board, linked
 from arena.engine.compare import compare_pair
 from arena.formats import count
 from arena.snapshots import (
     Board,
+    SnapshotError,
     SnapshotInfo,
     board_key,
+    component_number,
     latest_snapshot_id,
     load_board,
     load_pairs,
@@ -37,10 +40,6 @@ __all__ = [
     "resolve_board",
     "resolve_snapshot_id",
 ]
-
-
-class SnapshotError(LookupError):
-    """No such snapshot, no snapshot of a board yet, or a model not on the board."""
 
 
 def samples_pruned(snapshot_id: int) -> SnapshotError:
@@ -101,17 +100,25 @@ def resolve_board(
     snapshot_id: int | None = None,
     category: str | None = None,
     style: bool = False,
+    component: int | None = None,
 ) -> Board:
     """The board of ``snapshot_id``, else the latest snapshot of ``category`` (or overall).
 
     With ``style``, the style-controlled board: the latest one of the
     category, or the one paired with ``snapshot_id`` when that is a raw board.
+    With ``component`` N, the board of comparable set N written by the same
+    rebuild (``--components separate``; 1 is the main board).
 
     Raises
     ------
     SnapshotError
-        The snapshot does not exist, or the board has none yet.
+        The snapshot does not exist, the board has none yet, or its rebuild
+        wrote no board for that comparable set.
     """
+    if component is not None:
+        board = resolve_board(conn, snapshot_id=snapshot_id, category=category)
+        board = component_board(conn, board, component)
+        return resolve_board(conn, snapshot_id=board.snapshot.id, style=style)
     if snapshot_id is None and category is not None:
         check_category(conn, category)
     snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category, style=style)
@@ -189,6 +196,12 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
         )
     before = {r.model: r for r in a.rows}
     after = {r.model for r in b.rows}
+    if component_number(a.snapshot.board) > 1 and not after & before.keys():
+        raise SnapshotError(
+            f"snapshots {old} and {new} of board {b.snapshot.board} hold different comparable "
+            "sets (no model in common: sets are numbered by battles in each rebuild), so there "
+            "is nothing to diff"
+        )
     rows = []
     for r in b.rows:
         p = before.get(r.model)
@@ -264,8 +277,10 @@ class HeadToHead:
     ties: int | float
     #: Why there is no verdict (a model unranked), in words; None otherwise.
     reason: str | None = None
-    #: False when one model is outside the comparable set: no path of battles links them.
+    #: False when no path of battles links the two (they lie in different groups).
     met_through_others: bool = True
+    #: Key of the board compared on (a comparable set's own board when both are in it).
+    board: str = ""
 
     @property
     def met(self) -> bool:
@@ -291,6 +306,7 @@ def compare(
     snapshot_id: int | None = None,
     category: str | None = None,
     style: bool = False,
+    component: int | None = None,
 ) -> HeadToHead:
     """Head-to-head verdict between two models of one snapshot (see :class:`HeadToHead`).
 
@@ -302,6 +318,10 @@ def compare(
     snapshot_id : int, optional
         Default: the latest snapshot of ``category`` (or of the overall board).
     category : str, optional
+    component : int, optional
+        Compare on the board of this comparable set (``--components
+        separate``). Default: the main board, or the board of the set both
+        models belong to when they are outside the main one.
 
     Raises
     ------
@@ -312,10 +332,15 @@ def compare(
     """
     if model_a == model_b:
         raise ValueError("compare two different models")
-    board = resolve_board(conn, snapshot_id=snapshot_id, category=category, style=style)
+    board = resolve_board(
+        conn, snapshot_id=snapshot_id, category=category, style=style, component=component
+    )
+    check_models(board, model_a, model_b)
+    connected = True
+    if component is None:
+        board, connected = common_set(conn, board, model_a, model_b)
     sid = board.snapshot.id
     rows = {r.model: r for r in board.rows}
-    check_models(board, model_a, model_b)
     samples = load_samples(conn, sid)
     if samples is None:
         raise samples_pruned(sid)
@@ -366,7 +391,8 @@ def compare(
         significant=bool(c.significant),
         verdict=verdict,
         reason=c.reason,
-        met_through_others=not any("disconnected" in r.flags for r in (ra, rb)),
+        met_through_others=connected and linked(ra, rb),
+        board=board.snapshot.board,
         a_wins=count(wins_a),
         b_wins=count(wins_b),
         ties=count(ties),

@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy import Engine
 
+from arena.component_split import COMPONENT_MODES, split_board
 from arena.db.models import STYLE_FEATURES
 from arena.db.session import take_write_lock
 from arena.defaults import DEFAULT_SEED
@@ -76,6 +77,8 @@ class RebuildOptions(BoardOptions):
     style_reg: float | None = None
     #: Judges left out (flagged by the stored audit); recorded with the snapshot.
     exclude_judges: tuple[str, ...] = ()
+    #: ``largest``: rank the largest comparable set; ``separate``: also one board per other set.
+    components: str = "largest"
 
     def validate(self) -> None:
         if self.ci not in CI_METHODS:
@@ -84,6 +87,8 @@ class RebuildOptions(BoardOptions):
             raise RebuildError(f"--tiers must be one of {', '.join(TIER_METHODS)}")
         if self.tier_rule not in TIER_RULES:
             raise RebuildError(f"--tier-rule must be one of {', '.join(TIER_RULES)}")
+        if self.components not in COMPONENT_MODES:
+            raise RebuildError(f"--components must be one of {', '.join(COMPONENT_MODES)}")
         if self.cluster not in CLUSTERS:
             raise RebuildError(f"--cluster must be one of {', '.join(CLUSTERS)}")
         try:
@@ -136,14 +141,26 @@ class RebuildResult:
     seconds: float = 0.0
 
 
-def _board_options(opts: RebuildOptions, data: BoardData, names: dict[int, str]) -> BoardOptions:
-    """The engine's options for one board: the anchor's name becomes its table index."""
+def _key(opts: RebuildOptions, data: BoardData, component: int = 1, style: bool = False) -> str:
+    return board_key(category=data.category, source=opts.source, style=style, component=component)
+
+
+def _board_options(
+    opts: RebuildOptions, data: BoardData, names: dict[int, str], component: int = 1
+) -> BoardOptions:
+    """The engine's options for one board: the anchor's name becomes its table index.
+
+    A comparable set's own board (``component`` > 1) without the anchor model
+    keeps the default scale (mean 1000): the anchor cannot reach it.
+    """
     if opts.anchor is None:
         return opts
     name, value = opts.anchor
     ids = [i for i, mid in enumerate(data.model_ids) if names[int(mid)] == name]
+    if not ids and component > 1:
+        return opts
     if not ids:
-        key = board_key(category=data.category, source=opts.source)
+        key = _key(opts, data, component)
         raise RebuildError(f"--anchor: model {name!r} has no battles on board {key!r}")
     return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
 
@@ -153,17 +170,18 @@ def rate_one(
     data: BoardData,
     names: dict[int, str],
     progress: Callable[[str], None] | None = None,
+    component: int = 1,
 ) -> BoardRating:
-    """Rate one board read by :func:`arena.store.read_boards`."""
+    """Rate one board read by :func:`arena.store.read_boards` (or one comparable set of it)."""
     try:
         return rate_board(
             data.table,
-            _board_options(opts, data, names),
+            _board_options(opts, data, names, component),
             clusters=data.clusters,
             progress=progress,
         )
     except ValueError as exc:
-        key = board_key(category=data.category, source=opts.source)
+        key = _key(opts, data, component)
         raise RebuildError(f"board {key!r}: {exc}") from exc
 
 
@@ -187,13 +205,18 @@ def read_style(
 
 
 def rate_style_one(
-    opts: RebuildOptions, sb: StyleBattles, model_ids: np.ndarray, data: BoardData, names
+    opts: RebuildOptions,
+    sb: StyleBattles,
+    model_ids: np.ndarray,
+    data: BoardData,
+    names,
+    component: int = 1,
 ) -> BoardRating:
     """Rate the style-controlled board of one raw board's battles."""
     a = np.searchsorted(model_ids, sb.model_a)
     b = np.searchsorted(model_ids, sb.model_b)
     style_data = replace(data, model_ids=model_ids)
-    key = board_key(category=data.category, source=opts.source, style=True)
+    key = _key(opts, data, component, style=True)
     try:
         result, _ = rate_style_board(
             a,
@@ -201,7 +224,7 @@ def rate_style_one(
             sb.outcome.astype(np.intp),
             sb.features_a,
             sb.features_b,
-            _board_options(opts, style_data, names),
+            _board_options(opts, style_data, names, component),
             n_models=model_ids.size,
             features=sb.features,
             weight=sb.weight,
@@ -267,23 +290,43 @@ def rebuild(
     if max_models is not None:
         for data in boards:
             if data.table.n_models > max_models:
-                key = board_key(category=data.category, source=opts.source)
+                key = _key(opts, data)
                 raise RebuildError(
                     f"board {key!r} has {data.table.n_models:,} models, more than "
                     f"--max-models {max_models:,}; rating it takes long and needs much "
                     "memory: give a larger --max-models to build it anyway"
                 )
     say(f"read {len(boards)} board(s) up to battle {watermark}")
-    results, style_results = [], []
+    # (component number, data, style battles, extra diagnostics) of every raw board
+    entries: list[tuple[int, BoardData, tuple | None, dict]] = []
     for data, style in zip(boards, styles, strict=True):
-        key = board_key(category=data.category, source=opts.source)
-        results.append(rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}")))
+        parts = split_board(data, opts.fit, style) if opts.components == "separate" else []
+        main = _key(opts, data)
+        listed = {"component_boards": [_key(opts, data, p.number) for p in parts]}
+        entries.append((1, data, style, listed if opts.components == "separate" else {}))
+        entries += [
+            (
+                p.number,
+                p.data,
+                p.style,
+                {"component": {"number": p.number, "main_board": main, "group": p.group}},
+            )
+            for p in parts
+        ]
+        if parts:
+            say(f"{main}: {len(parts)} other comparable set(s) get their own board")
+    results, style_results = [], []
+    for number, data, style, _extra in entries:
+        key = _key(opts, data, number)
+        results.append(
+            rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}"), number)
+        )
         say(f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
         if style is None:
             style_results.append(None)
             continue
         sb, model_ids = style
-        style_results.append(rate_style_one(opts, sb, model_ids, data, names))
+        style_results.append(rate_style_one(opts, sb, model_ids, data, names, number))
         say(
             f"rated {key} with style control: {model_ids.size} models, {len(sb)} battles "
             f"({sb.n_missing} without style metadata left out)"
@@ -301,27 +344,20 @@ def rebuild(
         # raw boards first, then their style-controlled pairs: (key, data, model ids,
         # battles kept but not rated, result, extra diagnostics)
         written = [
-            (
-                board_key(category=d.category, source=opts.source),
-                d,
-                d.model_ids,
-                d.n_excluded,
-                r,
-                {},
-            )
-            for d, r in zip(boards, results, strict=True)
+            (_key(opts, d, n), d, d.model_ids, d.n_excluded, r, extra)
+            for (n, d, _st, extra), r in zip(entries, results, strict=True)
         ]
         written += [
             (
-                board_key(category=d.category, source=opts.source, style=True),
+                _key(opts, d, n, style=True),
                 d,
                 st[1],
                 # battles without style metadata are left out of this board
                 d.n_excluded + st[0].n_missing,
                 r,
-                {"n_without_style": st[0].n_missing},
+                {"n_without_style": st[0].n_missing, **extra},
             )
-            for d, st, r in zip(boards, styles, style_results, strict=True)
+            for (n, d, st, extra), r in zip(entries, style_results, strict=True)
             if r is not None
         ]
         for key, data, model_ids, n_excluded, res, extra in written:

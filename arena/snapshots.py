@@ -4,7 +4,9 @@ compare, diff and publish.
 A snapshot is immutable once written (:func:`arena.snapshot_writer.write_snapshot`,
 called by :mod:`arena.rebuild` inside its one transaction). This module turns its rows
 into typed objects and into the JSON/CSV documents that both ``arena
-leaderboard`` and the published site's downloads use.
+leaderboard`` and the published site's downloads use. (About 450 lines: the
+typed objects, documents and key helpers of one table family; the reading of
+comparable sets' boards lives in :mod:`arena.component_boards`.)
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from arena.engine.tiers import unranked_reason
 from arena.formats import count
 
 OVERALL = "overall"
+
+
+class SnapshotError(LookupError):
+    """No such snapshot, no snapshot of a board yet, or a model not on the board."""
+
 
 #: Row fields of the leaderboard JSON/CSV documents, in column order. There is
 #: no ordinal rank: ``rank_ub``..``rank_lb`` is the rank the data support
@@ -78,15 +85,23 @@ def options_differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 #: Suffix of a style-controlled board's key: ``overall|style`` pairs with ``overall``.
 STYLE_SUFFIX = "|style"
+#: Key part of a comparable set's own board (``--components separate``):
+#: ``overall|component:2`` is the set with the second most battles (1 is the main board).
+COMPONENT_PART = "|component:"
 
 
 def board_key(
-    *, category: str | None = None, source: str | None = None, style: bool = False
+    *,
+    category: str | None = None,
+    source: str | None = None,
+    style: bool = False,
+    component: int | None = None,
 ) -> str:
     """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``.
 
-    With ``style``, the key of the style-controlled board paired with that
-    raw board (the raw key plus :data:`STYLE_SUFFIX`).
+    With ``component`` N >= 2, the board of that comparable set (the raw key
+    plus ``|component:N``); with ``style``, the key of the style-controlled
+    board paired with that raw board (plus :data:`STYLE_SUFFIX`).
     """
     parts = []
     if category:
@@ -94,6 +109,8 @@ def board_key(
     if source:
         parts.append(f"source:{source}")
     key = "|".join(parts) or OVERALL
+    if component is not None and component > 1:
+        key += f"{COMPONENT_PART}{component}"
     return key + STYLE_SUFFIX if style else key
 
 
@@ -104,6 +121,20 @@ def is_style_board(key: str) -> bool:
 def paired_board_key(key: str) -> str:
     """The style-controlled board of a raw board, or the raw board of a style-controlled one."""
     return key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key + STYLE_SUFFIX
+
+
+def component_number(key: str) -> int:
+    """The comparable set a board ranks: N of ``...|component:N``, 1 for a main board."""
+    raw = key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key
+    head, sep, number = raw.rpartition(COMPONENT_PART)
+    return int(number) if sep and number.isdigit() else 1
+
+
+def main_board_key(key: str) -> str:
+    """The raw main board of a key (component and style parts removed)."""
+    raw = key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key
+    head, sep, number = raw.rpartition(COMPONENT_PART)
+    return head if sep and number.isdigit() else raw
 
 
 @dataclass(frozen=True)
@@ -221,6 +252,11 @@ class Board:
                     "position_se": s.diagnostics.get("position_se"),
                 },
                 "components": s.diagnostics.get("components"),
+                # which comparable set this board ranks (1: the main board) and,
+                # on a main board built with --components separate, the others' boards
+                "component": component_number(s.board),
+                "main_board": main_board_key(s.board),
+                "component_boards": s.diagnostics.get("component_boards", []),
                 "style_controlled": self.style_controlled,
                 "paired_board": paired_board_key(s.board),
                 "paired_snapshot": self.paired_snapshot,

@@ -29,6 +29,9 @@ SHARED = (
 DIFFERENT_MEANING: set[str] = {
     # `arena irt select --n`: subset size, as issue 15 names it; `arena plan --n`: draws.
     "--n",
+    # `arena eval --components`: variance components of scores; `arena rebuild|nightly
+    # --components largest|separate`: comparable sets of the battle graph (issue 11's name).
+    "--components",
 }
 
 

@@ -8,6 +8,7 @@ import click
 
 from arena.cli.options import (
     category_option,
+    component_option,
     format_option,
     snapshot_option,
     style_control_option,
@@ -23,7 +24,7 @@ def _text(h) -> list[str]:
         record = "never met, directly or through other models"
     else:
         record = "never met"
-    lines = [f"{h.model_a} vs {h.model_b} (snapshot {h.snapshot})"]
+    lines = [f"{h.model_a} vs {h.model_b} (snapshot {h.snapshot}, board {h.board})"]
     if h.reason is None:
         lines += [
             f"  rating difference  {h.difference:+.1f}  ({pct}% paired interval "
@@ -43,14 +44,18 @@ def _text(h) -> list[str]:
 @snapshot_option
 @category_option("Use the latest snapshot of this category's board.")
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
+@component_option
 @format_option
 @click.pass_obj
-def compare_command(app, model_a, model_b, snapshot_id, category, style_control, fmt):
+def compare_command(app, model_a, model_b, snapshot_id, category, style_control, component, fmt):
     """Head-to-head verdict: is MODEL_A really better than MODEL_B?
 
     Gives the rating difference with its paired bootstrap interval, the
     predicted win probability, P(A better than B) over bootstrap rounds and
-    the direct record between the two.
+    the direct record between the two. Two models outside the main board's
+    comparable set are compared on their own set's board when `arena rebuild
+    --components separate` wrote one; models in different sets never met,
+    directly or through others, and get no verdict.
 
     \b
     Example:
@@ -70,6 +75,7 @@ def compare_command(app, model_a, model_b, snapshot_id, category, style_control,
                 snapshot_id=snapshot_id,
                 category=category,
                 style=style_control == "on",
+                component=component,
             )
         except (SnapshotError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None

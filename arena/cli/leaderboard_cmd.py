@@ -6,6 +6,7 @@ import click
 
 from arena.cli.options import (
     category_option,
+    component_option,
     format_option,
     snapshot_option,
     style_control_option,
@@ -15,15 +16,36 @@ from arena.cli.output import emit
 COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
 
 
-def open_board(app, snapshot_id: int | None, category: str | None, style: bool = False):
-    """The board asked for, or a one-line error (shared by leaderboard and compare)."""
+def open_board(
+    app, snapshot_id: int | None, category: str | None, style: bool = False, component=None
+):
+    """The board asked for, or a one-line error."""
     from arena.compare import SnapshotError, resolve_board
 
     with app.engine().connect() as conn:
         try:
-            return resolve_board(conn, snapshot_id=snapshot_id, category=category, style=style)
+            return resolve_board(
+                conn, snapshot_id=snapshot_id, category=category, style=style, component=component
+            )
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
+
+
+def component_lines(s: dict) -> list[str]:
+    """What the header says about comparable sets with their own boards."""
+    if s["component"] > 1:
+        return [
+            f"comparable set {s['component']} of board {s['main_board']}: these models are not "
+            "linked to the main board's models by wins and losses both ways, directly or "
+            "through others; their ratings are on their own scale, not comparable with it"
+        ]
+    others = s["component_boards"]
+    if not others:
+        return []
+    return [
+        f"other comparable sets, each on its own scale (not comparable with this board): "
+        f"{', '.join(others)}; `arena leaderboard --component N` shows set N"
+    ]
 
 
 def _tenth(x: float | None) -> float | str:
@@ -89,9 +111,10 @@ def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
 @category_option("Show the latest snapshot of this category's board.")
 @click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
+@component_option
 @format_option
 @click.pass_obj
-def leaderboard_command(app, snapshot_id, category, show_all, style_control, fmt):
+def leaderboard_command(app, snapshot_id, category, show_all, style_control, component, fmt):
     """Show a snapshot: rank interval, tier, rating with its interval, battles.
 
     The rank column is the range of ranks the data allow: from 1 + the number
@@ -101,16 +124,20 @@ def leaderboard_command(app, snapshot_id, category, show_all, style_control, fmt
     the reason. The header shows the options that change the numbers.
     With --style-control: the style-controlled board (ratings with answer
     length, headers, lists and bold held fixed) and its style coefficients.
+    With --component N: the board of comparable set N written by the same
+    rebuild (`arena rebuild --components separate`); the main board's header
+    lists the other sets' boards.
 
     \b
     Example:
         arena leaderboard
         arena leaderboard --category math --format json
         arena leaderboard --style-control --format json
+        arena leaderboard --component 2
     """
     from arena.snapshots import ROW_FIELDS
 
-    board = open_board(app, snapshot_id, category, style_control == "on")
+    board = open_board(app, snapshot_id, category, style_control == "on", component)
     doc = board.document(include_hidden=show_all)
     if fmt != "table":
         emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
@@ -126,6 +153,8 @@ def leaderboard_command(app, snapshot_id, category, show_all, style_control, fmt
     from arena.snapshots import options_summary
 
     click.echo(f"options: {options_summary(opts)}")
+    for line in component_lines(s):
+        click.echo(line)
     if s["model"]["tie_param"] is not None:
         click.echo(
             f"Davidson tie parameter nu = {s['model']['tie_param']:.3f} "

@@ -68,6 +68,13 @@ level_option = click.option(
 snapshot_option = click.option(
     "--snapshot", "snapshot_id", type=int, default=None, help="Snapshot id [default: latest]."
 )
+component_option = click.option(
+    "--component",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The board of comparable set N from the same rebuild (`arena rebuild --components "
+    "separate`; 1 is the main board, 2, 3, ... the sets that never met it).",
+)
 
 
 def style_control_option(help: str):

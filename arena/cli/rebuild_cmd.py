@@ -132,6 +132,15 @@ _FIT_OPTIONS = [
         "[default: none, the exact MLE].",
     ),
     click.option(
+        "--components",
+        type=click.Choice(["largest", "separate"]),
+        default="largest",
+        show_default=True,
+        help="When some models never met the others (directly or through others): rank the "
+        "largest comparable set and list the rest unranked, or also write one board per "
+        "other set (key BOARD|component:N, N = 2, 3, ...; see `arena leaderboard --component`).",
+    ),
+    click.option(
         "--max-models",
         type=click.IntRange(min=2),
         default=2000,
@@ -165,6 +174,7 @@ def rebuild_options(
     tiers,
     tier_rule,
     cluster,
+    components="largest",
     style_control=None,
     style_features=(),
     style_reg=None,
@@ -194,6 +204,7 @@ def rebuild_options(
         tiers=tiers,
         tier_rule=tier_rule,
         cluster=cluster,
+        components=components,
         exclude_judges=exclude_judges,
         style_control=style_control != "off",
         style_features=tuple(style_features),
@@ -232,6 +243,7 @@ def rebuild_command(
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
         arena rebuild --category math --cluster judge --tiers holm
+        arena rebuild --components separate --all-categories
         arena rebuild --style-reg 0.5 --style-feature sentiment
         arena audit && arena rebuild --exclude-flagged
     """

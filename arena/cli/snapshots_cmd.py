@@ -6,7 +6,12 @@ from dataclasses import asdict
 
 import click
 
-from arena.cli.options import category_option, format_option, style_control_option
+from arena.cli.options import (
+    category_option,
+    component_option,
+    format_option,
+    style_control_option,
+)
 from arena.cli.output import emit
 
 SNAPSHOT_COLUMNS = [
@@ -81,9 +86,10 @@ def snapshots_command(ctx, fmt):
 @click.argument("new", type=int, required=False)
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @category_option("With --style-control and no ids: this category's latest boards.")
+@component_option
 @format_option
 @click.pass_obj
-def diff_command(app, old, new, style_control, category, fmt):
+def diff_command(app, old, new, style_control, category, component, fmt):
     """Show what moved between two snapshots of one board: ratings, intervals, ranks, tiers.
 
     Snapshots of different boards (overall vs a category) are refused; options
@@ -91,7 +97,10 @@ def diff_command(app, old, new, style_control, category, fmt):
     min-battles) are compared and a difference is a loud warning.
     With --style-control and no snapshot ids: the latest raw board against its
     style-controlled board from the same rebuild (each model's rank and rating
-    change once answer length and markdown are held fixed).
+    change once answer length and markdown are held fixed); --component N
+    picks comparable set N's boards (`arena rebuild --components separate`).
+    Two snapshots of one comparable set's board with no model in common hold
+    different sets (sets are numbered anew by each rebuild) and are refused.
 
     \b
     Example:
@@ -104,12 +113,14 @@ def diff_command(app, old, new, style_control, category, fmt):
     style = style_control == "on"
     if (old is None) != (new is None) or (old is None and not style):
         raise click.UsageError("give two snapshot ids OLD NEW, or --style-control")
-    if old is not None and (style or category):
-        raise click.UsageError("--style-control/--category pick the boards only without ids")
+    if old is not None and (style or category or component):
+        raise click.UsageError(
+            "--style-control/--category/--component pick the boards only without ids"
+        )
     with app.engine().connect() as conn:
         try:
             if old is None:
-                raw = resolve_board(conn, category=category)
+                raw = resolve_board(conn, category=category, component=component)
                 old = raw.snapshot.id
                 new = resolve_board(conn, snapshot_id=old, style=True).snapshot.id
             result = diff(conn, old, new)

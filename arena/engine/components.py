@@ -24,7 +24,7 @@ from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence
 
-__all__ = ["Components", "components", "subtable"]
+__all__ = ["Components", "components", "other_sets", "subtable"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +144,31 @@ def subtable(table: CountTable, models: np.ndarray) -> tuple[CountTable, np.ndar
         weight=table.weight[keep],
     )
     return sub, keep
+
+
+def other_sets(comps: Components) -> list[np.ndarray]:
+    """Models of one board per comparable set other than the largest.
+
+    For ``arena rebuild --components separate``: every strong component
+    ``k >= 1`` with at least two models (one model alone has nothing to be
+    rated against) gets a board holding its members plus the models with no
+    comparable set of their own (a strong component of one: never lost, or
+    never won) that battled in the same weakly connected group, so they are
+    listed there, unranked, with their one-sided score interval.
+
+    Returns
+    -------
+    list of ndarray of int
+        Sorted model indices, in component order (``k = 1, 2, ...``); the
+        component itself is the only one with two or more models among them.
+    """
+    alone = comps.sizes[comps.strong[comps.strong >= 0]] == 1
+    lonely = np.flatnonzero(comps.strong >= 0)[alone]
+    out = []
+    for k in range(1, comps.n_components):
+        if comps.sizes[k] < 2:
+            continue
+        members = np.flatnonzero(comps.strong == k)
+        group = comps.weak[members[0]]
+        out.append(np.union1d(members, lonely[comps.weak[lonely] == group]))
+    return out

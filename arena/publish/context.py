@@ -461,6 +461,14 @@ def describe_method(info: SnapshotInfo) -> list[str]:
             f"models). {comps['outside_models']} other models never met it, or met it without "
             "losing (or winning): they have no rating on this scale and are listed unranked."
         )
+    part = (info.diagnostics or {}).get("component")
+    if part:
+        lines.append(
+            f"This board ranks comparable set {part['number']} of the "
+            f"{board_label(part['main_board'])} board: its models are not linked to that "
+            "board's models by wins and losses both ways, directly or through others, so "
+            "their ratings are on their own scale and not comparable with it."
+        )
     if o.get("min_battles"):
         lines.append(
             f"Models with fewer than {o['min_battles']} battles are listed but not ranked."

@@ -37,6 +37,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, select
 
 from arena.audit.read import load_audit
+from arena.component_boards import is_current
 from arena.db.models import Snapshot
 from arena.formats import render_csv, to_json
 from arena.publish import context as ctx
@@ -119,7 +120,8 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
     for b in others:
         sid = latest_snapshot_id(conn, b)
         board = load_board(conn, sid) if sid is not None else None
-        if board is not None:
+        # a comparable set's board only beside the main board of its rebuild
+        if board is not None and is_current(conn, board.snapshot):
             loaded.append(board)
     sites = []
     for i, board in enumerate(loaded):

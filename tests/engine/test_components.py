@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.special import logit
 
-from arena.engine.components import components, subtable
+from arena.engine.components import components, other_sets, subtable
 from arena.engine.counts import clustered_table, count_table
 from arena.engine.design import make_design
 from arena.engine.fit import SCALE
@@ -101,6 +101,25 @@ def test_anchor_outside_the_set_is_refused(split):
     a, b, o, _ = split
     with pytest.raises(ValueError, match="not in the comparable set"):
         rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, anchor=(5, 1000.0))
+
+
+def test_other_sets_one_board_per_set_of_two_or_more(split):
+    a, b, o, _ = split
+    # model 10 beat group B twice and never lost: it belongs on B's board, unranked
+    a = np.concatenate([a, [10, 10]])
+    b = np.concatenate([b, [4, 5]])
+    o = np.concatenate([o, [A_WINS, A_WINS]])
+    table = count_table(a, b, o, n_models=11)
+    comps = components(table)
+    sets = other_sets(comps)
+    # model 9 (never lost to A) is a set of one: no board of its own, and not B's
+    assert [s.tolist() for s in sets] == [[4, 5, 6, 7, 8, 10]]
+    sub, _ = subtable(table, sets[0])
+    ratings = rate(sub, rounds=ROUNDS, seed=5)
+    assert ratings.comparable.tolist() == [True] * 5 + [False]
+    assert "no_mle" in ratings.flags[5] and np.isinf(ratings.ci_high[5])
+    # a connected table has no other set
+    assert other_sets(components(count_table(*split[3], n_models=4))) == []
 
 
 def test_subtable_renumbers_in_order(split):

@@ -1,0 +1,81 @@
+"""Boards of the comparable sets other than the largest (``arena rebuild --components separate``).
+
+By default a board ranks one comparable set, the strongly connected group of
+models with the most battles (:mod:`arena.engine.components`); every other
+model is listed there, flagged ``disconnected`` or ``no_mle``. With
+``--components separate`` the rebuild also writes one board per other set of
+two or more models: its key is the main board's key plus ``|component:N``
+(``overall|component:2``, ``category:math|component:3``; the main board is
+component 1), numbered like the sets, by decreasing battles among their
+members. Each is rated on its own battles exactly as if nothing else had been
+ingested, so its ratings share no scale with the main board or with each
+other. See ``docs/small_samples.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+from arena.engine.components import components, other_sets, subtable
+from arena.engine.options import FitOptions
+from arena.store import BoardData
+from arena.store_style import StyleBattles
+
+__all__ = ["COMPONENT_MODES", "ComponentBoard", "split_board"]
+
+#: ``largest``: one board ranks the largest comparable set; ``separate``: one board per set.
+COMPONENT_MODES = ("largest", "separate")
+
+_PER_BATTLE = ("battle_id", "model_a", "model_b", "outcome", "weight", "features_a", "features_b")
+
+
+@dataclass(frozen=True)
+class ComponentBoard:
+    """One comparable set's board: number ``2, 3, ...`` (1 is the main board)."""
+
+    number: int
+    #: weakly connected group of the set (sets of one group met, though never both ways)
+    group: int
+    data: BoardData
+    #: its battles with style metadata and their model ids, or None
+    style: tuple[StyleBattles, np.ndarray] | None
+
+
+def split_board(
+    data: BoardData, fit: FitOptions, style: tuple[StyleBattles, np.ndarray] | None = None
+) -> list[ComponentBoard]:
+    """The boards of ``data``'s comparable sets other than the largest (none if connected)."""
+    comps = components(data.table, ties=fit.ties, both_bad=fit.both_bad, position=fit.position)
+    out = []
+    for number, models in enumerate(other_sets(comps), start=2):
+        sub, cells = subtable(data.table, models)
+        clusters = None if data.clusters is None else sp.csr_matrix(data.clusters)[:, cells]
+        part = replace(
+            data, model_ids=data.model_ids[models], table=sub, clusters=clusters, n_excluded=0
+        )
+        group = int(comps.weak[models[0]])
+        out.append(ComponentBoard(number, group, part, _restrict_style(style, part)))
+    return out
+
+
+def _restrict_style(
+    style: tuple[StyleBattles, np.ndarray] | None, part: BoardData
+) -> tuple[StyleBattles, np.ndarray] | None:
+    """The style battles between two models of ``part`` (None when there are none)."""
+    if style is None:
+        return None
+    sb = style[0]
+    keep = np.isin(sb.model_a, part.model_ids) & np.isin(sb.model_b, part.model_ids)
+    if not keep.any():
+        return None
+    cut = {f: getattr(sb, f)[keep] for f in _PER_BATTLE}
+    sub = replace(
+        sb,
+        **cut,
+        cluster=None if sb.cluster is None else sb.cluster[keep],
+        n_missing=max(int(round(float(part.table.n.sum()))) - int(keep.sum()), 0),
+    )
+    return sub, np.unique(np.concatenate([sub.model_a, sub.model_b]))

@@ -1,0 +1,225 @@
+"""``arena rebuild --components separate``: one board per comparable set, and every
+reader of boards working with them (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import cli
+from arena.db.session import open_engine
+from arena.snapshots import load_board, load_samples
+
+ROOT = Path(__file__).resolve().parents[1]
+# ../shared from the project root (one more level up from a git worktree in wt/)
+SHARED = next(
+    (d / "shared" / "data" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()),
+    ROOT.parent / "shared" / "data",
+)
+ROUNDS = "40"
+GROUP_A = [f"alpha-{i}" for i in range(5)]
+GROUP_B = [f"beta-{i}" for i in range(3)]
+
+
+def _json(run_cli, *args):
+    return json.loads(run_cli(*args, "--format", "json").stdout)
+
+
+def _votes(path: Path, seed: int = 3) -> Path:
+    """Two groups that never met (5 and 3 models), every battle tagged category ``x``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for group, n in ((GROUP_A, 900), (GROUP_B, 400)):
+        strength = {m: i * 0.4 for i, m in enumerate(group)}
+        for _ in range(n):
+            a, b = rng.choice(group, 2, replace=False)
+            p = 1 / (1 + np.exp(strength[b] - strength[a]))
+            u = rng.random()
+            winner = "tie" if u < 0.1 else ("model_a" if u < 0.1 + 0.9 * p else "model_b")
+            rows.append((len(rows) + 1, a, b, winner, "x"))
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "model_a", "model_b", "winner", "category"])
+        w.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def split_db(run_cli, tmp_path):
+    run_cli("ingest", str(_votes(tmp_path / "votes.csv")), "-q")
+    return run_cli
+
+
+def _rebuild(run_cli, *extra):
+    return run_cli("rebuild", "--rounds", ROUNDS, "--min-battles", "10", *extra)
+
+
+def _ratings(doc):
+    return {r["model"]: (r["rating"], r["ci_low"], r["ci_high"], r["tier"]) for r in doc["rows"]}
+
+
+def test_separate_writes_one_board_per_set_main_board_unchanged(split_db):
+    run_cli = split_db
+    _rebuild(run_cli)
+    largest = _json(run_cli, "leaderboard")
+    out = _rebuild(run_cli, "--components", "separate", "--all-categories").output
+    assert "overall|component:2" in out and "category:x|component:2" in out
+    boards = [s["board"] for s in _json(run_cli, "snapshots")]
+    assert boards[-4:] == ["overall", "overall|component:2", "category:x", "category:x|component:2"]
+    main = _json(run_cli, "leaderboard")
+    # the main board is what --components largest writes, plus the list of other sets
+    assert _ratings(main) == _ratings(largest)
+    assert main["snapshot"]["component"] == 1
+    assert main["snapshot"]["component_boards"] == ["overall|component:2"]
+    assert all(main["rows"][i]["flags"] == ["disconnected"] for i in range(5, 8))
+    second = _json(run_cli, "leaderboard", "--component", "2")
+    assert second["snapshot"]["board"] == "overall|component:2"
+    assert second["snapshot"]["main_board"] == "overall"
+    assert {r["model"] for r in second["rows"]} == set(GROUP_B)
+    assert all(r["rank_ub"] is not None and r["rating"] is not None for r in second["rows"])
+    per_category = _json(run_cli, "leaderboard", "--category", "x", "--component", "2")
+    assert per_category["snapshot"]["board"] == "category:x|component:2"
+    assert _ratings(per_category) == _ratings(second)
+    text = run_cli("leaderboard").output
+    assert "other comparable sets" in text and "overall|component:2" in text
+    text = run_cli("leaderboard", "--component", "2").output
+    assert "not comparable with it" in text
+    # --component 1 is the main board
+    assert _json(run_cli, "leaderboard", "--component", "1")["snapshot"]["board"] == "overall"
+
+
+def test_unknown_component_lists_the_sets(split_db):
+    run_cli = split_db
+    _rebuild(run_cli)
+    result = run_cli("leaderboard", "--component", "2", ok=False)
+    assert result.exit_code != 0 and "--components separate" in result.output
+    assert "Traceback" not in result.output
+    _rebuild(run_cli, "--components", "separate")
+    result = run_cli("leaderboard", "--component", "3", ok=False)
+    assert "no comparable set 3" in result.output and "sets 1, 2" in result.output
+    # a later rebuild that did not split: the set's old board is not current any more
+    _rebuild(run_cli)
+    result = run_cli("leaderboard", "--component", "2", ok=False)
+    assert result.exit_code != 0 and "--components separate" in result.output
+
+
+def test_compare_within_and_across_sets(split_db):
+    run_cli = split_db
+    _rebuild(run_cli, "--components", "separate")
+    within = _json(run_cli, "compare", "beta-2", "beta-0")
+    assert within["board"] == "overall|component:2" and within["reason"] is None
+    assert within["difference"] is not None and within["verdict"] != "no verdict"
+    across = _json(run_cli, "compare", "alpha-4", "beta-2")
+    assert across["verdict"].startswith("no verdict") and across["difference"] is None
+    assert across["met_through_others"] is False and across["significant"] is False
+    text = run_cli("compare", "beta-2", "alpha-4").output
+    assert "never met, directly or through other models" in text
+    assert "better" not in text.split("verdict:")[1]
+    # asked on the main board explicitly: no verdict there for beta models
+    pinned = _json(run_cli, "compare", "beta-2", "beta-0", "--component", "1")
+    assert pinned["verdict"].startswith("no verdict") and pinned["board"] == "overall"
+
+
+def test_diff_of_set_boards(split_db, tmp_path):
+    run_cli = split_db
+    _rebuild(run_cli, "--components", "separate")
+    _rebuild(run_cli, "--components", "separate", "--seed", "9")
+    ids = {}
+    for s in _json(run_cli, "snapshots"):
+        ids.setdefault(s["board"], []).append(s["id"])
+    old, new = ids["overall|component:2"]
+    rows = _json(run_cli, "diff", str(old), str(new))
+    assert {r["model"] for r in rows} == set(GROUP_B) and all(r["status"] == "" for r in rows)
+    # a set's board against the main board: different boards, refused
+    result = run_cli("diff", str(ids["overall"][0]), str(new), ok=False)
+    assert result.exit_code != 0 and "different boards" in result.output
+
+
+def test_diff_refuses_set_boards_with_no_model_in_common(run_cli, engine, tmp_path):
+    """Sets are numbered anew by each rebuild: set 2 may become other models."""
+    run_cli("ingest", str(_votes(tmp_path / "votes.csv")), "-q")
+    _rebuild(run_cli, "--components", "separate")
+    # a third group with more battles than beta's: it becomes set 2, beta set 3
+    extra = tmp_path / "gamma.csv"
+    rng = np.random.default_rng(5)
+    with extra.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "model_a", "model_b", "winner"])
+        for i in range(600):
+            a, b = rng.choice(["gamma-0", "gamma-1", "gamma-2"], 2, replace=False)
+            w.writerow([10_000 + i, a, b, rng.choice(["model_a", "model_b", "tie"])])
+    run_cli("ingest", str(extra), "-q")
+    _rebuild(run_cli, "--components", "separate")
+    snaps = [s for s in _json(run_cli, "snapshots") if s["board"] == "overall|component:2"]
+    result = run_cli("diff", str(snaps[0]["id"]), str(snaps[1]["id"]), ok=False)
+    assert result.exit_code != 0 and "different comparable sets" in result.output
+    assert _json(run_cli, "leaderboard", "--component", "3")["rows"][0]["model"].startswith("beta")
+
+
+def test_site_has_a_page_per_set_only_beside_its_main_board(split_db, tmp_path):
+    run_cli = split_db
+    _rebuild(run_cli, "--components", "separate")
+    site = tmp_path / "site"
+    run_cli("publish", str(site))
+    pages = sorted(p.name for p in site.glob("board-overall-component-2-*.html"))
+    assert len(pages) == 1
+    page = (site / pages[0]).read_text()
+    assert "comparable set 2" in page and "not comparable with it" in page
+    assert "beta-2" in page and "alpha-4" not in page
+    assert pages[0] in (site / "index.html").read_text()
+    # rebuilt without splitting: the set's page goes (its numbers may be stale)
+    _rebuild(run_cli)
+    run_cli("publish", str(site))
+    assert not list(site.glob("board-overall-component-*"))
+
+
+def _shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"shared data missing: {path}")
+    return path
+
+
+def test_llmfao_and_mt_bench_each_rated_as_if_alone(run_cli, engine, tmp_path):
+    """The MT-Bench set's board is byte for byte MT-Bench rebuilt alone (same seed)."""
+    crowd = _shared("llmfao", "crowd-comparisons.csv")
+    mtbench = _shared("mt-bench-human", "human_judgments_turn1.jsonl")
+    run_cli("ingest", str(crowd), "--source", "crowd", "-q")
+    run_cli("ingest", str(mtbench), "--source", "mtbench", "-q")
+    run_cli("rebuild", "--rounds", ROUNDS, "--cluster", "judge", "--components", "separate")
+    second = _json(run_cli, "leaderboard", "--component", "2")
+    assert {r["model"] for r in second["rows"]} == {
+        "gpt-4",
+        "claude-v1",
+        "gpt-3.5-turbo",
+        "vicuna-13b-v1.2",
+        "alpaca-13b",
+        "llama-13b",
+    }
+    alone_url = f"sqlite:///{tmp_path / 'mtbench_only.db'}"
+    runner = CliRunner()
+    for args in (
+        ["db", "upgrade"],
+        ["ingest", str(mtbench), "--source", "mtbench", "-q"],
+        ["rebuild", "--rounds", ROUNDS, "--cluster", "judge"],
+    ):
+        result = runner.invoke(cli, ["--db", alone_url, *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    alone_engine = open_engine(alone_url)
+    sid = second["snapshot"]["id"]
+    with engine.connect() as conn, alone_engine.connect() as other:
+        both, alone = load_board(conn, sid), load_board(other, 1)
+        s_both, s_alone = load_samples(conn, sid), load_samples(other, 1)
+    alone_engine.dispose()
+
+    def key(r):
+        return (r.model, r.rating, r.ci_low, r.ci_high, r.rank_ub, r.rank_lb, r.tier)
+
+    assert [key(r) for r in both.rows] == [key(r) for r in alone.rows]
+    order = [r.position for r in both.rows]
+    assert s_both[:, order].tobytes() == s_alone[:, [r.position for r in alone.rows]].tobytes()
