@@ -9,13 +9,14 @@ snapshot writer stores as it is.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
+from arena.engine.fit import check_names
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_lb, rank_ub
 from arena.engine.rate import Ratings, rate
@@ -171,6 +172,7 @@ def rate_board(
     *,
     clusters: sp.csr_matrix | None = None,
     progress: Callable[[str], None] | None = None,
+    names=None,
 ) -> BoardRating:
     """Ratings with intervals, records, ranks and tiers of one board.
 
@@ -182,6 +184,8 @@ def rate_board(
         Clusters x cells counts for a cluster bootstrap.
     progress : callable, optional
         Called with a short message as each phase (fit, bootstrap, tiers) begins.
+    names : sequence of str, optional
+        Model names by table index, for warnings and errors (default: indices).
 
     Returns
     -------
@@ -199,6 +203,7 @@ def rate_board(
         **opts.interval_options(),
         clusters=clusters,
         progress=progress,
+        names=names,
     )
     return rank_board(table, ratings, opts, progress=progress)
 
@@ -216,6 +221,7 @@ def rate_style_board(
     weight=None,
     cluster_ids=None,
     style_reg: float | None = None,
+    names=None,
 ) -> tuple[BoardRating, StyleTable]:
     """The style-controlled board of per-battle arrays (see :mod:`arena.engine.style`).
 
@@ -224,6 +230,7 @@ def rate_style_board(
     cluster bootstrap.  Ranks and tiers follow the same rules as
     :func:`rate_board`; ``BoardRating.ratings`` is a
     :class:`~arena.engine.style.StyleRatings` with the coefficients.
+    ``names`` (model names by index) name models in the warnings.
     """
     opts = options
     f = opts.fit
@@ -255,6 +262,8 @@ def rate_style_board(
         style_reg=style_reg,
         anchor=f.anchor,
     )
+    if names is not None:
+        ratings = replace(ratings, warnings=ratings.named_warnings(check_names(names, n_models)))
     return rank_board(table, ratings, opts), style
 
 

@@ -209,7 +209,24 @@ def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
     return theta, rating, cov, se
 
 
-def check_anchor(anchor, n_models: int, design: Design | None = None) -> tuple[int, float] | None:
+def check_names(names, n_models: int) -> list[str] | None:
+    """Model names by table index (for messages), or None; one name per model."""
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if len(names) != n_models:
+        raise ValueError(f"names: expected one name per model ({n_models}), got {len(names)}")
+    return names
+
+
+def model_label(idx: int, names=None) -> str:
+    """``'gpt-4o'`` with names, ``3`` (the table index) without."""
+    return str(idx) if names is None else repr(names[idx])
+
+
+def check_anchor(
+    anchor, n_models: int, design: Design | None = None, names=None
+) -> tuple[int, float] | None:
     if anchor is None:
         return None
     try:
@@ -221,7 +238,9 @@ def check_anchor(anchor, n_models: int, design: Design | None = None) -> tuple[i
             f"anchor index must be in [0, {n_models}) and rating finite, got {anchor!r}"
         )
     if design is not None and design.battles_per_model[idx] == 0:
-        raise ValueError(f"anchor model {idx} has no battles, so it cannot fix the scale")
+        raise ValueError(
+            f"anchor model {model_label(idx, names)} has no battles, so it cannot fix the scale"
+        )
     return idx, value
 
 
@@ -285,8 +304,8 @@ def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
     return out
 
 
-def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> list[str]:
-    out = flag_warnings(flags)
+def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float, names=None) -> list[str]:
+    out = flag_warnings(flags, names)
     if not mle_exists:
         if lam > 0:
             out.append(
@@ -297,7 +316,7 @@ def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float) -> lis
 
 
 @one_blas_thread
-def fit(table: CountTable, options: FitOptions | None = None, /, **overrides) -> Fit:
+def fit(table: CountTable, options: FitOptions | None = None, /, *, names=None, **overrides) -> Fit:
     """Fit Bradley–Terry ratings by maximum likelihood (see module docstring).
 
     Parameters
@@ -309,14 +328,18 @@ def fit(table: CountTable, options: FitOptions | None = None, /, **overrides) ->
     **overrides
         Fields of :class:`FitOptions` given directly, e.g.
         ``fit(table, ties="davidson")``; they replace those of ``options``.
+    names : sequence of str, optional
+        Model names by table index: warnings and errors name models by them
+        (without, by index).
 
     Returns
     -------
     Fit
     """
     opts = fit_options(options, **overrides)
+    names = check_names(names, table.n_models)
     design = make_design(table, ties=opts.ties, both_bad=opts.both_bad, position=opts.position)
-    anchor = check_anchor(opts.anchor, table.n_models, design)
+    anchor = check_anchor(opts.anchor, table.n_models, design, names)
     stats = design.point_stats()
     ex = existence(design, stats[0])
     flags = model_flags(design, stats[0], ex)
@@ -337,7 +360,7 @@ def fit(table: CountTable, options: FitOptions | None = None, /, **overrides) ->
         tie = float(np.exp(x[0, k]))
         tie_se = float(tie * np.sqrt(max(pcov[k, k], 0.0)))
 
-    warnings = _warnings(flags, ex.exists, lam)
+    warnings = _warnings(flags, ex.exists, lam, names)
     if not converged:
         warnings.append(f"point fit did not converge (max |gradient| {gnorm:.3g})")
     return Fit(

@@ -16,7 +16,16 @@ from arena.engine.bootstrap import Bootstrap, bootstrap, max_t_critical
 from arena.engine.components import Components, _components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
-from arena.engine.fit import SCALE, Fit, _warnings, check_anchor, fit, flag_warnings
+from arena.engine.fit import (
+    SCALE,
+    Fit,
+    _warnings,
+    check_anchor,
+    check_names,
+    fit,
+    flag_warnings,
+    model_label,
+)
 from arena.engine.graph import existence, model_flags
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
@@ -72,9 +81,13 @@ class Ratings:
     components: Components | None = field(repr=False, default=None)
 
     def named_warnings(self, names) -> list[str]:
-        """``warnings`` with models named by ``names[index]`` (at most 10 per sentence)."""
-        by_index = set(flag_warnings(self.flags))
-        rest = [w for w in self.warnings if w not in by_index]
+        """``warnings`` with models named by ``names[index]`` (at most 10 per sentence).
+
+        (``rate(..., names=)`` names them from the start; this is for a result
+        computed without names.)
+        """
+        flagged = set(flag_warnings(self.flags)) | set(flag_warnings(self.flags, names))
+        rest = [w for w in self.warnings if w not in flagged]
         return flag_warnings(self.flags, names) + rest
 
 
@@ -186,6 +199,7 @@ def rate(
     components: str = "largest",
     small_sample: bool = True,
     progress: Callable[[str], None] | None = None,
+    names=None,
     **overrides,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
@@ -226,6 +240,9 @@ def rate(
         models with few battles or degenerate resamples.
     progress : callable, optional
         Called with a short message as the fit and the bootstrap begin.
+    names : sequence of str, optional
+        Model names by table index: warnings and errors name models by them
+        (``model gpt-4o never lost ...``); without, by index.
     **overrides
         Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
@@ -247,6 +264,7 @@ def rate(
         workers=workers,
         small_sample=small_sample,
         progress=progress,
+        names=check_names(names, table.n_models),
     )
     if components == "largest":
         design = _design(table, model)
@@ -266,7 +284,7 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     simultaneous = opts["simultaneous"]
     say = opts.get("progress") or (lambda _msg: None)
     say(f"fit: {table.n_models} models")
-    point = fit(table, replace(opts["model"], anchor=anchor))
+    point = fit(table, replace(opts["model"], anchor=anchor), names=opts.get("names"))
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
     diag.update(
@@ -353,19 +371,21 @@ def _rate_comparable(
             warnings=warnings,
             components=comps,
         )
-    anchor = check_anchor(anchor, m, design)
+    names = opts.get("names")
+    anchor = check_anchor(anchor, m, design, names)
     sub_anchor = None
     if anchor is not None:
         where = np.flatnonzero(main == anchor[0])
         if where.size == 0:
             raise ValueError(
-                f"anchor model {anchor[0]} is not in the comparable set (the strongly "
+                f"anchor model {model_label(anchor[0], names)} is not in the comparable set (the strongly "
                 "connected group of models with the most battles), so it cannot fix its scale"
             )
         sub_anchor = (int(where[0]), anchor[1])
     sub, cells = subtable(table, main)
     sub_clusters = None if clusters is None else sp.csr_matrix(clusters)[:, cells]
-    inner = _rate_all(sub, sub_clusters, sub_anchor, opts)
+    sub_names = None if names is None else [names[i] for i in main]
+    inner = _rate_all(sub, sub_clusters, sub_anchor, {**opts, "names": sub_names})
 
     flags = _outside_flags(design, comps, inner, main)
     low = _embed(inner.ci_low, main, m)
@@ -377,7 +397,7 @@ def _rate_comparable(
 
     n_out = int(np.count_nonzero(design.battles_per_model > 0) - main.size)
     point = inner.fit
-    warnings = _warnings(flags, True, point.prior_used)
+    warnings = _warnings(flags, True, point.prior_used, names)
     warnings.append(
         f"ratings are on the scale of the comparable set ({main.size} models, "
         f"{comps.battles[0]:g} battles, the strongly connected group with the most battles); "

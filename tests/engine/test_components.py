@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy.special import logit
@@ -209,3 +211,31 @@ def test_rule_slope_maps_logits_to_centred_ratings():
     fisher = 1.959963984540054 * r.fit.se[5]
     assert got_lo[5] == pytest.approx(min(expect[0], r.rating[5] - fisher))
     assert got_hi[5] == pytest.approx(max(expect[1], r.rating[5] + fisher))
+
+
+def test_library_warnings_and_errors_name_models_by_name(split):
+    """``names=`` on the public entry points: no model is named by its table index."""
+    from arena.engine.board import BoardOptions, rate_board
+    from arena.engine.fit import fit
+
+    a, b, o, _ = split
+    table = count_table(a, b, o, n_models=10)
+    names = [f"model-{chr(ord('a') + i)}" for i in range(10)]
+    plain = rate(table, rounds=ROUNDS, seed=5)
+    named = rate(table, rounds=ROUNDS, seed=5, names=names)
+    assert any("models 4, 5, 6, 7 and 8" in w for w in plain.warnings)  # without: indices
+    text = " ".join(named.warnings)
+    assert "models model-e, model-f, model-g, model-h and model-i are not connected" in text
+    assert "model model-j never lost" in text
+    assert not any(re.search(r"\bmodels? \d", w) for w in named.warnings)
+    # the same sentences as naming them afterwards, and no sentence twice
+    assert named.warnings == plain.named_warnings(names)
+    assert named.named_warnings(names) == named.warnings
+    np.testing.assert_array_equal(named.rating, plain.rating)
+    board = rate_board(table, BoardOptions(rounds=ROUNDS, seed=5), names=names)
+    assert board.ratings.warnings == named.warnings
+    assert any("model-j" in w for w in fit(table, names=names).warnings)
+    with pytest.raises(ValueError, match="anchor model 'model-e' is not in the comparable set"):
+        rate(table, rounds=ROUNDS, anchor=(4, 1000.0), names=names)
+    with pytest.raises(ValueError, match="one name per model"):
+        rate(table, rounds=ROUNDS, names=names[:3])
