@@ -295,3 +295,20 @@ def test_same_seed_same_document():
     one = run_audit(v, OPTS).as_dict()
     two = run_audit(v, OPTS).as_dict()
     assert one == two
+
+
+def test_count_estimates_are_integers_in_json():
+    """Issue 14: probes counting pairs or judges give JSON integers, not 4.0."""
+    import json
+
+    doc = run_audit(_planted(), OPTS, only=("anomaly",)).as_dict()
+    ties = run_audit(_tie_board(), OPTS, only=("ties",)).as_dict()
+    probes = {p["name"]: p for d in (doc, ties) for p in d["probes"]}
+    for name in ("anomaly", "ties"):
+        p = probes[name]
+        assert p["unit"] in ("judges", "pairs")
+        for value in (p["estimate"], p["low"], p["high"], *p["band"]):
+            assert type(value) is int, (name, value)
+    assert probes["anomaly"]["estimate"] == 4 and probes["ties"]["estimate"] >= 1
+    text = json.dumps(doc)
+    assert '"estimate": 4,' in text and '"estimate": 4.0' not in text

@@ -6,7 +6,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Probe", "outside", "skipped", "clean"]
+__all__ = ["COUNT_UNITS", "Probe", "outside", "skipped", "clean"]
+
+#: Units of probes whose estimate, interval and band are counts (integers in JSON).
+COUNT_UNITS = frozenset({"pairs", "judges", "models", "battles", "votes"})
 
 
 def outside(low: float, high: float, band: tuple[float, float]) -> bool:
@@ -25,6 +28,13 @@ def clean(value: Any) -> Any:
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         return clean(value.item())
     return value
+
+
+def _count(x: float | None) -> int | float | None:
+    """A whole number as an int (counts are integers in JSON); anything else unchanged."""
+    if x is None or not math.isfinite(float(x)) or float(x) != round(float(x)):
+        return x
+    return int(round(float(x)))
 
 
 @dataclass(frozen=True)
@@ -64,15 +74,16 @@ class Probe:
     skipped: str | None = None
 
     def as_dict(self) -> dict:
+        number = _count if self.unit in COUNT_UNITS else (lambda x: x)
         return clean(
             {
                 "name": self.name,
                 "title": self.title,
-                "estimate": self.estimate,
-                "low": self.low,
-                "high": self.high,
+                "estimate": number(self.estimate),
+                "low": number(self.low),
+                "high": number(self.high),
                 "unit": self.unit,
-                "band": list(self.band),
+                "band": [number(b) for b in self.band],
                 "flagged": self.flagged,
                 "verdict": self.verdict,
                 "skipped": self.skipped,
