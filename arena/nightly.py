@@ -22,6 +22,7 @@ from sqlalchemy import Engine, func, select
 
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
+from arena.db.session import take_write_lock
 from arena.ingest import IngestError, ingest_file
 from arena.publish.site import PublishError, publish_site
 from arena.rebuild import RebuildError, RebuildOptions, rebuild
@@ -294,6 +295,7 @@ def nightly(
         if result.published and (prune_keep_days is not None or prune_keep_last is not None):
             say("pruning old snapshots")
             with engine.begin() as conn:
+                take_write_lock(conn, "prune snapshots")
                 result.pruned = prune_snapshots(
                     conn, keep_days=prune_keep_days, keep_last=prune_keep_last
                 )

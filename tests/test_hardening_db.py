@@ -173,8 +173,7 @@ def test_wait_for_a_writer_then_a_clear_message(db_url, tmp_path):
         assert proc.returncode == 1, (out, err)
         assert "Traceback" not in err and "--wait" in err, err
         assert "lock" in err, err
-        if db_url.startswith("sqlite"):
-            assert "waiting for another command" in err, err
+        assert "waiting for another command" in err, err
         # released while the next one waits: it goes on and succeeds
         proc = arena_process(db_url, "--wait", "60", "ingest", data)
         time.sleep(2.5)

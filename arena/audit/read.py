@@ -14,6 +14,7 @@ from sqlalchemy import Connection, and_, delete, insert, select
 from arena import __version__
 from arena.audit.votes import Votes
 from arena.db.models import Battle, BattleCategory, Category, Model, SnapshotAudit
+from arena.db.session import take_write_lock
 from arena.outcomes import OUTCOME_CODES
 from arena.snapshots import SnapshotInfo
 
@@ -175,6 +176,7 @@ def audit_snapshot(
         raise AuditError(f"snapshot {sid}: {exc}") from None
     if store and only is None:
         with engine.begin() as conn:
+            take_write_lock(conn, "store the audit")
             save_audit(conn, sid, {"snapshot": sid, **report.as_dict()})
     return info, report
 

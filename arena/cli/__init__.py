@@ -42,8 +42,16 @@ class AppContext:
         return self._engine
 
 
-def _say_waiting(message: str) -> None:
-    click.echo(message, err=True)
+def _waiting_notice(app: AppContext):
+    """Print the first lock-wait notice of the command on stderr (none with -q)."""
+    told = []
+
+    def say(message: str) -> None:
+        if not app.quiet and not told:
+            told.append(message)
+            click.echo(message, err=True)
+
+    return say
 
 
 def _add_global_options(command: click.Command) -> None:
@@ -106,8 +114,8 @@ def cli(ctx: click.Context, db_url: str, quiet: bool, wait: float) -> None:
     """
     from arena.db import session
 
-    session.wait_notice = _say_waiting
     ctx.obj = AppContext(url=db_url, quiet=quiet, wait=wait)
+    session.wait_notice = _waiting_notice(ctx.obj)
 
 
 def main() -> None:

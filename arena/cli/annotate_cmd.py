@@ -40,6 +40,7 @@ def annotate_command(
         arena models annotate --from models.csv
     """
     from arena.annotate import AnnotateError, Annotation, annotate, read_annotations
+    from arena.db.session import take_write_lock
 
     fields = (display_name, organisation, licence, link, hidden)
     try:
@@ -57,6 +58,7 @@ def annotate_command(
                 )
             items = [Annotation(name, display_name, organisation, licence, link, hidden)]
         with app.engine().begin() as conn:
+            take_write_lock(conn, "annotate models")
             changed = annotate(conn, items)
     except AnnotateError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -186,12 +186,14 @@ def prune_command(app, keep_days, keep_last, dry_run, fmt):
         arena snapshots prune --keep-days 30 --keep-last 7
         arena snapshots prune --keep-last 3 --dry-run --format json
     """
+    from arena.db.session import take_write_lock
     from arena.retention import prune_snapshots
 
     if keep_days is None and keep_last is None:
         raise click.UsageError("give --keep-days, --keep-last or both")
     engine = app.engine()
     with engine.begin() as conn:
+        take_write_lock(conn, "prune snapshots")
         result = prune_snapshots(conn, keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
     doc = result.as_dict()
     if fmt == "table":

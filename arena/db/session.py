@@ -110,7 +110,63 @@ def create_db_engine(url: str, *, wait: float = DEFAULT_WAIT) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
     elif engine.dialect.name == "postgresql":
         event.listen(engine, "connect", _pg_lock_timeout(wait))
+        _announce_pg_lock_waits(engine)
     return engine
+
+
+#: Message of every lock wait that is not a named one (:func:`announce_wait`).
+LOCK_WAIT_MESSAGE = "waiting for another command's lock on the database (see --wait)"
+
+
+def _announce_pg_lock_waits(engine: Engine) -> None:
+    """Tell :data:`wait_notice` when any statement has waited on a lock for a while.
+
+    PostgreSQL waits on row and table locks (a migration, a concurrent write)
+    wherever a statement meets them, up to ``lock_timeout``. A statement still
+    running after :data:`NOTICE_AFTER` s is looked up in ``pg_stat_activity``
+    from another connection, once a second until it ends: a long scan is not a
+    wait, only ``wait_event_type = 'Lock'`` is.
+    """
+    local = threading.local()
+
+    def before(conn, cursor, statement, parameters, context, executemany) -> None:
+        if wait_notice is None or getattr(local, "watching", False):
+            return
+        done = threading.Event()
+        conn.info["arena_statement_done"] = done
+        pid = conn.connection.dbapi_connection.info.backend_pid
+        watcher = threading.Thread(target=watch, args=(pid, done), daemon=True)
+        watcher.start()
+
+    def after(conn, *_args) -> None:
+        done = conn.info.pop("arena_statement_done", None)
+        if done is not None:
+            done.set()
+
+    def failed(context) -> None:
+        if context.connection is not None:
+            after(context.connection)
+
+    def watch(pid: int, done: threading.Event) -> None:
+        local.watching = True
+        while not done.wait(NOTICE_AFTER):
+            try:
+                with engine.connect() as other:
+                    kind = other.exec_driver_sql(
+                        "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %(pid)s",
+                        {"pid": pid},
+                    ).scalar()
+            except Exception:  # noqa: BLE001 - a failed look is no reason to disturb the command
+                return
+            if kind == "Lock":
+                notice = wait_notice
+                if notice is not None and not done.is_set():
+                    notice(LOCK_WAIT_MESSAGE)
+                return
+
+    event.listen(engine, "before_cursor_execute", before)
+    event.listen(engine, "after_cursor_execute", after)
+    event.listen(engine, "handle_error", failed)
 
 
 def _pg_lock_timeout(wait: float):
