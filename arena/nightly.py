@@ -276,17 +276,21 @@ def nightly(
                 result.watermark = built.watermark
                 result.warnings = built.warnings
         if result.error is None:
-            result.seconds = time.perf_counter() - clock
-            doc = result.as_dict()
-            doc["published"] = True  # the file exists only if the publish succeeds
-            status = json.dumps(doc, indent=2, ensure_ascii=False).encode()
+
+            def status() -> bytes:
+                # rendered after every page: its seconds include the publish
+                result.seconds = time.perf_counter() - clock
+                doc = result.as_dict()
+                doc["published"] = True  # the file exists only if the publish succeeds
+                return json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n"
+
             try:
                 publish_site(
                     engine,
                     site,
                     top=top,
                     attribution=attribution,
-                    extra_files={STATUS_FILE: status + b"\n"},
+                    extra_files={STATUS_FILE: status},
                 )
             except (PublishError, OSError) as exc:
                 result.error = f"publish failed: {exc}"

@@ -30,7 +30,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -340,14 +340,16 @@ def publish_site(
     snapshot_id: int | None = None,
     top: int = 20,
     attribution: str | None = None,
-    extra_files: Mapping[str, bytes] | None = None,
+    extra_files: Mapping[str, bytes | Callable[[], bytes]] | None = None,
 ) -> PublishReport:
     """Render a snapshot (default: the latest overall one) and the latest snapshot of
     every other board into ``out_dir``, replacing a previous site atomically.
 
     ``extra_files`` (relative name -> bytes, e.g. ``arena nightly``'s
     ``status.json``) are written into the same atomic swap and listed in the
-    site marker like the rendered pages.
+    site marker like the rendered pages. A value may be a function returning
+    the bytes: it is called after every page is written, just before the swap
+    (so ``status.json`` can time the publish itself).
 
     Raises :class:`PublishError` for user errors (no snapshot, bad target).
     """
@@ -369,7 +371,8 @@ def publish_site(
         _remove_leftovers(out)
         files = _files(sites, top=top, attribution=attribution, audit=audit)
         if extra_files:
-            files = itertools.chain(files, extra_files.items())
+            late = ((k, v() if callable(v) else v) for k, v in extra_files.items())
+            files = itertools.chain(files, late)
         written, sizes = _write_atomic(out, files)
     finally:
         os.close(lock)
