@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from arena.cli import cli
 from arena.db.session import open_engine
 from arena.snapshots import load_board, load_samples
+from tests.conftest import cli_for as cli_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared from the project root (one more level up from a git worktree in wt/)
@@ -223,3 +224,61 @@ def test_llmfao_and_mt_bench_each_rated_as_if_alone(run_cli, engine, tmp_path):
     assert [key(r) for r in both.rows] == [key(r) for r in alone.rows]
     order = [r.position for r in both.rows]
     assert s_both[:, order].tobytes() == s_alone[:, [r.position for r in alone.rows]].tobytes()
+
+
+def _style_votes(path: Path, groups, seed: int = 4) -> Path:
+    """Battles with LMArena style metadata (every 10th without), for ``groups`` of models."""
+    from tests.test_ingest_style import meta, write_jsonl
+
+    rng = np.random.default_rng(seed)
+    records = []
+    for group, n in groups:
+        for _ in range(n):
+            a, b = rng.choice(group, 2, replace=False)
+            tokens, headers, lists, bold = (
+                tuple(int(x) for x in rng.integers(lo, hi, 2))
+                for lo, hi in ((50, 900), (0, 4), (0, 6), (0, 8))
+            )
+            u = rng.random() + (0.15 if tokens[0] > tokens[1] else 0.0)  # longer answers win more
+            winner = "tie" if u < 0.15 else ("model_a" if u > 0.6 else "model_b")
+            info = meta(tokens, headers, lists, bold)
+            records.append(
+                {
+                    "id": f"s{len(records)}",
+                    "model_a": str(a),
+                    "model_b": str(b),
+                    "winner": winner,
+                    "conv_metadata": None if len(records) % 10 == 9 else info,
+                }
+            )
+    return Path(write_jsonl(path, records))
+
+
+def test_style_controlled_board_per_set(run_cli, tmp_path):
+    """A set's style-controlled board: only its battles with metadata, as if alone."""
+    groups = ((GROUP_A, 900), (GROUP_B, 500))
+    run_cli("ingest", str(_style_votes(tmp_path / "both.jsonl", groups)), "-q")
+    _rebuild(run_cli, "--components", "separate")
+    boards = {s["board"] for s in _json(run_cli, "snapshots")}
+    assert {"overall|style", "overall|component:2", "overall|component:2|style"} <= boards
+    styled = _json(run_cli, "leaderboard", "--component", "2", "--style-control")
+    assert styled["snapshot"]["board"] == "overall|component:2|style"
+    assert {r["model"] for r in styled["rows"]} == set(GROUP_B)
+    # group B's battles are records 900..1399: every 10th of them has no metadata
+    assert styled["snapshot"]["counts"]["excluded"] == 50
+    assert styled["snapshot"]["counts"]["battles"] == 450
+    assert (
+        styled["snapshot"]["paired_snapshot"]
+        == _json(run_cli, "leaderboard", "--component", "2")["snapshot"]["id"]
+    )
+
+    # group B ingested alone (same records, same ids): the same style board
+    alone = tmp_path / "alone.db"
+    run_alone = cli_for_url(f"sqlite:///{alone}")
+    records = (tmp_path / "both.jsonl").read_text().splitlines(keepends=True)[900:]
+    (tmp_path / "b.jsonl").write_text("".join(records))
+    run_alone("ingest", str(tmp_path / "b.jsonl"), "-q")
+    _rebuild(run_alone)
+    by_itself = _json(run_alone, "leaderboard", "--style-control")
+    assert _ratings(by_itself) == _ratings(styled)
+    assert by_itself["snapshot"]["style_coefficients"] == styled["snapshot"]["style_coefficients"]
