@@ -53,7 +53,8 @@ def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:
     return PlanInputs(
         snapshot=board.snapshot,
         names=names,
-        rating=np.array([r.rating for r in rows]),
+        # NaN for a model with no rating on the board's scale (outside the comparable set)
+        rating=np.array([np.nan if r.rating is None else r.rating for r in rows], dtype=float),
         samples=np.asarray(samples, dtype=np.float64),
         pair_battles=pairs,
         ranked=np.array([r.ranked for r in rows]),

@@ -126,6 +126,19 @@ def test_compare_within_and_across_sets(split_db):
     assert pinned["verdict"].startswith("no verdict") and pinned["board"] == "overall"
 
 
+def test_plan_for_a_set(split_db):
+    run_cli = split_db
+    _rebuild(run_cli, "--components", "separate")
+    main = _json(run_cli, "plan")
+    assert {m for p in main["pairs"] for m in (p["model_a"], p["model_b"])} == set(GROUP_A)
+    second = _json(run_cli, "plan", "--component", "2")
+    assert {m for p in second["pairs"] for m in (p["model_a"], p["model_b"])} == set(GROUP_B)
+    assert second["snapshot"] == _json(run_cli, "leaderboard", "--component", "2")["snapshot"]["id"]
+    power = _json(run_cli, "plan", "power", "beta-0", "beta-2", "--component", "2")
+    assert power["snapshot"] == second["snapshot"] and len(power["pairs"]) == 1
+    assert power["pairs"][0]["model_b"] == "beta-2" and power["pairs"][0]["se"] > 0
+
+
 def test_diff_of_set_boards(split_db, tmp_path):
     run_cli = split_db
     _rebuild(run_cli, "--components", "separate")

@@ -4,19 +4,30 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import category_option, format_option, seed_option, snapshot_option
+from arena.cli.options import (
+    category_option,
+    component_option,
+    format_option,
+    seed_option,
+    snapshot_option,
+)
 from arena.cli.output import emit
 
 WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
 POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles_needed"]
 
 
-def _inputs(app, snapshot_id, category):
-    from arena.compare import SnapshotError, resolve_snapshot_id
+def _inputs(app, snapshot_id, category, component=None):
+    from arena.compare import SnapshotError, resolve_board, resolve_snapshot_id
     from arena.plan_store import plan_inputs
 
     with app.engine().connect() as conn:
         try:
+            if component is not None:
+                board = resolve_board(
+                    conn, snapshot_id=snapshot_id, category=category, component=component
+                )
+                snapshot_id = board.snapshot.id
             snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
             inputs = plan_inputs(conn, snapshot_id)
         except SnapshotError as exc:
@@ -32,6 +43,7 @@ PLAN_CATEGORY = "Plan for the latest snapshot of this category's board."
 @click.group("plan", invoke_without_command=True)
 @snapshot_option
 @category_option(PLAN_CATEGORY)
+@component_option
 @click.option(
     "--rule",
     type=click.Choice(["paper", "tiers"]),
@@ -49,18 +61,21 @@ PLAN_CATEGORY = "Plan for the latest snapshot of this category's board."
 @seed_option
 @format_option
 @click.pass_context
-def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
+def plan_group(ctx, snapshot_id, category, component, rule, n_draws, seed, fmt) -> None:
     """Sampling probabilities per pair for the next battles (ranked models).
 
     Lists every pair of ranked models with its battles so far and the
     probability a scheduler should give it; with --n, draws N battles from
     those probabilities (shown order by a fair coin) as model_a,model_b rows.
+    With --component N: the pairs of comparable set N's board (`arena rebuild
+    --components separate`).
 
     \b
     Example:
         arena plan --format csv > weights.csv
         arena plan --rule tiers --n 500 --seed 1 --format csv > next.csv
         arena plan power gpt-4o claude-3-opus
+        arena plan --component 2 --format json
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -70,7 +85,7 @@ def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
 
     if n_draws is not None and n_draws < 1:
         raise click.BadParameter("must be at least 1", param_hint="--n")
-    inp = _inputs(ctx.obj, snapshot_id, category)
+    inp = _inputs(ctx.obj, snapshot_id, category, component)
     models = np.flatnonzero(inp.ranked)
     try:
         plan = pair_weights(
@@ -108,10 +123,11 @@ def plan_group(ctx, snapshot_id, category, rule, n_draws, seed, fmt) -> None:
 @click.argument("models", nargs=-1)
 @snapshot_option
 @category_option(PLAN_CATEGORY)
+@component_option
 @click.option("--power", "target", type=float, default=0.8, show_default=True, help="Target power.")
 @format_option
 @click.pass_obj
-def power_command(app, models, snapshot_id, category, target, fmt) -> None:
+def power_command(app, models, snapshot_id, category, component, target, fmt) -> None:
     """Battles needed to separate two models, or every adjacent ranked pair.
 
     Closed form at the board's confidence level: with the current difference
@@ -130,7 +146,7 @@ def power_command(app, models, snapshot_id, category, target, fmt) -> None:
 
     if not 0 < target < 1:
         raise click.BadParameter("must be between 0 and 1", param_hint="--power")
-    inp = _inputs(app, snapshot_id, category)
+    inp = _inputs(app, snapshot_id, category, component)
     if len(models) == 2:
         try:
             pairs = [(inp.index(models[0]), inp.index(models[1]))]
