@@ -139,6 +139,14 @@ def test_plan_for_a_set(split_db):
     assert power["pairs"][0]["model_b"] == "beta-2" and power["pairs"][0]["se"] > 0
 
 
+def test_audit_of_a_set(split_db):
+    run_cli = split_db
+    _rebuild(run_cli, "--components", "separate")
+    doc = _json(run_cli, "audit", "--component", "2", "--probe", "coverage", "--rounds", "20")
+    assert doc["board"] == "overall|component:2"
+    assert doc["models"] == len(GROUP_B) and doc["votes"] == 400
+
+
 def test_diff_of_set_boards(split_db, tmp_path):
     run_cli = split_db
     _rebuild(run_cli, "--components", "separate")

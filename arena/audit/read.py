@@ -13,10 +13,17 @@ from sqlalchemy import Connection, and_, delete, insert, select
 
 from arena import __version__
 from arena.audit.votes import Votes
-from arena.db.models import Battle, BattleCategory, Category, Model, SnapshotAudit
+from arena.db.models import (
+    Battle,
+    BattleCategory,
+    Category,
+    Model,
+    SnapshotAudit,
+    SnapshotRow,
+)
 from arena.db.session import take_write_lock
 from arena.outcomes import OUTCOME_CODES
-from arena.snapshots import SnapshotInfo
+from arena.snapshots import SnapshotInfo, component_number
 
 __all__ = [
     "snapshot_votes",
@@ -45,6 +52,9 @@ def _conditions(snapshot: SnapshotInfo) -> list:
     excluded = opts.get(EXCLUDED_JUDGES) or []
     if excluded:
         conds.append(Battle.judge.is_(None) | Battle.judge.not_in(excluded))
+    if component_number(snapshot.board) > 1:  # a comparable set's board: its models' votes
+        members = select(SnapshotRow.model_id).where(SnapshotRow.snapshot_id == snapshot.id)
+        conds += [Battle.model_a_id.in_(members), Battle.model_b_id.in_(members)]
     return conds
 
 

@@ -7,6 +7,7 @@ import click
 from arena.audit import PROBE_NAMES
 from arena.cli.options import (
     category_option,
+    component_option,
     format_option,
     level_option,
     quiet_option,
@@ -28,6 +29,7 @@ def _num(x):
 @click.command("audit")
 @snapshot_option
 @category_option("Audit the latest snapshot of this category's board.")
+@component_option
 @click.option(
     "--probe",
     "probes",
@@ -50,7 +52,7 @@ def _num(x):
 @quiet_option
 @click.pass_obj
 def audit_command(
-    app, snapshot_id, category, probes, level, alpha, rounds, seed, no_store, fmt, quiet
+    app, snapshot_id, category, component, probes, level, alpha, rounds, seed, no_store, fmt, quiet
 ) -> None:
     """Audit the votes behind a snapshot: position bias, tie convention,
     intransitivity, vote clustering, judge influence, anomalous judges and
@@ -60,13 +62,15 @@ def audit_command(
     whole interval lies outside its stated innocent band. Probes that need
     judge ids say so and are skipped on data without them. The JSON document
     is stored with the snapshot (the published site shows it; `arena rebuild
-    --exclude-flagged` leaves the flagged judges out).
+    --exclude-flagged` leaves the flagged judges out). With --component N:
+    the votes among the models of comparable set N's board.
 
     \b
     Example:
         arena audit
         arena audit --probe anomaly --format json
         arena audit --category math --alpha 0.01
+        arena audit --component 2
     """
     from arena.audit.read import AuditError, audit_snapshot
     from arena.snapshots import board_key
@@ -74,7 +78,17 @@ def audit_command(
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
     progress = phase_reporter(quiet=quiet)
+    if component is not None:
+        from arena.compare import SnapshotError, resolve_board
 
+        with app.engine().connect() as conn:
+            try:
+                board = resolve_board(
+                    conn, snapshot_id=snapshot_id, category=category, component=component
+                )
+            except SnapshotError as exc:
+                raise click.ClickException(str(exc)) from None
+        snapshot_id = board.snapshot.id
     try:
         info, report = audit_snapshot(
             app.engine(),
