@@ -10,16 +10,25 @@ Modules (one job each):
   outcome, weight) cells; sparse clusters x cells matrices.
 * :mod:`~arena.engine.design` -- cells -> sufficient statistics of one model
   variant (half ties / Davidson, optional position term).
-* :mod:`~arena.engine.newton` -- batched log-likelihood derivatives, damped
-  Newton and fixed-Hessian (chord) solvers over ``(rounds, params)`` arrays.
+* :mod:`~arena.engine.likelihood` -- batched log-likelihood, gradient and
+  Hessian over ``(rounds, params)`` arrays.
+* :mod:`~arena.engine.newton` -- damped Newton and fixed-Hessian (chord)
+  solvers of those arrays.
 * :mod:`~arena.engine.graph` -- MLE existence (strong connectivity of the
   beats graph) and per-model flags.
 * :mod:`~arena.engine.fit` -- the exact Bradley–Terry MLE: :func:`fit`.
 * :mod:`~arena.engine.scale` -- the Elo scale and the win probability.
 * :mod:`~arena.engine.sampling` -- exact, fast multinomial resampling.
-* :mod:`~arena.engine.bootstrap` -- vectorised (cluster) bootstrap: :func:`bootstrap`.
+* :mod:`~arena.engine.bootstrap` -- vectorised (cluster) bootstrap: :func:`bootstrap`;
+  :mod:`~arena.engine.rounds` runs its chunks of rounds (threads or processes).
 * :mod:`~arena.engine.analytic` -- Fisher and sandwich covariances.
-* :mod:`~arena.engine.rate` -- one call to ratings with intervals: :func:`rate`.
+* :mod:`~arena.engine.intervals` -- intervals from a point fit (bootstrap or normal).
+* :mod:`~arena.engine.rate` -- one call to ratings with intervals: :func:`rate`;
+  :mod:`~arena.engine.comparable` puts a comparable set's fit back on the board.
+* :mod:`~arena.engine.style_design`, :mod:`~arena.engine.style_model`,
+  :mod:`~arena.engine.style_fit`, :mod:`~arena.engine.style_boot`,
+  :mod:`~arena.engine.style` -- style control (covariates, likelihood, point
+  fit, bootstrap, :func:`~arena.engine.style.rate_style`).
 * :mod:`~arena.engine.ranks` -- rank (UB) and bootstrap rank intervals.
 * :mod:`~arena.engine.pairs`, :mod:`~arena.engine.multiple`,
   :mod:`~arena.engine.tiers` -- paired bootstrap statistics, multiplicity

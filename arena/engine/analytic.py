@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.engine.fit import SCALE, Fit, rating_transform
-from arena.engine.newton import category_maps
+from arena.engine.likelihood import category_maps
 
 __all__ = ["sandwich_cov", "sandwich_param_cov"]
 

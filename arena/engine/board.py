@@ -253,14 +253,7 @@ def rate_style_board(
             np.asarray(cluster_ids)[kept], style.battle_row[kept], n_cells=style.n_rows
         )
     ratings = rate_style(
-        style,
-        **opts.interval_options(),
-        clusters=clusters,
-        ties=f.ties,
-        position=f.position,
-        prior=f.prior,
-        style_reg=style_reg,
-        anchor=f.anchor,
+        style, f, **opts.interval_options(), clusters=clusters, style_reg=style_reg
     )
     if names is not None:
         ratings = replace(ratings, warnings=ratings.named_warnings(check_names(names, n_models)))

@@ -28,53 +28,29 @@ to converge are listed in ``failed_rounds`` and left out of the intervals.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
-from arena.engine.blas import one_blas_thread, set_blas_threads
+from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
 from arena.engine.graph import category_credit_maps, existence
-from arena.engine.newton import GTOL_REL_BOOT, category_maps, chord, gradient_scale, newton
+from arena.engine.likelihood import category_maps, gradient_scale
+from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions, fit_options
+from arena.engine.rounds import CHUNK_ELEMS, run_rounds
 from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
 from arena.engine.validate import check_level
 
-__all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS"]
+__all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS", "run_rounds"]
 
-#: Target size (in float64 elements) of the per-chunk working arrays.
-CHUNK_ELEMS = 4_000_000
-#: Above this much work (rounds x categories) chunks run in forked worker
-#: processes, below it in threads.  NumPy releases the GIL in the heavy array
-#: work, so threads share the cores with no start-up cost; processes win only
-#: once the GIL-held Python between array calls adds up (measured crossover on
-#: 2 cores: between 15M, where threads are 15% faster, and 93M, where
-#: processes are 30% faster).
-PROCESS_MIN_WORK = 40_000_000
-#: Rounds are split into at least this many chunks.
-MIN_CHUNKS = 4
 #: Build tabulated Poisson samplers when the draws outnumber the table entries
 #: by this factor (a table entry costs about what one draw saves).
 TABLE_PAYOFF = 2
-
-_JOB: _Job | None = None  # set in the parent just before forking workers
-
-
-def _run_forked(args):
-    return _JOB.run(*args)
-
-
-def _worker_init() -> None:
-    """One BLAS thread per worker process: the workers already occupy the cores."""
-    set_blas_threads(1)
 
 
 @dataclass(frozen=True)
@@ -148,6 +124,33 @@ class Bootstrap:
         return self.samples[:, i] - self.samples[:, j]
 
 
+def collect(parts: list[tuple], estimates: list[np.ndarray], point) -> list[Bootstrap]:
+    """One :class:`Bootstrap` per estimate from the chunks' results, in order.
+
+    Each chunk returns ``(values_0, ..., values_k, converged, use_prior,
+    grad_norm)`` with one ``values`` array of rounds per estimate (the
+    ratings, and for the style fit its coefficients); the rounds' status is
+    shared by all of them.
+    """
+    k = len(estimates)
+    converged = np.concatenate([p[k] for p in parts])
+    prior_rounds = np.flatnonzero(np.concatenate([p[k + 1] for p in parts]))
+    gnorm = np.concatenate([p[k + 2] for p in parts])
+    failed = np.flatnonzero(~converged)
+    return [
+        Bootstrap(
+            np.concatenate([p[i] for p in parts]),
+            est,
+            converged,
+            failed,
+            prior_rounds,
+            gnorm,
+            point,
+        )
+        for i, est in enumerate(estimates)
+    ]
+
+
 def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:
     """``level`` quantile of ``max_i |dev_ri| / se_i`` (models with ``se == 0`` ignored)."""
     live = se > 0
@@ -155,14 +158,6 @@ def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:
         return float(special.ndtri(0.5 + level / 2))
     t = np.abs(dev[:, live]) / se[live]
     return float(np.quantile(t.max(axis=1), level))
-
-
-def _seed_sequence(rng) -> np.random.SeedSequence:
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
-    if isinstance(rng, np.random.SeedSequence):
-        return rng
-    return np.random.SeedSequence(rng)
 
 
 class _Job:
@@ -225,7 +220,7 @@ class _Job:
         gnorm = np.full(rounds, np.inf)
         use_prior = np.zeros(rounds, dtype=bool)
         if self.lam0 == 0.0 and d.n_active:
-            use_prior = ~_mle_possible(d, stats, credit, debit)
+            use_prior = ~mle_possible(d, stats, credit, debit)
         std = np.flatnonzero(~use_prior)
         if std.size:
             lam = self.lam0
@@ -299,65 +294,13 @@ def samplers(
     return table, CategoricalTable(p)
 
 
-def _mle_possible(
-    d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray
-) -> np.ndarray:
+def mle_possible(d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray) -> np.ndarray:
     """Cheap necessary condition for the MLE per round: every model won and lost (ties count)."""
     ok = (credit > 0).all(axis=1) & (debit > 0).all(axis=1)
     if d.ties == "davidson":
         wt = stats[:, 2].sum(axis=1)
         ok &= (wt > 0) & (wt < stats.sum(axis=(1, 2)))
     return ok
-
-
-def _forked_chunks(job: _Job, sizes, seeds, workers: int):
-    """Chunks in forked worker processes, or None if processes are unavailable."""
-    global _JOB
-    if (
-        "fork" not in multiprocessing.get_all_start_methods()
-        or multiprocessing.current_process().daemon
-    ):
-        return None
-    _JOB = job
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(
-            max_workers=workers, mp_context=ctx, initializer=_worker_init
-        ) as pool:
-            return list(pool.map(_run_forked, zip(sizes, seeds, strict=True)))
-    except (BrokenProcessPool, OSError):
-        return None  # could not fork, or a worker died: the caller reruns the same chunks
-    finally:
-        _JOB = None
-
-
-def _run_chunks(job: _Job, sizes, seeds, workers: int, *, big: bool):
-    """Run all chunks; results are identical whichever way they are executed."""
-    if workers > 1 and len(sizes) > 1:
-        if big:
-            parts = _forked_chunks(job, sizes, seeds, workers)
-            if parts is not None:
-                return parts
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(job.run, sizes, seeds))
-    return [job.run(n, s) for n, s in zip(sizes, seeds, strict=True)]
-
-
-def run_rounds(job, rounds: int, rng, workers: int | None, *, chunk_elems: int = CHUNK_ELEMS):
-    """Split ``rounds`` into chunks with their own random streams and run ``job.run`` on each.
-
-    At least ``MIN_CHUNKS`` chunks, so that the workers share even short runs;
-    the chunking depends only on the problem (``job.width()``, the working
-    elements per round), never on ``workers``: the same seed gives the same
-    numbers however many workers run.  Returns the chunks' results in order.
-    """
-    size = int(max(1, min(chunk_elems // job.width(), -(-rounds // MIN_CHUNKS))))
-    starts = list(range(0, rounds, size))
-    seeds = _seed_sequence(rng).spawn(len(starts))
-    sizes = [min(size, rounds - s) for s in starts]
-    if workers is None:
-        workers = min(2, os.cpu_count() or 1)
-    return _run_chunks(job, sizes, seeds, workers, big=rounds * job.width() >= PROCESS_MIN_WORK)
 
 
 @one_blas_thread
@@ -420,16 +363,4 @@ def bootstrap(
         point = fit(table, opts)
     job = _Job(point, clusters, chord_iters, newton_iters, rounds)
     parts = run_rounds(job, rounds, rng, workers)
-    samples = np.concatenate([p[0] for p in parts])
-    converged = np.concatenate([p[1] for p in parts])
-    prior_rounds = np.flatnonzero(np.concatenate([p[2] for p in parts]))
-    gnorm = np.concatenate([p[3] for p in parts])
-    return Bootstrap(
-        samples=samples,
-        point=point.rating,
-        converged=converged,
-        failed_rounds=np.flatnonzero(~converged),
-        prior_rounds=prior_rounds,
-        grad_norm=gnorm,
-        fit=point,
-    )
+    return collect(parts, [point.rating], point)[0]

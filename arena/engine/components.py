@@ -65,7 +65,7 @@ class Components:
         return int(self.sizes.size)
 
 
-def _components(design: Design, table: CountTable) -> Components:
+def design_components(design: Design, table: CountTable) -> Components:
     m = design.n_models
     ex = existence(design, design.point_stats()[0])
     strong = np.full(m, -1, dtype=np.int64)
@@ -111,7 +111,7 @@ def components(
     Components
     """
     design = make_design(table, ties=ties, both_bad=both_bad, position=position)
-    return _components(design, table)
+    return design_components(design, table)
 
 
 def subtable(table: CountTable, models: np.ndarray) -> tuple[CountTable, np.ndarray]:

@@ -63,9 +63,9 @@ class CountTable:
 
 
 def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
-    n_models = _n_models(n_models)
+    n_models = check_n_models(n_models)
     n = np.asarray(n, dtype=np.float64)
-    a, b, outcome = _battle_arrays(n_models, a, b, outcome)
+    a, b, outcome = battle_arrays(n_models, a, b, outcome)
     shape = a.shape
     if n.shape != shape:
         raise ValueError("a, b, outcome and n must be 1-d arrays of the same length")
@@ -87,13 +87,13 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
     )
 
 
-def _n_models(n_models) -> int:
+def check_n_models(n_models) -> int:
     if int(n_models) != n_models or n_models < 0:
         raise ValueError(f"n_models must be a non-negative integer, got {n_models!r}")
     return int(n_models)
 
 
-def _battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Check per-battle index arrays; returns them as intp (no copy when already intp)."""
     a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome)
     if a.ndim != 1 or b.shape != a.shape or outcome.shape != a.shape:
@@ -312,8 +312,8 @@ def clustered_table(
     a = np.asarray(model_a)
     if weight is None:
         # per-battle arrays: validated without materialising unit counts
-        m = _n_models(n_models)
-        a, b, o = _battle_arrays(m, a, model_b, outcome)
+        m = check_n_models(n_models)
+        a, b, o = battle_arrays(m, a, model_b, outcome)
         dense = _dense_table(m, a, b, o, inverse=cluster_ids is not None) if a.size else None
         if dense is None:
             t = CountTable(m, a, b, o.astype(np.int8), np.ones(a.shape), np.ones(a.shape))

@@ -30,11 +30,27 @@ __all__ = ["Design", "make_design", "TIE_MODELS"]
 
 TIE_MODELS = ("half", "davidson")
 # outcome classes after mapping: first model of the group wins / second wins / tie
-_CLASS_A, _CLASS_B, _CLASS_T = 0, 1, 2
+CLASS_A, CLASS_B, CLASS_T = 0, 1, 2
+
+
+class ParameterCounts:
+    """``n_params`` and ``n_total`` of a design (raw or style-controlled).
+
+    The design supplies ``n_active`` (models fitted), ``n_extra`` (the other
+    parameters) and ``cat_n`` (battles per category or row).
+    """
+
+    @property
+    def n_params(self) -> int:
+        return self.n_active + self.n_extra
+
+    @property
+    def n_total(self) -> float:
+        return float(self.cat_n.sum())
 
 
 @dataclass(frozen=True)
-class Design:
+class Design(ParameterCounts):
     """Compiled model: groups, categories and the maps between them.
 
     Attributes
@@ -101,14 +117,6 @@ class Design:
     def n_extra(self) -> int:
         return int(self.position) + int(self.ties == "davidson")
 
-    @property
-    def n_params(self) -> int:
-        return self.n_active + self.n_extra
-
-    @property
-    def n_total(self) -> float:
-        return float(self.cat_n.sum())
-
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Group statistics ``(R, n_stats, G)`` from category counts ``(R, Q)``."""
         counts = np.atleast_2d(counts)
@@ -152,9 +160,9 @@ def make_design(
     keep = (a != b) & (n > 0)
     if both_bad == "drop":
         keep &= o != TIE_BOTH_BAD
-    cls = np.full(o.shape, _CLASS_T, dtype=np.intp)
-    cls[o == A_WINS] = _CLASS_A
-    cls[o == B_WINS] = _CLASS_B
+    cls = np.full(o.shape, CLASS_T, dtype=np.intp)
+    cls[o == A_WINS] = CLASS_A
+    cls[o == B_WINS] = CLASS_B
     assert np.all((o == A_WINS) | (o == B_WINS) | (o == TIE) | (o == TIE_BOTH_BAD))
 
     # Orientation: without a position term only the unordered pair matters,
@@ -164,8 +172,8 @@ def make_design(
         flip = a > b
         first[flip], second[flip] = b[flip], a[flip]
         swapped = cls.copy()
-        swapped[flip & (cls == _CLASS_A)] = _CLASS_B
-        swapped[flip & (cls == _CLASS_B)] = _CLASS_A
+        swapped[flip & (cls == CLASS_A)] = CLASS_B
+        swapped[flip & (cls == CLASS_B)] = CLASS_A
         cls = swapped
 
     kept = np.flatnonzero(keep)
@@ -195,7 +203,7 @@ def make_design(
     if ties == "half":
         n_stats = 2
         # (s, n): s is the first model's credit (tie = half a win)
-        credit = np.where(cc == _CLASS_A, 1.0, np.where(cc == _CLASS_B, 0.0, 0.5)) * cw
+        credit = np.where(cc == CLASS_A, 1.0, np.where(cc == CLASS_B, 0.0, 0.5)) * cw
         rows = np.concatenate([q, q])
         cols = np.concatenate([cg, n_groups + cg])
         vals = np.concatenate([credit, cw])

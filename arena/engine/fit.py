@@ -39,7 +39,8 @@ from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence, model_flags
-from arena.engine.newton import GTOL_REL, _model_functions, gradient_scale, newton
+from arena.engine.likelihood import gradient_scale
+from arena.engine.newton import GTOL_REL, model_functions, newton
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.scale import BASE, SCALE
 
@@ -174,11 +175,44 @@ def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
     xp, _, _, gp = newton(design, stats, x, lam=lam, gtol=np.zeros(1), max_iter=2)
     if gp[0] < gnorm[0]:
         x, gnorm = xp, gp
-    f, _, h = _model_functions(design)[0](x, stats, lam)
+    f, _, h = model_functions(design)[0](x, stats, lam)
     hinv = np.linalg.pinv(h[0], hermitian=True) if design.n_params else np.zeros((0, 0))
     proj = gauge_projector(design)
     converged = bool(conv[0]) or bool(gnorm[0] <= gtol[0])
     return x, converged, int(iters[0]), float(gnorm[0]), float(f[0]), proj @ hinv @ proj, hinv
+
+
+def solve_model(design, stats: np.ndarray, lam, gtol: np.ndarray, anchor, lam_theta: float) -> dict:
+    """Solve for the maximiser; the fields every point fit reports, as a dict.
+
+    :func:`solve_point` and :func:`model_ratings` (models without battles get
+    the prior precision ``lam_theta``), plus the Davidson tie parameter (the
+    last parameter) and its delta-method SE.  Keys are fields of :class:`Fit`
+    (and of the style fit's ``StyleFit``).
+    """
+    x, converged, iters, gnorm, f, pcov, hinv = solve_point(design, stats, lam, gtol)
+    theta, rating, cov, se = model_ratings(design, x, pcov, anchor, lam_theta)
+    tie = tie_se = None
+    if design.ties == "davidson":
+        tie = float(np.exp(x[0, -1]))
+        tie_se = float(tie * np.sqrt(max(pcov[-1, -1], 0.0)))
+    return dict(
+        theta=theta,
+        rating=rating,
+        se=se,
+        cov=cov,
+        converged=converged,
+        grad_norm=gnorm,
+        iterations=iters,
+        tie_param=tie,
+        tie_param_se=tie_se,
+        log_likelihood=f,
+        anchor=anchor,
+        design=design,
+        x=x[0],
+        param_cov=pcov,
+        kinv=hinv,
+    )
 
 
 def check_davidson(design, stats: np.ndarray) -> None:
@@ -304,7 +338,9 @@ def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
     return out
 
 
-def _warnings(flags: list[tuple[str, ...]], mle_exists: bool, lam: float, names=None) -> list[str]:
+def fit_warnings(
+    flags: list[tuple[str, ...]], mle_exists: bool, lam: float, names=None
+) -> list[str]:
     out = flag_warnings(flags, names)
     if not mle_exists:
         if lam > 0:
@@ -347,42 +383,21 @@ def fit(table: CountTable, options: FitOptions | None = None, /, *, names=None, 
     lam = resolve_prior(opts.prior, ex.exists)
 
     gtol = GTOL_REL * gradient_scale(design, stats)
-    x, converged, iters, gnorm, f, pcov, hinv = solve_point(design, stats, lam, gtol)
-    theta, rating, cov, se = model_ratings(design, x, pcov, anchor, lam)
-
-    ma = design.n_active
-    k = ma
-    pos = pos_se = tie = tie_se = None
+    sol = solve_model(design, stats, lam, gtol, anchor, lam)
+    pos = pos_se = None
     if design.position:
-        pos, pos_se = float(x[0, k]), float(np.sqrt(max(pcov[k, k], 0.0)))
-        k += 1
-    if design.ties == "davidson":
-        tie = float(np.exp(x[0, k]))
-        tie_se = float(tie * np.sqrt(max(pcov[k, k], 0.0)))
+        k = design.n_active
+        pos, pos_se = float(sol["x"][k]), float(np.sqrt(max(sol["param_cov"][k, k], 0.0)))
 
-    warnings = _warnings(flags, ex.exists, lam, names)
-    if not converged:
-        warnings.append(f"point fit did not converge (max |gradient| {gnorm:.3g})")
+    warnings = fit_warnings(flags, ex.exists, lam, names)
+    if not sol["converged"]:
+        warnings.append(f"point fit did not converge (max |gradient| {sol['grad_norm']:.3g})")
     return Fit(
-        theta=theta,
-        rating=rating,
-        se=se,
-        cov=cov,
-        converged=converged,
-        grad_norm=gnorm,
-        iterations=iters,
-        tie_param=tie,
-        tie_param_se=tie_se,
+        **sol,
         position_param=pos,
         position_se=pos_se,
         mle_exists=bool(ex.exists),
         prior_used=float(lam),
         flags=flags,
         warnings=warnings,
-        log_likelihood=f,
-        anchor=anchor,
-        design=design,
-        x=x[0],
-        param_cov=pcov,
-        kinv=hinv,
     )

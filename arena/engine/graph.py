@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from arena.engine.design import Design
-from arena.engine.newton import category_stats
+from arena.engine.likelihood import category_stats
 
 __all__ = ["Existence", "existence", "credit_debit", "FEW_BATTLES"]
 

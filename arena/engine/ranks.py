@@ -59,16 +59,7 @@ def rank_lb(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     every model whose interval is not entirely below model ``i``'s could sit
     above it.  With :func:`rank_ub` it brackets the rank the data support,
     ``rank_ub <= rank_lb``; the board shows both as a rank interval.
-
-    Parameters
-    ----------
-    low, high : array_like, shape (M,)
-        Interval bounds, ``low <= high``.
-
-    Returns
-    -------
-    numpy.ndarray of int, shape (M,)
-        Ranks in ``1 .. M``.
+    Arguments and result (int ranks in ``1 .. M``) as for :func:`rank_ub`.
 
     Notes
     -----

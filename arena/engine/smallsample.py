@@ -31,7 +31,7 @@ from scipy import special
 
 from arena.engine.design import Design
 from arena.engine.fit import SCALE, Fit, rating_transform
-from arena.engine.newton import evaluate, hessian_diagonal
+from arena.engine.likelihood import evaluate, hessian_diagonal
 
 __all__ = [
     "SMALL_SAMPLE_BATTLES",

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.engine.counts import _battle_arrays, _n_models, unique_rows
+from arena.engine.counts import battle_arrays, check_n_models, unique_rows
 from arena.outcomes import TIE_BOTH_BAD
 
 __all__ = ["STYLE_FEATURES", "StyleTable", "style_table", "style_covariates"]
@@ -153,8 +153,8 @@ def style_table(
     -------
     StyleTable
     """
-    m = _n_models(n_models)
-    a, b, o = _battle_arrays(m, model_a, model_b, outcome)
+    m = check_n_models(n_models)
+    a, b, o = battle_arrays(m, model_a, model_b, outcome)
     nb = a.shape[0]
     names = tuple(str(f) for f in features)
     fa = np.asarray(side_a, dtype=np.float64).reshape(nb, -1)

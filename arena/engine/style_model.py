@@ -3,7 +3,7 @@
 For a row (battles with the same ``a, b, outcome, weight, z``) the linear
 predictor is ``d = theta_a - theta_b + z . gamma`` (plus a constant
 first-shown term when ``position``), and the log-likelihood terms are the
-raw engine's (:func:`arena.engine.newton.group_terms`): half ties or
+raw engine's (:func:`arena.engine.likelihood.group_terms`): half ties or
 Davidson.  Parameters are ``x = [theta (Ma), gamma (F), phi (Davidson)]``.
 
 :class:`StyleDesign` provides ``evaluate`` and ``hessian_diagonal`` with the
@@ -27,15 +27,15 @@ import scipy.sparse as sp
 from scipy.linalg.blas import dgemv
 
 from arena.engine.counts import CountTable
-from arena.engine.design import _CLASS_A, _CLASS_B, make_design
-from arena.engine.newton import _rmul, group_terms
+from arena.engine.design import CLASS_A, CLASS_B, ParameterCounts, make_design
+from arena.engine.likelihood import group_terms, rmul
 from arena.engine.style_design import StyleTable
 from arena.outcomes import A_WINS, B_WINS
 
 __all__ = ["StyleDesign"]
 
 
-class StyleDesign:
+class StyleDesign(ParameterCounts):
     """Compiled contextual Bradley–Terry model of a :class:`StyleTable`.
 
     Attributes
@@ -107,7 +107,7 @@ class StyleDesign:
             self.unit = np.stack([credit * w, w])
         else:
             cls = np.full(o.shape, 2)
-            cls[o == A_WINS], cls[o == B_WINS] = _CLASS_A, _CLASS_B
+            cls[o == A_WINS], cls[o == B_WINS] = CLASS_A, CLASS_B
             self.unit = np.stack([w * (cls == k) for k in range(3)])
 
     @property
@@ -117,14 +117,6 @@ class StyleDesign:
     @property
     def n_extra(self) -> int:
         return self.n_features + int(self.ties == "davidson")
-
-    @property
-    def n_params(self) -> int:
-        return self.n_active + self.n_extra
-
-    @property
-    def n_total(self) -> float:
-        return float(self.cat_n.sum())
 
     # ------------------------------------------------------------ statistics
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
@@ -162,12 +154,12 @@ class StyleDesign:
         """Sum row terms ``(R, N)`` onto the models: ``+`` first, ``-`` second (or ``+`` both)."""
         per_group = np.add.reduceat(per_row, self.starts, axis=1)
         mat = self.raw.incidence_t if signed else self.raw.incidence_abs_t
-        return _rmul(mat, per_group)
+        return rmul(mat, per_group)
 
     def evaluate(self, x: np.ndarray, stats: np.ndarray, lam: np.ndarray, *, order: int = 2):
         """Objective (log-likelihood minus prior), gradient and negative Hessian.
 
-        Same contract as :func:`arena.engine.newton.evaluate`, with ``lam`` a
+        Same contract as :func:`arena.engine.likelihood.evaluate`, with ``lam`` a
         precision vector of shape (P,); ``order=-2`` gives gradient and
         Hessian without the objective (which costs a ``logaddexp`` per row).
         """
@@ -185,7 +177,7 @@ class StyleDesign:
     def point_terms(self, x: np.ndarray):
         """Per-battle derivative terms of every row at ``x`` (P,), each shape (N,) or None.
 
-        The terms of :func:`~arena.engine.newton.group_terms` are linear in
+        The terms of :func:`~arena.engine.likelihood.group_terms` are linear in
         the statistics at fixed ``x``, so a resample with row counts ``c``
         has terms ``c * t``: its gradient and Hessian at ``x`` need no
         ``expit`` pass (see :meth:`assemble`).
@@ -213,18 +205,18 @@ class StyleDesign:
         raw = self.raw
         # per-pair sums of hdd and hdd * z in one sparse product, and the
         # coefficient block as one (R, N) @ (N, F * F) product
-        hgz = _rmul(self.group_z_t, hdd).reshape(r, f + 1, -1)
+        hgz = rmul(self.group_z_t, hdd).reshape(r, f + 1, -1)
         hg = hgz[:, 0]
-        pair_w = _rmul(raw.pair_map_t, hg)
+        pair_w = rmul(raw.pair_map_t, hg)
         hflat[:, raw.pair_i * p + raw.pair_j] = -pair_w
         hflat[:, raw.pair_j * p + raw.pair_i] = -pair_w
         diag = np.arange(ma)
-        h[:, diag, diag] = _rmul(raw.incidence_abs_t, hg)
+        h[:, diag, diag] = rmul(raw.incidence_abs_t, hg)
         if ma and not np.any(lam[:ma]):
             scale = h[:, diag, diag].mean(axis=1) / ma
             h[:, :ma, :ma] += scale[:, None, None]
         if f:
-            col = _rmul(raw.incidence_t, hgz[:, 1:].reshape(r * f, -1)).reshape(r, f, ma)
+            col = rmul(raw.incidence_t, hgz[:, 1:].reshape(r * f, -1)).reshape(r, f, ma)
             h[:, ma : ma + f, :ma] = col
             h[:, :ma, ma : ma + f] = col.transpose(0, 2, 1)
             h[:, ma : ma + f, ma : ma + f] = (hdd @ self.zz).reshape(r, f, f)

@@ -11,6 +11,7 @@ from scipy.special import expit, log_expit
 
 from arena.engine.counts import cluster_matrix, count_table
 from arena.engine.fit import SCALE, fit
+from arena.engine.options import FitOptions
 from arena.engine.style import bootstrap_style, fit_style, rate_style
 from arena.engine.style_design import STYLE_FEATURES, style_table
 from arena.outcomes import A_WINS, B_WINS, TIE
@@ -187,6 +188,27 @@ def test_davidson_matches_direct_fit():
     assert np.abs(res.theta - (th - th.mean())).max() < 1e-5
     assert np.abs(res.coef - ref.x[m - 1 : -1]).max() < 1e-5
     assert abs(np.log(res.tie_param) - ref.x[-1]) < 1e-5
+
+
+def test_style_entry_points_take_fit_options():
+    """fit_style / bootstrap_style / rate_style take FitOptions like fit / rate, keywords override."""
+    sim, o, w = small_board(seed=5)
+    m = sim.theta.size
+    tab = style_table(sim.a, sim.b, o, sim.side_a, sim.side_b, n_models=m, weight=w)
+    opts = FitOptions(ties="davidson", position=True, anchor=(1, 1100.0))
+    by_options = fit_style(tab, opts)
+    by_keywords = fit_style(tab, ties="davidson", position=True, anchor=(1, 1100.0))
+    assert by_options.features[-1] == "position" and by_options.tie_param is not None
+    assert np.array_equal(by_options.x, by_keywords.x)
+    assert by_options.rating[1] == 1100.0
+    half = fit_style(tab, opts, ties="half")
+    assert half.tie_param is None and not np.array_equal(half.x[:m], by_options.x[:m])
+    boot = bootstrap_style(tab, opts, rounds=6, seed=2, workers=1)
+    assert np.array_equal(boot.ratings.point, by_options.rating)
+    rated = rate_style(tab, opts, ci="fisher", rounds=10)
+    assert np.array_equal(rated.rating, by_options.rating)
+    with pytest.raises(TypeError, match="unknown fit option"):
+        fit_style(tab, tie="davidson")
 
 
 def test_bootstrap_reproducible_and_worker_independent():

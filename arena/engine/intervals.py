@@ -1,0 +1,174 @@
+"""Confidence intervals from a point fit: bootstrap percentiles or normal (Fisher, sandwich).
+
+Shared by the raw engine (:func:`arena.engine.rate.rate`) and the
+style-controlled one (:func:`arena.engine.style.rate_style`): the option
+checks, the run facts stored with a snapshot, normal intervals (per model,
+max-|t| or chi-square simultaneous) and the fields of a
+:class:`~arena.engine.rate.Ratings` that come from the point fit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# scipy.special, not scipy.stats: the latter costs ~0.5 s of start-up per command.
+from scipy import special
+
+from arena.engine.bootstrap import Bootstrap, max_t_critical
+from arena.engine.validate import check_level
+
+__all__ = [
+    "CI_METHODS",
+    "check_interval_options",
+    "base_diagnostics",
+    "report_rounds",
+    "normal_intervals",
+    "analytic_intervals",
+    "bootstrap_intervals",
+    "ratings_fields",
+]
+
+CI_METHODS = ("bootstrap", "sandwich", "fisher")
+_SIMULTANEOUS = (False, True, "max-t", "chi2")
+
+
+def optional_float(x):
+    return None if x is None else float(x)
+
+
+def check_interval_options(ci: str, simultaneous, level: float) -> None:
+    """Reject unknown interval methods and combinations (``ValueError``)."""
+    if ci not in CI_METHODS:
+        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
+    if simultaneous not in _SIMULTANEOUS:
+        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
+    check_level(level)
+    if ci == "bootstrap" and simultaneous == "chi2":
+        raise ValueError(
+            "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
+        )
+
+
+def base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed) -> dict:
+    """Run facts shared by raw and style-controlled boards (JSON-serialisable)."""
+    return {
+        "method": ci,
+        "level": float(level),
+        "simultaneous": simultaneous if isinstance(simultaneous, str) else bool(simultaneous),
+        "converged": point.converged,
+        "grad_norm": point.grad_norm,
+        "iterations": point.iterations,
+        "mle_exists": point.mle_exists,
+        "prior_used": point.prior_used,
+        "tie_param": optional_float(point.tie_param),
+        "tie_param_se": optional_float(point.tie_param_se),
+        "n_battles": float(point.design.n_total),
+        "clusters": None if clusters is None else int(clusters.shape[0]),
+        "rounds": int(rounds),
+        "seed": seed if isinstance(seed, int) else None,
+        "failed_rounds": [],
+        "n_failed_rounds": 0,
+        "n_prior_rounds": 0,
+    }
+
+
+def report_rounds(boot: Bootstrap, diag: dict, warnings: list[str]) -> None:
+    """Failed and prior-fitted bootstrap rounds into the diagnostics and warnings."""
+    failed = boot.failed_rounds.tolist()
+    diag.update(
+        failed_rounds=failed,
+        n_failed_rounds=len(failed),
+        n_prior_rounds=int(boot.prior_rounds.size),
+    )
+    if failed:
+        warnings.append(
+            f"{len(failed)} bootstrap rounds did not converge and were left out: {failed[:20]}"
+        )
+    if boot.prior_rounds.size:
+        warnings.append(
+            f"{boot.prior_rounds.size} bootstrap rounds had no maximum-likelihood estimate "
+            "(e.g. a model drew no battles) and were fitted with the weak prior"
+        )
+
+
+def normal_intervals(
+    est: np.ndarray,
+    cov: np.ndarray,
+    *,
+    level: float,
+    simultaneous: bool | str,
+    rounds: int,
+    rng: np.random.Generator,
+    df: int,
+):
+    """Normal intervals ``est +/- c * se`` from an analytic covariance.
+
+    ``c`` is the normal quantile, the max-|t| quantile over ``rounds`` draws
+    from ``N(est, cov)`` (``simultaneous`` True / "max-t"), or the chi-square
+    ellipsoid projection with ``df`` degrees of freedom ("chi2").
+
+    Returns
+    -------
+    low, high, se : ndarray
+    samples : ndarray, shape (rounds, len(est))
+        The seeded normal draws (downstream code treats them like bootstrap rounds).
+    crit : float
+    """
+    se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    samples = rng.multivariate_normal(est, cov, size=rounds, method="eigh")
+    if simultaneous in (True, "max-t"):
+        crit = max_t_critical(samples - est, se, level)
+    elif simultaneous == "chi2":
+        crit = float(np.sqrt(special.chdtri(df, 1.0 - level)))
+    else:
+        crit = float(special.ndtri(0.5 + level / 2))
+    return est - crit * se, est + crit * se, se, samples, crit
+
+
+def bootstrap_intervals(boot: Bootstrap, level: float, simultaneous) -> tuple:
+    """``(low, high, se, samples)`` of a bootstrap (converged rounds)."""
+    low, high = boot.interval(level, simultaneous=bool(simultaneous))
+    return low, high, boot.se, boot.good
+
+
+def analytic_intervals(point, cov: np.ndarray, *, level, simultaneous, rounds: int, seed):
+    """Normal intervals of a point fit's ratings from the covariance ``cov``.
+
+    The chi-square projection uses the identified dimensions (active models,
+    one fewer without a prior).
+
+    Returns
+    -------
+    low, high, se, samples, crit
+        As :func:`normal_intervals`.
+    rng : numpy.random.Generator
+        The generator of the draws, for further draws of the same run.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    df = max(point.design.n_active - (1 if point.prior_used == 0 else 0), 1)
+    low, high, se, samples, crit = normal_intervals(
+        point.rating, cov, level=level, simultaneous=simultaneous, rounds=rounds, rng=rng, df=df
+    )
+    return low, high, se, samples, crit, rng
+
+
+def ratings_fields(point, low, high, se, samples, cov, warnings, diag, boot) -> dict:
+    """The fields of a :class:`~arena.engine.rate.Ratings` of one joint fit.
+
+    Every model with battles is on the common scale (the MLE exists, or the
+    caller asked for the joint fit with the weak prior, as flagged).
+    """
+    return dict(
+        rating=point.rating,
+        ci_low=np.asarray(low),
+        ci_high=np.asarray(high),
+        se=np.asarray(se),
+        samples=samples,
+        cov=cov,
+        flags=point.flags,
+        warnings=warnings,
+        diagnostics=diag,
+        fit=point,
+        boot=boot,
+        comparable=point.design.battles_per_model > 0,
+    )
