@@ -8,7 +8,7 @@ and the chart builders are timed on their own (the charts were the likely cost).
 
     python benchmarks/bench_publish.py [--models 300] [--history 20] [--pair-density 0.3]
 
-``--pair-density 1`` makes every pair of models meet (as the top 20 of a real
+``--pair-density 1`` makes every pair of models meet (as the top models of a real
 arena do): the observed and battle-count heatmaps are then full, the worst case
 for the page size.
 """
@@ -16,6 +16,7 @@ for the page size.
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import re
 import sys
@@ -37,6 +38,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pair-density", type=float, default=0.3)
+    ap.add_argument(
+        "--top", type=int, default=None, help="models in the heatmaps (default: publish's)"
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         engine = open_engine(f"sqlite:///{tmp}/bench.db")
@@ -55,10 +59,12 @@ def main() -> int:
             f"fixture: {args.models} models x {args.history} snapshots + 1 category "
             f"written in {time.perf_counter() - t0:.1f} s"
         )
+        top = args.top or inspect.signature(publish_site).parameters["top"].default
+        print(f"heatmaps of the top {top}")
         times, cpu = [], []
         for _ in range(args.repeat):
             t, c = time.perf_counter(), time.process_time()
-            report = publish_site(engine, Path(tmp) / "site", top=20)
+            report = publish_site(engine, Path(tmp) / "site", top=top)
             times.append(time.perf_counter() - t)
             cpu.append(time.process_time() - c)
         best, worst = min(times), max(times)
@@ -73,9 +79,15 @@ def main() -> int:
             f"publish CPU time: best {min(cpu):.2f} s, worst {max(cpu):.2f} s; "
             f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
         )
+        load = os.getloadavg()[0]
+        if load > (os.cpu_count() or 1):
+            print(
+                f"  (the machine is loaded: load {load:.1f} on {os.cpu_count()} CPUs; wall "
+                "times are inflated, the CPU time is what the code spends)"
+            )
         print(f"main page: {index_kb:.0f} KB (target < 500 KB)")
         _page_parts((Path(tmp) / "site" / "index.html").read_text(encoding="utf-8"))
-        _chart_times(engine)
+        _chart_times(engine, top)
         engine.dispose()
         ok = best < 2.0 and report.index_bytes < 500 * 1024
     print("OK" if ok else "OVER TARGET")
@@ -98,7 +110,7 @@ def _page_parts(html: str) -> None:
     )
 
 
-def _chart_times(engine) -> None:
+def _chart_times(engine, top: int) -> None:
     """Time the chart builders alone on the published main board."""
     from arena.publish.heatmaps import board_heatmaps
     from arena.publish.svg import HistoryPoint, history_chart
@@ -110,7 +122,7 @@ def _chart_times(engine) -> None:
         pairs = load_pairs(conn, info.id)
         history = rating_history(conn, "overall")
     t = time.perf_counter()
-    heat = board_heatmaps(board, pairs, top=20)
+    heat = board_heatmaps(board, pairs, top=top)
     t_heat = time.perf_counter() - t
     t = time.perf_counter()
     for hist in history.values():
@@ -119,7 +131,7 @@ def _chart_times(engine) -> None:
             history_chart(points, title="t", desc="d")
     t_hist = time.perf_counter() - t
     print(
-        f"  charts alone: 3 heatmaps (top 20) {t_heat * 1e3:.0f} ms "
+        f"  charts alone: 3 heatmaps (top {top}) {t_heat * 1e3:.0f} ms "
         f"({sum(len(h.svg) for h in heat) / 1024:.0f} KB); {len(history)} history charts "
         f"{t_hist * 1e3:.0f} ms"
     )
