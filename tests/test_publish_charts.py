@@ -299,6 +299,12 @@ def test_axis_ends_and_ticks_are_round(lo, hi):
     assert 3 <= len(ticks) <= 10
 
 
+def test_axis_ignores_values_that_are_not_finite():
+    axis = Axis.around([float("nan"), 990.0, float("-inf")], [1010.0, float("nan")])
+    assert (axis.lo, axis.hi) == (990.0, 1010.0)
+    assert Axis.around([float("nan")], [float("nan")]) == Axis(0.0, 1.0)
+
+
 def test_interval_and_history_charts_write_round_ticks():
     items = [IntervalItem("a", 1000, 850.8, 1138.7, 0, 1)]
     root = _svg(interval_chart(items, Axis.around([850.8], [1138.7]), title="t", desc="d"))

@@ -48,7 +48,10 @@ class Axis:
 
     @classmethod
     def around(cls, lows: Sequence[float], highs: Sequence[float], *, ticks: int = 6) -> Axis:
-        if not lows:
+        # Only finite values place the axis (an unrated model may carry NaN).
+        lows = [v for v in lows if v is not None and math.isfinite(v)]
+        highs = [v for v in highs if v is not None and math.isfinite(v)]
+        if not lows or not highs:
             return cls(0.0, 1.0)
         lo, hi = min(lows), max(highs)
         if hi - lo < 1e-6 * max(abs(lo), 1.0):
