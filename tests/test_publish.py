@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from arena.categories import label_for
 from arena.db.models import Model
 from arena.formats import render_csv, to_json
 from arena.publish import PublishError, publish_site
@@ -125,6 +126,21 @@ def count(x: float) -> str:
 # ---------------------------------------------------------------- structure and numbers
 
 
+def model_name(th: Node) -> str:
+    """The model's name in a board row's header cell (the cell also holds its sub line)."""
+    bdi = th.find("bdi")
+    return bdi.text() if bdi is not None else th.text()
+
+
+def board_rows(table: Node) -> list[Node]:
+    return [
+        tr
+        for tb in table.find_all("tbody")
+        for tr in tb.find_all("tr")
+        if "tier-head" not in tr.classes()
+    ]
+
+
 def test_index_table_matches_snapshot(site):
     board, out = site["board"], site["out"]
     doc = parse(out / "index.html")
@@ -132,43 +148,56 @@ def test_index_table_matches_snapshot(site):
     assert table is not None and table.find("caption") is not None
     heads = [th for th in table.find("thead").iter("th")]
     assert heads and all(th.attrs.get("scope") == "col" for th in heads)
-    # No model has organisation/licence yet: that column is left out; flags exist.
-    titles = [th.text() for th in heads]
-    assert "Flags" in titles and not any("Organisation" in t for t in titles)
+    titles = [th.text().strip() for th in heads]
+    assert titles[:3] == ["Rank", "Model", "Rating"] and "Battles" in titles
+    # The key columns only: flags and metadata sit in the model cell's second line.
+    assert not any(t in titles for t in ("Flags", "Organisation", "Tier", "Change"))
+    assert [th.attrs.get("data-sort") for th in heads if th.attrs.get("data-sort")] == [
+        "rank",
+        "name",
+        "rating",
+        "battles",
+    ]
 
     visible = board.visible_rows()
-    body_rows = [
-        tr
-        for tb in table.find_all("tbody")
-        for tr in tb.find_all("tr")
-        if "tier-head" not in tr.classes()
-    ]
+    body_rows = board_rows(table)
     assert len(body_rows) == len(visible) == 13
     prev_rank = {r.model: r.rank_ub for r in site["previous"].rows}
     for row, tr in zip(visible, body_rows, strict=True):
         th = tr.find("th")
         assert th.attrs.get("scope") == "row"
-        assert th.text() == row.model  # no display names set: the raw name, as text
-        cells = [td.text().strip() for td in tr.find_all("td")]
-        rank, change, tier, rating, _bar, ci, battles, wlt = cells[:8]
-        assert rating == f1(row.rating)
-        assert ci == f"+{f1(row.ci_high - row.rating)} / -{f1(row.rating - row.ci_low)}"
-        assert battles == count(row.battles)
-        assert wlt == f"{count(row.wins)} / {count(row.losses)} / {count(row.ties)}"
+        assert model_name(th) == row.model  # no display names set: the raw name, as text
+        name = th.find("a", "name")
+        assert name.attrs["title"] == row.model  # full name for the CSS ellipsis
+        rank = tr.find("span", "rk").text()
+        rating = tr.find("td", "rating")
+        assert rating.find("span", "rt").text() == f1(row.rating)
+        assert rating.find("span", "ci-txt").text() == (
+            f"+{f1(row.ci_high - row.rating)}/\u2212{f1(row.rating - row.ci_low)}"
+        )
+        assert tr.find("td", "battles").text() == count(row.battles)
+        assert tr.find("td", "opt").text() == (
+            f"{count(row.wins)}/{count(row.losses)}/{count(row.ties)}"
+        )
+        assert float(tr.attrs["data-rating"]) == pytest.approx(row.rating, abs=1e-3)
+        assert tr.attrs["data-battles"] == count(row.battles)
+        chg = tr.find("span", "chg")
+        new = tr.find("span", "badge-new")
         if row.ranked:
-            assert rank == str(row.rank_ub) and tier == str(row.tier)
-            before = prev_rank.get(row.model)
-            if before is None:
-                assert change.startswith("new")
+            assert rank == str(row.rank_ub) and tr.attrs["data-rank"] == str(row.rank_ub)
+            before = prev_rank.get(row.model, "absent")
+            if before == "absent":
+                assert new is not None and new.text() == "new" and chg is None
+            elif before is None or before == row.rank_ub:
+                assert chg is None and new is None  # unchanged: no mark at all
             elif before > row.rank_ub:
-                assert change.startswith(f"\u25b2{before - row.rank_ub}")
-            elif before < row.rank_ub:
-                assert change.startswith(f"\u25bc{row.rank_ub - before}")
+                assert chg.text() == f"\u25b2{before - row.rank_ub}" and "up" in chg.classes()
             else:
-                assert change.startswith("=")
+                assert chg.text() == f"\u25bc{row.rank_ub - before}" and "down" in chg.classes()
         else:
-            assert rank == "\u2013" and tier == "\u2013"
-            assert "few_battles" in cells[-1] and "low_data" in cells[-1]
+            assert rank == "\u2013" and int(tr.attrs["data-rank"]) > len(visible)
+            flags = [f.text() for f in th.find_all("span", "flag")]
+            assert flags == ["few battles", "low data"]  # words, not raw tokens
         # One interval bar per row, with a text alternative carrying the numbers.
         bar = tr.find("svg")
         assert bar is not None and bar.attrs["role"] == "img"
@@ -177,7 +206,16 @@ def test_index_table_matches_snapshot(site):
     assert hidden == ["model-012"]
     assert "model-012" not in (out / "index.html").read_text(encoding="utf-8")
     # The model new in this snapshot shows as new.
-    assert any(tr.find("th").text() == "model-011" and "new" in tr.text() for tr in body_rows)
+    news = [model_name(tr.find("th")) for tr in body_rows if tr.find("span", "badge-new")]
+    assert news == ["model-011"]
+    # The legend explains every flag word shown.
+    legend = {
+        dt.text().strip(): dd.text()
+        for dt, dd in zip(
+            doc.find("dl", "legend").iter("dt"), doc.find("dl", "legend").iter("dd"), strict=True
+        )
+    }
+    assert set(legend) == {"few battles", "low data"} and "too few battles" in legend["few battles"]
 
 
 def test_tier_bands_and_caption(site):
@@ -195,7 +233,12 @@ def test_tier_bands_and_caption(site):
         assert tbody.classes() == [f"band{k % 2}"]
     assert bodies[-1].classes() == ["bandu"]
 
-    claims = doc.find("section", "claims").text()
+    tier_line = doc.find("p", "tier-line").text()
+    assert "tier" in tier_line and "not significant" in tier_line
+    details = doc.find("details", "claims")
+    assert details.find("summary").text() == "How to read this board"
+    assert details.attrs.get("open") is None  # closed: the table comes first
+    claims = details.text()
     info = board.snapshot
     assert f"{info.n_battles:.0f} battles between {info.n_models} models" in claims
     assert "95% confidence intervals from a bootstrap over battles with 64 rounds" in claims
@@ -217,7 +260,7 @@ def test_links_resolve_and_no_remote_resources(site):
     assert (out / "index.html") in pages and len(list((out / "models").iterdir())) == 13
     for page in pages:
         doc = parse(page)
-        assert doc.find("script") is None
+        assert all("src" not in sc.attrs for sc in doc.iter("script"))  # inline only
         for node in doc.iter():
             for attr in ("href", "src"):
                 url = node.attrs.get(attr)
@@ -231,8 +274,8 @@ def test_links_resolve_and_no_remote_resources(site):
     nav = parse(out / "index.html").find("nav")
     links = {a.text(): a.attrs for a in nav.iter("a")}
     assert links["Overall"].get("aria-current") == "page"
-    cat = out / links["math"]["href"]
-    assert parse(cat).find("h1").text() == "Category: math leaderboard"
+    cat = out / links["Math"]["href"]
+    assert parse(cat).find("h1").text() == "Math leaderboard"
 
 
 def test_model_page_record_and_history(site):
@@ -268,7 +311,7 @@ def test_hostile_names_render_as_text_everywhere(site):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     doc = parse(out / "index.html")
     names = [
-        th.text()
+        model_name(th)
         for th in doc.find("table", "board").find_all("th")
         if th.attrs.get("scope") == "row"
     ]
@@ -290,7 +333,9 @@ def test_hostile_names_render_as_text_everywhere(site):
 
     # JSON: exactly the `arena leaderboard --format json` document.
     raw = (out / "leaderboard.json").read_text(encoding="utf-8")
-    assert raw == to_json(board.document()) + "\n"
+    want = board.document()
+    want["snapshot"] = {**want["snapshot"], "board_label": "Overall"}
+    assert raw == to_json(want) + "\n"
     doc_json = json.loads(raw)
     assert {r["model"] for r in doc_json["rows"]} >= set(EVIL_NAMES)
     assert doc_json["snapshot"]["hidden_models"] == 1
@@ -365,8 +410,12 @@ def test_older_snapshot_and_hidden_and_links(site, run_cli, tmp_path):
     out = tmp_path / "old"
     run_cli("publish", str(out), "--snapshot", str(ids["overall"][0]), "-q")
     doc = parse(out / "index.html")
-    assert f"Snapshot {ids['overall'][0]} " in doc.find("p", "lede").text()
-    assert doc.find("td") is not None and "new" not in doc.find("table", "board").text()
+    assert f"snapshot {ids['overall'][0]} " in doc.find("p", "lede").text()
+    # The first snapshot: no previous one, so no change marks and nobody is "new".
+    assert "the first snapshot of this board" in doc.find("p", "lede").text()
+    table = doc.find("table", "board")
+    assert doc.find("td") is not None and "new" not in table.text()
+    assert table.find("span", "chg") is None and table.find("span", "badge-new") is None
     page = parse(out / "models" / f"{slug('model-000')}.html")
     hist = [
         t for t in page.find_all("table") if "Rating at each snapshot" in t.find("caption").text()
@@ -397,14 +446,14 @@ def test_older_snapshot_and_hidden_and_links(site, run_cli, tmp_path):
     html = (out / "index.html").read_text(encoding="utf-8")
     doc = parse(out / "index.html")
     assert "javascript:" not in html and "model-008" not in html
-    assert "2 hidden models are not shown" in doc.find("section", "claims").text()
-    zero = next(th for th in doc.find_all("th", "model") if th.text() == "Model Zero")
+    assert "2 hidden models are not shown" in doc.find("details", "claims").text()
+    zero = next(th for th in doc.find_all("th", "model") if model_name(th) == "Model Zero")
     tr = zero.parent
     assert "Acme <Labs>" in tr.text()
     ext = next(a for a in tr.iter("a") if "ext" in a.classes())
     assert ext.attrs["href"] == "https://example.org/zero" and "noopener" in ext.attrs["rel"]
     assert "Data <b>CC-BY</b> 4.0" in doc.find("footer").text()
-    nine = next(th for th in doc.find_all("th", "model") if th.text() == "model-009").parent
+    nine = next(th for th in doc.find_all("th", "model") if model_name(th) == "model-009").parent
     assert not any("ext" in a.classes() for a in nine.iter("a"))
     # The CSV still carries the raw model name and the display name stays out of it.
     assert "Model Zero" not in (out / "leaderboard.csv").read_text(encoding="utf-8")
@@ -427,7 +476,9 @@ def test_cli_errors(run_cli, engine, tmp_path):
     res = run_cli("publish", str(foreign), ok=False)
     assert res.exit_code == 1 and "refusing to replace it" in res.output
     assert (foreign / "thesis.tex").read_text() == "precious"
-    res = run_cli("publish", str(tmp_path / "x"), "--top", "1", ok=False)
+    res = run_cli("publish", str(tmp_path / "x"), "--heatmap-top", "1", ok=False)
+    assert res.exit_code == 2 and "--heatmap-top" in res.output
+    res = run_cli("publish", str(tmp_path / "x"), "--top", "1", ok=False)  # the old spelling
     assert res.exit_code == 2
     link = tmp_path / "link"
     link.symlink_to(foreign)
@@ -466,7 +517,7 @@ def test_publish_error_on_category_only(engine, tmp_path):
     assert rep.board == "category:code" and rep.boards == ("category:code",)
     doc = parse(tmp_path / "s" / "index.html")
     assert doc.find("nav") is None  # a single board needs no navigation
-    claims = doc.find("section", "claims").text()
+    claims = doc.find("details", "claims").text()
     assert "hidden" not in claims and "cluster" not in claims
     assert "Intervals are confidence intervals from sandwich (robust) standard errors" in claims
     assert "tier method" not in claims and "Ties are" not in claims
@@ -507,7 +558,7 @@ def test_hostile_category_and_all_hidden(engine, tmp_path):
     assert all(re.fullmatch(r"board-[a-z0-9-]+-[0-9a-f]{8}\.(html|json|csv)", n) for n in cat_pages)
     doc = parse(out / "index.html")
     labels = [a.text() for a in doc.find("nav").iter("a")]
-    assert evil_cat in labels  # the category name, as text
+    assert label_for(evil_cat) in labels and "<img" in label_for(evil_cat)  # as text
     for page in out.glob("*.html"):
         for node in parse(page).iter():
             assert node.tag != "img" and not any(a.startswith("on") for a in node.attrs)
@@ -518,7 +569,7 @@ def test_hostile_category_and_all_hidden(engine, tmp_path):
     report = publish_site(engine, out)
     assert report.visible_models == 0 and report.model_pages == 0
     doc = parse(out / "index.html")
-    assert "3 hidden models are not shown" in doc.find("section", "claims").text()
+    assert "3 hidden models are not shown" in doc.find("details", "claims").text()
     assert not (out / "models").exists()
     assert json.loads((out / "leaderboard.json").read_text())["rows"] == []
 
@@ -551,3 +602,92 @@ def test_theme_colours_have_sufficient_contrast():
             for bg in ("bg", "band0", "band1", "bandu", "head"):
                 ratio = _contrast(theme[text], theme[bg])
                 assert ratio >= 4.5, f"{text} on {bg}: {ratio:.2f}"
+
+
+# ---------------------------------------------------------------- words, labels, SEO
+
+
+def _meta(doc: Node, **attr: str) -> str | None:
+    key, value = next(iter(attr.items()))
+    node = next((m for m in doc.iter("meta") if m.attrs.get(key) == value), None)
+    return node.attrs.get("content") if node is not None else None
+
+
+def test_category_labels_name_pages_titles_and_downloads(site, run_cli, tmp_path):
+    from arena.db.models import Category
+
+    out = tmp_path / "labelled"
+    with site["engine"].begin() as conn:  # the fixture's snapshots bypass ingest
+        conn.execute(Category.__table__.insert().values(name="math"))
+    run_cli("categories", "label", "math", "Maths & <proofs>")
+    run_cli("publish", str(out), "-q")
+    doc = parse(out / "index.html")
+    nav = {a.text(): a.attrs["href"] for a in doc.find("nav").iter("a")}
+    assert "Maths & <proofs>" in nav and "math" not in nav
+    page = out / nav["Maths & <proofs>"]
+    cat = parse(page)
+    assert cat.find("h1").text() == "Maths & <proofs> leaderboard"
+    assert cat.find("title").text().startswith("Maths & <proofs> LLM leaderboard: ")
+    meta = json.loads(page.with_suffix(".json").read_text(encoding="utf-8"))["snapshot"]
+    assert meta["board_label"] == "Maths & <proofs>" and meta["board"] == "category:math"
+    assert "Maths &amp; &lt;proofs&gt;" in page.read_text(encoding="utf-8")  # escaped
+    links = [a.text() for a in cat.find("p", "downloads").iter("a")]
+    assert links == ["Maths & <proofs> leaderboard, JSON", "Maths & <proofs> leaderboard, CSV"]
+    model = parse(out / "models" / f"{slug('model-000')}.html")
+    boards = [a.text() for a in model.find("table", "standings").iter("a")]
+    assert boards == ["Overall", "Maths & <proofs>"]
+
+
+def test_title_and_description_say_what_the_page_is(site):
+    out, board = site["out"], site["board"]
+    doc = parse(out / "index.html")
+    n = len(board.visible_rows())
+    date = board.snapshot.created_at.strftime("%Y-%m-%d")
+    assert doc.find("title").text() == f"Overall LLM leaderboard: {n} models, {date}"
+    desc = _meta(doc, name="description")
+    assert f"Overall leaderboard of {n} models" in desc and date in desc
+    assert f"{board.snapshot.n_battles:.0f} battles" in desc
+    assert _meta(doc, property="og:title") == doc.find("title").text()
+    model = parse(out / "models" / f"{slug('model-000')}.html")
+    assert model.find("title").text() == "model-000: Overall rating and record"
+    assert "model-000 on the Overall leaderboard: rank" in _meta(model, name="description")
+    # every page has its own title
+    titles = [parse(p).find("title").text() for p in sorted(out.rglob("*.html"))]
+    assert len(set(titles)) == len(titles)
+
+
+def test_heatmaps_show_the_top_n_and_say_so(engine, tmp_path):
+    build_site_db(engine, n_models=10, history=1, category=False, hidden=())
+    publish_site(engine, tmp_path / "s", top=4)
+    doc = parse(tmp_path / "s" / "index.html")
+    boxes = list(doc.find_all("section", "chart-box"))
+    heat = [b for b in boxes if b.find("svg", "heat") is not None]
+    assert len(heat) == 3
+    for box in heat:
+        assert "top 4" in box.find("h2").text()
+        assert "top 4 by rating shown" in box.find("p", "note").text()
+        assert len(list(box.find("svg").iter("rect"))) >= 4 * 4 - 4  # 4x4 cells, at most
+    with pytest.raises(PublishError, match="--heatmap-top"):
+        publish_site(engine, tmp_path / "t", top=1)
+
+
+def test_model_page_hints_missing_metadata_instead_of_unknown(site, run_cli):
+    out = site["out"]
+    page = out / "models" / f"{slug('model-010')}.html"
+    doc = parse(page)
+    assert "unknown" not in doc.find("main").text()
+    hint = doc.find("p", "hint")
+    assert "arena models annotate model-010 --organisation" in hint.text()
+    # the headline shows rating and interval the same way as the board
+    row = next(r for r in site["board"].rows if r.model == "model-010")
+    stats = doc.find("dl", "stats").text()
+    assert f1(row.rating) in stats
+    assert f"+{f1(row.ci_high - row.rating)}/\u2212{f1(row.rating - row.ci_low)}" in stats
+    run_cli("models", "annotate", "model-010", "--organisation", "Acme", "--licence", "MIT")
+    run_cli("publish", str(out), "-q")
+    doc = parse(page)
+    assert doc.find("p", "hint") is None
+    assert "Acme · MIT" in doc.find("p", "lede").text()
+    board = parse(out / "index.html")
+    th = next(t for t in board.find_all("th", "model") if model_name(t) == "model-010")
+    assert th.find("div", "sub").text().startswith("Acme · MIT")

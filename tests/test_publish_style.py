@@ -75,7 +75,8 @@ def test_rank_change_column_is_the_rank_ub_difference(style_site):
             cells = _cells(tr)
             if len(cells) == len(heads):
                 chg = cells[col].find("span", "chg")
-                shown[cells[model].text().strip()] = chg.text() if chg is not None else ""
+                name = cells[model].find("bdi").text()
+                shown[name] = chg.text() if chg is not None else ""
     want = {}
     for r in style_doc["rows"]:
         name = r.get("display_name") or r["model"]

@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import quiet_option
+from arena.cli.options import alias_target, hidden_alias, quiet_option
+
+#: Models in the heatmaps by default: three 20x20 matrices are ~170 KB of SVG; at 30 they
+#: are ~360 KB and a 300-model main page passes the 500 KB budget (benchmarks/bench_publish.py).
+DEFAULT_HEATMAP_TOP = 20
 
 
 def site_options(command):
-    """``--top`` and ``--attribution``: how the site looks (``publish``, ``nightly``)."""
+    """``--heatmap-top`` and ``--attribution``: how the site looks (``publish``, ``nightly``)."""
     command = click.option(
         "--attribution",
         default=None,
         metavar="TEXT",
         help="Data-source attribution shown in every page footer.",
     )(command)
+    command = hidden_alias("--top", "--heatmap-top", "top", type=click.IntRange(min=2))(command)
     return click.option(
-        "--top",
+        "--heatmap-top",
+        "top",
         type=click.IntRange(min=2),
-        default=20,
+        default=DEFAULT_HEATMAP_TOP,
         show_default=True,
-        help="Models in the win-probability and head-to-head matrices.",
+        callback=alias_target,
+        metavar="N",
+        help="Models in the win-probability, win-rate and battle-count heatmaps: the top N "
+        "by rating (the page says so); a board of thousands of models stays readable.",
     )(command)
 
 
@@ -48,12 +57,13 @@ def publish_command(
     of `arena leaderboard`. The site is built beside OUT_DIR and swapped in at
     the end, so a failed publish leaves the previous site untouched. Hidden
     models (`arena models annotate NAME --hide`) are left off the pages but
-    their battles still count.
+    their battles still count. Category pages are named by their labels
+    (`arena categories`).
 
     \b
     Example:
         arena publish site/
-        arena publish site/ --snapshot 12 --top 15
+        arena publish site/ --snapshot 12 --heatmap-top 15
         arena publish site/ --attribution "LMArena, CC-BY-4.0"
     """
     from arena.cli.progress import phase_reporter

@@ -3,6 +3,7 @@
 Layout of OUT_DIR::
 
     index.html                 the main board (latest overall, or --snapshot ID)
+    og.svg                     the Open Graph image of the main board (when svg.py draws one)
     leaderboard.json|csv       its downloads, same schema as ``arena leaderboard``
     board-<slug>-<hash>.html   one page per other board (categories), with downloads
     models/<slug>-<hash>.html  one page per visible model
@@ -11,25 +12,17 @@ Layout of OUT_DIR::
                                and the list of the files that publish wrote
 
 The site is written into a fresh temporary directory beside OUT_DIR and only
-then renamed into place, so readers and crashes never see a half-written site.
-A publish replaces OUT_DIR only if it is empty or holds nothing but the files
-the previous publish listed in its marker (a database or notes kept there are
-never deleted: the publish is refused, naming them). Publishes into one parent
-folder take turns (a lock on the folder); each removes the ``.OUT.new-*`` and
-``.OUT.old-*`` folders an interrupted publish left behind.
+then renamed into place (:mod:`arena.publish.atomic`), so readers and crashes
+never see a half-written site, and files the previous publish did not write
+are never deleted.
 Output depends only on the database contents (no "now", sorted iteration,
 fixed number formats): publishing the same snapshot twice gives identical bytes.
 """
 
 from __future__ import annotations
 
-import fcntl
 import itertools
 import os
-import re
-import shutil
-import tempfile
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +30,19 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, select
 
 from arena.audit.read import load_audit
+from arena.categories import stored_labels
 from arena.component_boards import is_current
 from arena.db.models import Snapshot
 from arena.formats import render_csv, to_json
 from arena.publish import context as ctx
+from arena.publish.atomic import (
+    MARKER,
+    PublishError,
+    check_target,
+    publish_lock,
+    remove_leftovers,
+    write_atomic,
+)
 from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
 from arena.resources import templates_dir
@@ -56,29 +58,9 @@ from arena.snapshots import (
     rating_history,
 )
 
-MARKER = ".arena-site"
-_MARKER_TEXT = b"arena static leaderboard site; `arena publish` may replace this directory\n"
-_MANIFEST = "files written:"
-#: What publishes wrote before the marker listed its files (a marker of just the first line).
-_LEGACY_LAYOUT = re.compile(
-    r"(index\.html|style\.css|leaderboard\.(json|csv)|board-[^/]+\.(html|json|csv)"
-    r"|models/[^/]+\.html|models)"
-)
+__all__ = ["MARKER", "OG_FILE", "PublishError", "PublishReport", "publish_site"]
 
-
-def _marker(files: list[str]) -> bytes:
-    return _MARKER_TEXT + "".join(f"{_MANIFEST} {f}\n" for f in files).encode("utf-8")
-
-
-def _own_files(out: Path) -> set[str] | None:
-    """The files the publish that wrote ``out`` listed, or None if it lists none (older arena)."""
-    lines = (out / MARKER).read_text(encoding="utf-8", errors="replace").splitlines()
-    listed = {ln[len(_MANIFEST) + 1 :] for ln in lines if ln.startswith(_MANIFEST + " ")}
-    return listed or None
-
-
-class PublishError(Exception):
-    """A reason not to publish, worded for the command line."""
+OG_FILE = "og.svg"
 
 
 @dataclass(frozen=True)
@@ -111,6 +93,7 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
     main = load_board(conn, snapshot_id)
     if main is None:
         raise PublishError(f"snapshot {snapshot_id} does not exist")
+    labels = stored_labels(conn)
     boards = sorted(b for (b,) in conn.execute(select(Snapshot.board).distinct()))
     # Main board first, then overall (if the main one is a category), then the rest by key.
     others = sorted(
@@ -147,6 +130,7 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
                 # Unordered is fine: every consumer sorts or indexes what it shows.
                 pairs=load_pairs(conn, info.id),
                 history=history,
+                label=ctx.board_label(info.board, labels),
             )
         )
     # Raw and style-controlled pages link each other only when both come from one
@@ -164,6 +148,39 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
 # ---------------------------------------------------------------- rendering
 
 
+def _nav_boards(sites: list[ctx.SiteBoard]) -> list[ctx.SiteBoard]:
+    """The boards the navigation lists: raw boards, and style boards without a raw page
+    (a style board is one click away through its raw board's switch)."""
+    return [s for s in sites if not (s.board.style_controlled and s.paired is not None)]
+
+
+def _nav(sites: list[ctx.SiteBoard], current: ctx.SiteBoard | None, root: str):
+    return tuple(
+        ctx.Link(
+            s.label, root + s.file, current is not None and (current is s or current is s.paired)
+        )
+        for s in _nav_boards(sites)
+    )
+
+
+def _og_image(sites: list[ctx.SiteBoard]) -> bytes | None:
+    """The main board as an Open Graph image (``arena.publish.og``), when that module exists."""
+    try:
+        from arena.publish.og import og_for_board
+    except ImportError:
+        return None
+    main = sites[0]
+    date = ctx.fmt_date(main.board.snapshot.created_at)[:10]
+    return str(og_for_board(main.board, main.label, date)).encode("utf-8")
+
+
+def _download_json(site: ctx.SiteBoard) -> bytes:
+    """The `arena leaderboard --format json` document, plus the board's label."""
+    doc = site.board.document()
+    doc["snapshot"] = {**doc["snapshot"], "board_label": site.label}
+    return (to_json(doc) + "\n").encode("utf-8")
+
+
 def _files(
     sites: list[ctx.SiteBoard],
     *,
@@ -177,17 +194,19 @@ def _files(
     linked = sorted({r.model for s in sites for r in s.board.visible_rows()})
     linked_set = set(linked)
 
-    def nav(current: str | None, root: str) -> tuple[ctx.Link, ...]:
-        return tuple(
-            ctx.Link(ctx.nav_label(s.board.snapshot.board), root + s.file, s.file == current)
-            for s in sites
-        )
-
     yield "style.css", (templates_dir() / "style.css").read_bytes()
+    og = _og_image(sites)
+    if og is not None:
+        yield OG_FILE, og
     for site in sites:
         board = site.board
         page = ctx.leaderboard_page(
-            site, nav=nav(site.file, ""), top=top, attribution=attribution_text, linked=linked_set
+            site,
+            nav=_nav(sites, site, ""),
+            top=top,
+            attribution=attribution_text,
+            linked=linked_set,
+            og_image=OG_FILE if og is not None else None,
         )
         # The audit is of the main snapshot; only its page links to it.
         audit_href = AUDIT_FILE if audit is not None and site is sites[0] else None
@@ -195,142 +214,28 @@ def _files(
             site.file,
             render("leaderboard.html", page=page, audit_href=audit_href).encode("utf-8"),
         )
-        yield site.downloads[0], (to_json(board.document()) + "\n").encode("utf-8")
+        yield site.downloads[0], _download_json(site)
         rows = [r.as_dict() for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
     if audit is not None:
         page = audit_page(
             audit,
-            board_label=ctx.board_label(main_info.board),
-            nav=nav(None, ""),
+            board_label=sites[0].label,
+            nav=_nav(sites, None, ""),
             attribution=attribution_text,
         )
         yield AUDIT_FILE, render("audit.html", page=page).encode("utf-8")
-    model_nav = nav(None, "../")
+    model_nav = _nav(sites, None, "../")
     for name in linked:
         page = ctx.model_page(
-            name, sites, nav=model_nav, attribution=attribution_text, linked=linked_set
+            name,
+            sites,
+            nav=model_nav,
+            attribution=attribution_text,
+            linked=linked_set,
+            og_image="../" + OG_FILE if og is not None else None,
         )
         yield ctx.model_href(name), render("model.html", page=page).encode("utf-8")
-
-
-# ---------------------------------------------------------------- writing
-
-
-def _check_target(out: Path) -> None:
-    if out.is_symlink():
-        # Swapping would replace the link, not the site it points to.
-        raise PublishError(f"{out} is a symbolic link; publish into {out.resolve()} instead")
-    if out.exists():
-        if not out.is_dir():
-            raise PublishError(f"{out} exists and is not a directory")
-        if any(out.iterdir()) and not (out / MARKER).is_file():
-            raise PublishError(
-                f"{out} is not empty and was not written by `arena publish` "
-                f"({_some(sorted(p.name for p in out.iterdir()))}); "
-                "refusing to replace it (choose a new or empty directory)"
-            )
-        if (out / MARKER).is_file():
-            _check_only_own_files(out)
-    if out.parent == out:
-        raise PublishError(f"cannot publish into {out}")
-
-
-def _check_only_own_files(out: Path) -> None:
-    """Refuse to replace a site that holds anything its publish did not write."""
-    own = _own_files(out)
-    foreign = []
-    for path in sorted(out.rglob("*")):
-        rel = path.relative_to(out).as_posix()
-        if rel == MARKER or (path.is_dir() and not path.is_symlink()):
-            continue
-        if rel not in own if own is not None else not _LEGACY_LAYOUT.fullmatch(rel):
-            foreign.append(rel)
-    if foreign:
-        raise PublishError(
-            f"{out} holds files `arena publish` did not write ({_some(foreign)}); "
-            "refusing to replace it: move them elsewhere or publish into another directory"
-        )
-
-
-def _some(names: list[str]) -> str:
-    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return ", ".join(names[:3]) + more
-
-
-def _remove_leftovers(out: Path) -> None:
-    """Remove the ``.OUT.new-*`` / ``.OUT.old-*`` folders of interrupted publishes.
-
-    Runs under the publish lock, so no other publish is writing them; a folder
-    is removed only if it is empty or carries the site marker.
-    """
-    for stale in out.parent.glob(f".{glob_escape(out.name)}.*-*"):
-        kind = stale.name[len(out.name) + 2 :].split("-", 1)[0]
-        if kind not in ("new", "old") or stale.is_symlink() or not stale.is_dir():
-            continue
-        if (stale / MARKER).is_file() or not any(stale.iterdir()):
-            shutil.rmtree(stale, ignore_errors=True)
-
-
-def glob_escape(name: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", name)
-
-
-def _publish_lock(parent: Path):
-    """An exclusive lock on the parent folder, held until the returned fd is closed."""
-    fd = os.open(parent, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _write_atomic(out: Path, files: Iterator[tuple[str, bytes]]) -> tuple[list[str], dict]:
-    parent = out.parent
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
-    written: list[str] = []
-    sizes: dict[str, int] = {}
-    try:
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a site is meant to be served
-        # the marker first (an interrupted publish's folder is recognisable as
-        # ours), rewritten with the list of files at the end
-        (tmp / MARKER).write_bytes(_MARKER_TEXT)
-        root = tmp.resolve()
-        for rel, data in files:
-            path = (tmp / rel).resolve()
-            # Names come from slugs already; this is the belt to their braces.
-            if root not in path.parents:
-                raise PublishError(f"refusing to write outside the site: {rel!r}")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-            written.append(rel)
-            sizes[rel] = len(data)
-        marker = _marker(written)
-        (tmp / MARKER).write_bytes(marker)
-        written.insert(0, MARKER)
-        sizes[MARKER] = len(marker)
-        _swap(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return written, sizes
-
-
-def _swap(new: Path, out: Path) -> None:
-    """Rename the old site aside, the new one in, then delete the old one."""
-    if not out.exists():
-        os.rename(new, out)
-        return
-    old = out.parent / f".{out.name}.old-{uuid.uuid4().hex[:12]}"
-    os.rename(out, old)
-    try:
-        os.rename(new, out)
-    except BaseException:
-        os.rename(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def publish_site(
@@ -354,9 +259,9 @@ def publish_site(
     Raises :class:`PublishError` for user errors (no snapshot, bad target).
     """
     if top < 2:
-        raise PublishError("--top must be at least 2")
+        raise PublishError("--heatmap-top must be at least 2")
     out = Path(os.path.abspath(out_dir))
-    _check_target(out)
+    check_target(out)
     if isinstance(conn_or_engine, Engine):
         with conn_or_engine.connect() as conn:
             sites = _load_site_boards(conn, snapshot_id)
@@ -365,15 +270,15 @@ def publish_site(
         sites = _load_site_boards(conn_or_engine, snapshot_id)
         audit = load_audit(conn_or_engine, sites[0].board.snapshot.id)
     out.parent.mkdir(parents=True, exist_ok=True)
-    lock = _publish_lock(out.parent)
+    lock = publish_lock(out.parent)
     try:
-        _check_target(out)  # again: another publish may have run while this one waited
-        _remove_leftovers(out)
+        check_target(out)  # again: another publish may have run while this one waited
+        remove_leftovers(out)
         files = _files(sites, top=top, attribution=attribution, audit=audit)
         if extra_files:
             late = ((k, v() if callable(v) else v) for k, v in extra_files.items())
             files = itertools.chain(files, late)
-        written, sizes = _write_atomic(out, files)
+        written, sizes = write_atomic(out, files)
     finally:
         os.close(lock)
     main = sites[0].board

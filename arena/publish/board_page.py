@@ -1,0 +1,333 @@
+"""The leaderboard page of one board: rows grouped in tier bands, charts, switch and words."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+from markupsafe import Markup
+
+from arena.publish import svg
+from arena.publish.fmt import (
+    display,
+    fmt_count,
+    fmt_date,
+    fmt_interval,
+    fmt_rating,
+    interval_words,
+    model_href,
+    predicted,
+    rank_text,
+    safe_link,
+)
+from arena.publish.views import (
+    Chart,
+    CoefficientView,
+    LeaderboardPage,
+    Link,
+    RowView,
+    SiteBoard,
+    TierGroup,
+)
+from arena.publish.words import (
+    coefficient_meaning,
+    describe_method,
+    flag_legend,
+    flag_word,
+    level_text,
+    tier_line,
+    unranked_reason,
+)
+from arena.snapshots import Board, BoardRow, PairRecord, StyleCoefficient
+
+#: Sort key of an unranked model's rank: after every rank.
+_UNRANKED = 1_000_000
+
+
+def _delta(before: int, now: int, since: str) -> tuple[str, str]:
+    delta = before - now
+    if delta > 0:
+        return f"\u25b2{delta}", f"up {delta} {since}"
+    if delta < 0:
+        return f"\u25bc{-delta}", f"down {-delta} {since}"
+    return "=", f"unchanged {since}"
+
+
+def _rank_change(row: BoardRow, previous: Mapping[str, int | None] | None) -> tuple[str, str, bool]:
+    """(mark, words, new) against the previous snapshot; ``previous`` maps name to rank (UB).
+
+    Unchanged ranks show no mark (an "=" on every row is noise); a model absent
+    from the previous snapshot is "new". Without a previous snapshot nothing is shown.
+    """
+    if previous is None:
+        return "", "", False
+    if row.model not in previous:
+        return "", "new since the previous snapshot", True
+    before = previous[row.model]
+    if row.rank_ub is None or before is None:
+        return "", "", False
+    mark, words = _delta(before, row.rank_ub, "since the previous snapshot")
+    return ("" if mark == "=" else mark), words, False
+
+
+def _style_change(row: BoardRow, raw: Mapping[str, int | None]) -> tuple[str, str]:
+    """Rank (UB) under style control against the raw board; ``raw`` maps name to raw rank UB.
+
+    An unranked model on either board gets no change: there is no rank to compare.
+    """
+    before = raw.get(row.model)
+    if row.rank_ub is None:
+        return "\u2013", "not ranked under style control"
+    if row.model not in raw:
+        return "new", "not on the raw board"
+    if before is None:
+        return "\u2013", "not ranked on the raw board"
+    return _delta(before, row.rank_ub, "against the raw board")
+
+
+def coefficient_view(c: StyleCoefficient) -> CoefficientView:
+    return CoefficientView(
+        feature=c.feature,
+        estimate=f"{c.estimate + 0.0:.3f}",
+        interval=f"{c.ci_low + 0.0:.3f} to {c.ci_high + 0.0:.3f}",
+        meaning=coefficient_meaning(c),
+    )
+
+
+def _row_view(
+    row: BoardRow,
+    axis: svg.Axis,
+    previous: Mapping[str, int | None] | None,
+    root: str,
+    linked: bool,
+) -> RowView:
+    change, change_text, new = _rank_change(row, previous)
+    words = interval_words(row.ci_low, row.ci_high)
+    has_bar = None not in (row.rating, row.ci_low, row.ci_high)
+    return RowView(
+        model=row.model,
+        label=display(row),
+        href=model_href(row.model, root) if linked else None,
+        organisation=row.organisation,
+        licence=row.licence,
+        link=safe_link(row.link),
+        rank=rank_text(row),
+        change=change,
+        change_text=change_text,
+        new=new,
+        rating=fmt_rating(row.rating),
+        interval=fmt_interval(row.rating, row.ci_low, row.ci_high),
+        interval_words=words,
+        battles=fmt_count(row.battles),
+        wins=fmt_count(row.wins),
+        losses=fmt_count(row.losses),
+        ties=fmt_count(row.ties),
+        flags=tuple(flag_word(f) for f in row.flags),
+        bar=svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis, label=words)
+        if has_bar
+        else Markup(""),
+        sort_rank=str(row.rank_ub if row.rank_ub is not None else _UNRANKED),
+        sort_rating=f"{row.rating:.3f}" if row.rating is not None else "-1e9",
+        sort_battles=fmt_count(row.battles),
+    )
+
+
+def _groups(rows: Sequence[BoardRow], views: Sequence[RowView]) -> tuple[TierGroup, ...]:
+    groups: list[TierGroup] = []
+    current: list[tuple[BoardRow, RowView]] = []
+    key: object = object()
+    for row, view in zip(rows, views, strict=True):
+        k = row.tier if row.ranked else None
+        if current and k != key:
+            groups.append(_group(key, current, len(groups)))
+            current = []
+        key = k
+        current.append((row, view))
+    if current:
+        groups.append(_group(key, current, len(groups)))
+    return tuple(groups)
+
+
+def _group(tier: object, rows: list[tuple[BoardRow, RowView]], index: int) -> TierGroup:
+    n = len(rows)
+    plural = "model" if n == 1 else "models"
+    views = tuple(v for _, v in rows)
+    if tier is None:
+        reason = unranked_reason({f for r, _ in rows for f in r.flags})
+        return TierGroup(f"Not ranked ({n} {plural}: {reason})", "bandu", views)
+    return TierGroup(f"Tier {tier} ({n} {plural})", f"band{index % 2}", views)
+
+
+def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
+    top_rows = [r for r in board.visible_rows() if r.ranked][:top]
+    names = [r.model for r in top_rows]
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    pred: list[list[float | None]] = [
+        [None if i == j else predicted(top_rows[i].rating, top_rows[j].rating) for j in range(n)]
+        for i in range(n)
+    ]
+    score = np.zeros((n, n))
+    count = np.zeros((n, n))
+    for p in pairs:
+        i, j = index.get(p.model_a), index.get(p.model_b)
+        if i is None or j is None:
+            continue
+        tot = p.a_wins + p.b_wins + p.ties
+        count[i, j] = count[j, i] = tot
+        score[i, j] = p.a_wins + p.ties / 2
+        score[j, i] = p.b_wins + p.ties / 2
+    observed = [
+        [None if i == j or count[i, j] == 0 else float(score[i, j] / count[i, j]) for j in range(n)]
+        for i in range(n)
+    ]
+    counts = [
+        [None if i == j or count[i, j] == 0 else float(count[i, j]) for j in range(n)]
+        for i in range(n)
+    ]
+    return [display(r) for r in top_rows], pred, observed, counts
+
+
+def board_switch(site: SiteBoard, root: str = "") -> tuple[Link, ...]:
+    """Links "Raw" / "Style-controlled" between a board's two pages, the current one marked."""
+    if site.paired is None:
+        return ()
+    style, raw = (site, site.paired) if site.board.style_controlled else (site.paired, site)
+    return (
+        Link("Raw", root + raw.file, raw is site),
+        Link("Style-controlled", root + style.file, style is site),
+    )
+
+
+def _interval_chart(rows: Sequence[BoardRow], axis: svg.Axis, label: str, lvl: str) -> Chart:
+    items = []
+    # Alternate band shading per tier so neighbouring tiers are visibly separate.
+    parity, last = 1, object()
+    for r in rows:
+        if r.rating is None:
+            continue
+        if r.ranked and r.tier != last:
+            parity ^= 1
+            last = r.tier
+        band = parity if r.ranked else -1
+        items.append(svg.IntervalItem(display(r), r.rating, r.ci_low, r.ci_high, band, r.tier))
+    return Chart(
+        "Ratings and intervals, all models",
+        svg.interval_chart(
+            items,
+            axis,
+            title=f"{label}: ratings with {lvl}confidence intervals",
+            desc=f"{len(rows)} models from top to bottom in board order; each line is a "
+            f"model's interval, the dot its rating; shaded bands are tiers.",
+        ),
+    )
+
+
+def _heatmaps(site: SiteBoard, top: int) -> list[Chart]:
+    names, pred, observed, counts = _top_matrices(site.board, site.pairs, top)
+    n = len(names)
+    if n < 2:
+        return []
+    shown = f"top {n} by rating shown"
+    specs = (
+        (
+            f"Predicted win probability, top {n}",
+            pred,
+            "prob",
+            "hp",
+            f"Predicted probability (percent) that the row model beats the column model, top {n}",
+            "From the Bradley-Terry ratings, ignoring ties. Red: row model favoured; "
+            "blue: column model favoured.",
+            f"Percent chance that the row model beats the column model, from the ratings; {shown}.",
+        ),
+        (
+            f"Observed win rate, top {n}",
+            observed,
+            "prob",
+            "ho",
+            f"Observed score rate (percent) of the row model against the column model, top {n}",
+            "Wins plus half of the ties over battles, in direct battles only; blank where "
+            "the two never met.",
+            f"Row model's wins plus half its ties, per direct battle; blank: never met; {shown}.",
+        ),
+        (
+            f"Battles between the top {n}",
+            counts,
+            "count",
+            "hn",
+            f"Number of direct battles between each pair, top {n}",
+            "Darker cells mean more battles; blank where the two never met.",
+            f"Direct battles per pair: how much data each observed rate rests on; {shown}.",
+        ),
+    )
+    return [
+        Chart(heading, svg.heatmap(names, m, kind=kind, ident=i, title=t, desc=d), note)
+        for heading, m, kind, i, t, d, note in specs
+    ]
+
+
+def leaderboard_page(
+    site: SiteBoard,
+    *,
+    nav: tuple[Link, ...],
+    top: int,
+    attribution: str | None,
+    linked: set[str],
+    og_image: str | None = None,
+) -> LeaderboardPage:
+    board = site.board
+    info = board.snapshot
+    rows = board.visible_rows()
+    # The axis spans the ranked models' intervals and every rating: one unranked
+    # model with a 600-point interval would otherwise squash every other bar.
+    # Its bar is clipped at the edge; the numbers beside it are exact.
+    rated = [r for r in rows if r.rating is not None]
+    lows = [r.ci_low if r.ranked else r.rating for r in rated]
+    highs = [r.ci_high if r.ranked else r.rating for r in rated]
+    axis = svg.Axis.around(lows, highs)
+    before = {r.model: r.rank_ub for r in site.previous.rows} if site.previous is not None else None
+    views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
+    has_style_change = board.style_controlled and site.paired is not None
+    if has_style_change:
+        raw = {r.model: r.rank_ub for r in site.paired.board.rows}
+        views = [
+            replace(v, style_change=c, style_change_text=t)
+            for v, (c, t) in zip(views, (_style_change(r, raw) for r in rows), strict=True)
+        ]
+    label = site.label
+    date = fmt_date(info.created_at)[:10]
+    charts = [_interval_chart(rows, axis, label, level_text(info)), *_heatmaps(site, top)]
+    top_names = ", ".join(display(r) for r in rows[:3] if r.ranked)
+    return LeaderboardPage(
+        title=f"{label} LLM leaderboard: {len(rows)} models, {date}",
+        description=f"{label} leaderboard of {len(rows)} models from "
+        f"{fmt_count(info.n_battles)} battles (snapshot {info.id}, {date}): ratings with "
+        f"{level_text(info)}confidence intervals, rank ranges and tiers."
+        + (f" Top: {top_names}." if top_names else ""),
+        heading=f"{label} leaderboard",
+        board=info.board,
+        board_label=label,
+        snapshot_id=info.id,
+        created=fmt_date(info.created_at),
+        nav=nav,
+        tier_line=tier_line(info),
+        caption=tuple(describe_method(info)),
+        groups=_groups(rows, views),
+        n_visible=len(rows),
+        hidden_count=sum(1 for r in board.rows if r.hidden),
+        axis_ticks=(fmt_rating(axis.lo), fmt_rating(axis.hi)),
+        has_change=site.previous is not None,
+        legend=flag_legend(f for r in rows for f in r.flags),
+        charts=tuple(charts),
+        downloads=(
+            Link(f"{label} leaderboard, JSON", site.downloads[0]),
+            Link(f"{label} leaderboard, CSV", site.downloads[1]),
+        ),
+        attribution=attribution,
+        og_image=og_image,
+        switch=board_switch(site),
+        style_controlled=board.style_controlled,
+        has_style_change=has_style_change,
+        coefficients=tuple(coefficient_view(c) for c in board.style_coefficients),
+    )

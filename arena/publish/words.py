@@ -1,0 +1,253 @@
+"""The site's words: board and category names, flag words and their legend, and the
+plain-words method text ("How to read this board") built from a snapshot's options.
+
+Category keys are shown by their labels (:mod:`arena.categories`: default names
+for LMArena's keys, overridable with ``arena categories label``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from arena.categories import label_for
+from arena.publish.fmt import fmt_count, fmt_date
+from arena.snapshots import OVERALL, STYLE_SUFFIX, SnapshotInfo, StyleCoefficient
+
+# ---------------------------------------------------------------- board names
+
+
+def board_label(board: str, labels: Mapping[str, str] | None = None) -> str:
+    """``Overall``, ``Instruction following``, ``Source: x``; ``, style-controlled`` for style boards."""
+    style = board.endswith(STYLE_SUFFIX)
+    key = board[: -len(STYLE_SUFFIX)] if style else board
+    parts = []
+    for part in key.split("|"):
+        kind, _, name = part.partition(":")
+        if part == OVERALL:
+            parts.append("Overall")
+        elif kind == "category" and name:
+            parts.append(label_for(name, labels))
+        elif kind == "component" and name:
+            parts.append(f"comparable set {name}")
+        else:
+            parts.append(f"{kind.capitalize()}: {name}" if name else part)
+    return " \u00b7 ".join(parts) + (", style-controlled" if style else "")
+
+
+# ---------------------------------------------------------------- flags
+
+#: Every flag token a snapshot row may carry (arena/engine/graph.py, board.py, rate.py,
+#: snapshot_writer.py), as a short word for the page and a legend sentence.
+FLAG_WORDS: dict[str, tuple[str, str]] = {
+    "few_battles": ("few battles", "too few battles to rank it; its interval is wide"),
+    "no_battles": ("no battles", "no battles at all on this board"),
+    "disconnected": (
+        "not comparable",
+        "never met the ranked models, directly or through others: no rating on this scale",
+    ),
+    "no_mle": (
+        "no finite rating",
+        "its wins and losses do not pin a finite rating (for example, it never lost)",
+    ),
+    "never_won": ("never won", "lost (or tied) every battle"),
+    "never_lost": ("never lost", "won (or tied) every battle"),
+    "hidden": ("hidden", "hidden by the site owner; its battles still count"),
+}
+
+
+def flag_word(token: str) -> str:
+    known = FLAG_WORDS.get(token)
+    return known[0] if known else token.replace("_", " ")
+
+
+def flag_legend(tokens: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(word, meaning) for each distinct flag in ``tokens``, in the order of FLAG_WORDS."""
+    seen = set(tokens)
+    known = [(w, m) for t, (w, m) in FLAG_WORDS.items() if t in seen]
+    other = [(flag_word(t), "a mark the rating run set") for t in sorted(seen - set(FLAG_WORDS))]
+    return tuple(known + other)
+
+
+def unranked_reason(flags: set[str]) -> str:
+    """Why a group of unranked models has no rank, from their flags."""
+    why = ["too few battles"] if "few_battles" in flags or "no_battles" in flags else []
+    if "disconnected" in flags:
+        why.append("no battles linking some of them to the ranked models")
+    if "no_mle" in flags:
+        why.append("records that pin no finite rating")
+    return "; ".join(why) or "too little data"
+
+
+# ---------------------------------------------------------------- method text
+
+# Plain words for the option values `arena rebuild` writes; unknown values are shown as is.
+_TIER_WORDS = {
+    "maxt": "decided by paired bootstrap tests, corrected for testing many pairs at once "
+    "with step-down max-t",
+    "holm": "decided by paired bootstrap tests, Holm-corrected for testing many pairs",
+    "bh": "decided by paired bootstrap tests, controlling the false discovery rate",
+    "overlap": "decided by interval overlap",
+}
+_RULE_WORDS = {
+    "leader": "a new tier starts at the first model separated from the current tier's leader",
+    "cut": "tiers are split only where every model above is separated from every model below",
+}
+_TIE_WORDS = {
+    "half": "A tie counts as half a win for each model.",
+    "davidson": "Ties are modelled explicitly (Davidson's extension of Bradley\u2013Terry).",
+}
+
+
+def _cut_rule(o: Mapping) -> bool:
+    return o.get("tier_rule") == "cut" and o.get("tiers") != "overlap"
+
+
+def tier_line(info: SnapshotInfo) -> str:
+    """The one short line above the table: what a tier and a rank range are."""
+    if _cut_rule(info.options or {}):
+        tier = "A tier's models are each significantly better than every model in lower tiers"
+    else:
+        tier = "A tier holds the models the data cannot tell apart from its leader"
+    return (
+        f"{tier}; the order inside a tier is not significant. "
+        "Rank 2\u20135 means the data allow any rank from 2 to 5."
+    )
+
+
+def _tier_words(o: Mapping) -> str:
+    parts = []
+    if o.get("tiers"):
+        parts.append(_TIER_WORDS.get(str(o["tiers"]), f"tier method: {o['tiers']}"))
+    if o.get("tier_rule") and o.get("tiers") != "overlap":
+        parts.append(_RULE_WORDS.get(str(o["tier_rule"]), f"rule: {o['tier_rule']}"))
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+def _tier_claim(o: Mapping) -> str:
+    """What a tier boundary promises; it differs by rule, so the words must too."""
+    if _cut_rule(o):
+        return (
+            "A tier is a group of models; every model in a higher tier is significantly "
+            "better than every model in a lower tier at this level"
+        )
+    return (
+        "A tier starts with its leader and holds the models below it that the data cannot "
+        "tell apart from that leader at this level; models in neighbouring tiers may still "
+        "be within the noise of each other"
+    )
+
+
+def level_text(info: SnapshotInfo) -> str:
+    """``95% `` (with the space) when the snapshot records its level, else empty."""
+    level = (info.options or {}).get("level")
+    return f"{float(level) * 100:g}% " if isinstance(level, (int, float)) else ""
+
+
+def describe_method(info: SnapshotInfo) -> list[str]:
+    """The plain-words caption: what the page claims and what it does not."""
+    o = info.options or {}
+    ci = str(o.get("ci") or "bootstrap")
+    rounds = o.get("rounds")
+    how = {
+        "bootstrap": "a bootstrap over battles"
+        + (f" with {int(rounds)} rounds" if isinstance(rounds, (int, float)) else ""),
+        "sandwich": "sandwich (robust) standard errors",
+        "fisher": "Fisher-information standard errors",
+    }.get(ci, ci)
+    # "battle" clusters are single battles: the plain bootstrap, nothing to say.
+    if o.get("cluster") and str(o["cluster"]) not in ("battle", "none"):
+        how += f", resampling whole clusters of battles by {o['cluster']}"
+    joint = (
+        "simultaneous: all intervals hold together at this level"
+        if o.get("simultaneous")
+        else "per model: each interval on its own holds at this level"
+    )
+    lines = [
+        f"Ratings are Bradley\u2013Terry estimates on the Elo scale from "
+        f"{fmt_count(info.n_battles)} battles between {info.n_models} models "
+        f"(snapshot {info.id}, computed {fmt_date(info.created_at)}).",
+        f"Intervals are {level_text(info)}confidence intervals from {how}; they are {joint}. "
+        "The bar shows the interval on a common axis, the tick the rating; the numbers "
+        "beside it (+a/\u2212b) are how far the interval reaches above and below the rating.",
+        "Rank is the range of ranks the data allow: from one plus the number of models "
+        "whose interval lies entirely above this model's (the best), to the number of "
+        "models whose interval does not lie entirely below it (the worst).",
+        _tier_claim(o)
+        + _tier_words(o)
+        + ". Models in one tier are not ranked against each other: the order inside a tier "
+        "follows the point ratings, but the differences are within the noise and could "
+        "reverse with more battles.",
+    ]
+    if o.get("ties"):
+        ties = _TIE_WORDS.get(str(o["ties"]), f"Ties are handled as: {o['ties']}.")
+        if o.get("both_bad") == "drop":
+            ties += " Battles where both answers were judged bad are left out."
+        lines.append(ties)
+    diag = info.diagnostics or {}
+    nu = diag.get("tie_param")
+    if nu is not None:
+        se = diag.get("tie_param_se")
+        lines.append(
+            f"Davidson tie parameter \u03bd = {nu:.3f}"
+            + (f" (standard error {se:.3f})" if se is not None else "")
+            + ": between equal models a tie is \u03bd times as likely as a win by either one."
+        )
+    comps = diag.get("components")
+    if comps and comps.get("outside_models"):
+        lines.append(
+            f"Ratings are on one scale only within a set of models connected by wins and "
+            f"losses both ways; the board ranks the largest such set ({comps['comparable_models']} "
+            f"models). {comps['outside_models']} other models never met it, or met it without "
+            "losing (or winning): they have no rating on this scale and are listed unranked."
+        )
+    part = diag.get("component")
+    if part:
+        lines.append(
+            f"This board ranks comparable set {part['number']} of the "
+            f"{board_label(part['main_board'])} board: its models are not linked to that "
+            "board's models by wins and losses both ways, directly or through others, so "
+            "their ratings are on their own scale and not comparable with it."
+        )
+    if o.get("min_battles"):
+        lines.append(
+            f"Models with fewer than {o['min_battles']} battles are listed but not ranked."
+        )
+    return lines
+
+
+def attribution_for(info: SnapshotInfo, override: str | None) -> str | None:
+    if override:
+        return override
+    for source in (info.options or {}, info.diagnostics or {}):
+        text = source.get("attribution") if isinstance(source, Mapping) else None
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    return None
+
+
+# ---------------------------------------------------------------- style coefficients
+
+# What a larger value of each built-in feature means for an answer, in words.
+_FEATURE_WORDS = {
+    "tokens": ("the longer answer", "the shorter answer"),
+    "headers": ("the answer with more headers", "the answer with fewer headers"),
+    "lists": ("the answer with more list items", "the answer with fewer list items"),
+    "bold": ("the answer with more bold text", "the answer with less bold text"),
+}
+
+
+def coefficient_meaning(c: StyleCoefficient) -> str:
+    """One plain sentence: what the coefficient's sign says, if the interval backs it."""
+    more, less = _FEATURE_WORDS.get(
+        c.feature,
+        (f"the answer with the higher {c.feature}", f"the answer with the lower {c.feature}"),
+    )
+    per = "per standard deviation of the feature, in log-odds of winning"
+    if c.ci_low > 0:
+        return f"Positive: judges prefer {more}, other things equal ({per})."
+    if c.ci_high < 0:
+        return f"Negative: judges prefer {less}, other things equal ({per})."
+    return (
+        f"The interval includes zero: the data cannot tell whether judges prefer "
+        f"{more} or {less}, other things equal."
+    )
