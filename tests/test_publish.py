@@ -691,3 +691,4 @@ def test_model_page_hints_missing_metadata_instead_of_unknown(site, run_cli):
     board = parse(out / "index.html")
     th = next(t for t in board.find_all("th", "model") if model_name(t) == "model-010")
     assert th.find("div", "sub").text().startswith("Acme · MIT")
+

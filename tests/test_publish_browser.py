@@ -166,13 +166,7 @@ VIEWS = [(p, w, t) for p in PAGES for w in SIZES for t in THEMES]
 
 #: (check, page, width, theme) -> why it fails today. Each is an expected failure
 #: (strict: it must fail) until the page is fixed; CI's final state has none.
-_SCROLLERS = (
-    "axe scrollable-region-focusable: the charts' sideways scrollers (div.chart-scroll) "
-    "cannot be reached by keyboard (give them tabindex=0, role=region and a label)"
-)
-KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {
-    **{("axe", p, "390", t): _SCROLLERS for p in PAGES for t in THEMES},
-}
+KNOWN_FAILURES: dict[tuple[str, str, str, str], str] = {}
 
 
 def views(check: str) -> list:

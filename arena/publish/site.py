@@ -171,7 +171,7 @@ def _og_image(sites: list[ctx.SiteBoard]) -> bytes | None:
         return None
     main = sites[0]
     date = ctx.fmt_date(main.board.snapshot.created_at)[:10]
-    return str(og_for_board(main.board, main.label, date)).encode("utf-8")
+    return str(og_for_board(main.board, f"{main.label} leaderboard", date)).encode("utf-8")
 
 
 def _download_json(site: ctx.SiteBoard) -> bytes:
