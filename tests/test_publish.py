@@ -692,3 +692,34 @@ def test_model_page_hints_missing_metadata_instead_of_unknown(site, run_cli):
     th = next(t for t in board.find_all("th", "model") if model_name(t) == "model-010")
     assert th.find("div", "sub").text().startswith("Acme · MIT")
 
+
+def test_inline_script_is_small_local_and_optional(site, tmp_path):
+    import shutil
+    import subprocess
+
+    out = site["out"]
+    doc = parse(out / "index.html")
+    scripts = list(doc.iter("script"))
+    assert len(scripts) == 1 and "src" not in scripts[0].attrs
+    code = scripts[0].text()
+    assert 1000 < len(code.encode("utf-8")) < 6000  # a few KB
+    for word in ("fetch", "XMLHttpRequest", "http:", "https:", "import(", "eval(", "innerHTML"):
+        assert word not in code, word
+    # Without JavaScript: the tools are hidden and the table is complete and in rank order.
+    assert "hidden" in doc.find("div", "tools").attrs
+    heads = {
+        th.attrs["data-sort"]: th for th in doc.find("thead").iter("th") if "data-sort" in th.attrs
+    }
+    assert heads["rank"].attrs.get("aria-sort") == "ascending"
+    assert all(th.attrs.get("aria-sort") is None for k, th in heads.items() if k != "rank")
+    label = next(lb for lb in doc.iter("label") if lb.find("input") is not None)
+    assert label.find("span", "sr").text()  # the filter has a name for screen readers
+    # Model pages carry no script at all.
+    assert parse(out / "models" / f"{slug('model-000')}.html").find("script") is None
+    node = shutil.which("node")
+    assert node, "node is needed to check the page script's syntax (CI installs it)"
+    (tmp_path / "board.js").write_text(code, encoding="utf-8")
+    res = subprocess.run(
+        [node, "--check", str(tmp_path / "board.js")], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr

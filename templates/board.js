@@ -1,0 +1,109 @@
+/* Leaderboard page helpers: sort by column, find a model by name, switch board.
+   The static table is complete without this script; it only rearranges rows. */
+(function () {
+  "use strict";
+  var table = document.getElementById("board");
+  var tools = document.getElementById("board-tools");
+  if (!table || !tools || !table.tHead) return;
+  var slice = Array.prototype.slice;
+  var groups = slice.call(table.tBodies).map(function (body) {
+    return {
+      body: body,
+      head: body.querySelector("tr.tier-head"),
+      rows: slice.call(body.rows).filter(function (r) { return !r.classList.contains("tier-head"); })
+    };
+  });
+  var all = [];
+  groups.forEach(function (g) { all = all.concat(g.rows); });
+  all.forEach(function (r, i) { r.setAttribute("data-i", String(i)); });
+  var flat = document.createElement("tbody");
+  flat.className = "flat";
+  flat.hidden = true;
+  table.appendChild(flat);
+  var heads = slice.call(table.tHead.querySelectorAll("th[data-sort]"));
+  var state = { key: "rank", dir: 1 };
+
+  function value(row, key) {
+    if (key === "name") return row.getAttribute("data-name");
+    return parseFloat(row.getAttribute("data-" + key));
+  }
+
+  function sortBy(key) {
+    state.dir = state.key === key ? -state.dir : (key === "rank" || key === "name" ? 1 : -1);
+    state.key = key;
+    var natural = key === "rank" && state.dir === 1;
+    if (natural) {
+      groups.forEach(function (g) {
+        g.rows.forEach(function (r) { g.body.appendChild(r); });
+        g.body.hidden = false;
+      });
+      flat.hidden = true;
+    } else {
+      all.slice().sort(function (a, b) {
+        var x = value(a, key), y = value(b, key);
+        var c = x < y ? -1 : x > y ? 1 : 0;
+        return c * state.dir || value(a, "i") - value(b, "i");
+      }).forEach(function (r) { flat.appendChild(r); });
+      groups.forEach(function (g) { g.body.hidden = true; });
+      flat.hidden = false;
+    }
+    table.classList.toggle("sorted", !natural);
+    heads.forEach(function (th) {
+      if (th.getAttribute("data-sort") === key) {
+        th.setAttribute("aria-sort", state.dir === 1 ? "ascending" : "descending");
+      } else {
+        th.removeAttribute("aria-sort");
+      }
+    });
+    applyFilter();
+  }
+
+  heads.forEach(function (th) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "sort";
+    while (th.firstChild) button.appendChild(th.firstChild);
+    var mark = document.createElement("span");
+    mark.className = "sort-mark";
+    mark.setAttribute("aria-hidden", "true");
+    button.appendChild(mark);
+    th.appendChild(button);
+    button.addEventListener("click", function () { sortBy(th.getAttribute("data-sort")); });
+  });
+
+  var filter = document.getElementById("board-filter");
+  var count = document.getElementById("board-count");
+  function applyFilter() {
+    var q = filter ? filter.value.trim().toLowerCase() : "";
+    var shown = 0;
+    all.forEach(function (r) {
+      var hit = !q || r.getAttribute("data-name").indexOf(q) >= 0;
+      r.hidden = !hit;
+      if (hit) shown += 1;
+    });
+    groups.forEach(function (g) {
+      if (g.head) g.head.hidden = !g.rows.some(function (r) { return !r.hidden; });
+    });
+    if (count) count.textContent = q ? shown + " of " + all.length + " models match \u201c" + q + "\u201d" : "";
+  }
+  if (filter) filter.addEventListener("input", applyFilter);
+
+  var links = slice.call(document.querySelectorAll("nav.boards-nav a"));
+  if (links.length > 1) {
+    var label = document.createElement("label");
+    label.className = "board-select";
+    label.appendChild(document.createTextNode("Board "));
+    var select = document.createElement("select");
+    links.forEach(function (a) {
+      var option = document.createElement("option");
+      option.value = a.getAttribute("href");
+      option.textContent = a.textContent;
+      option.selected = a.getAttribute("aria-current") === "page";
+      select.appendChild(option);
+    });
+    select.addEventListener("change", function () { window.location.href = select.value; });
+    label.appendChild(select);
+    tools.appendChild(label);
+  }
+  tools.hidden = false;
+})();
