@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-import numpy as np
 from markupsafe import Markup
 
 from arena.publish import svg
@@ -17,10 +16,10 @@ from arena.publish.fmt import (
     fmt_rating,
     interval_words,
     model_href,
-    predicted,
     rank_text,
     safe_link,
 )
+from arena.publish.heatmaps import board_heatmaps
 from arena.publish.views import (
     Chart,
     CoefficientView,
@@ -39,7 +38,7 @@ from arena.publish.words import (
     tier_line,
     unranked_reason,
 )
-from arena.snapshots import Board, BoardRow, PairRecord, StyleCoefficient
+from arena.snapshots import BoardRow, StyleCoefficient
 
 #: Sort key of an unranked model's rank: after every rank.
 _UNRANKED = 1_000_000
@@ -159,36 +158,6 @@ def _group(tier: object, rows: list[tuple[BoardRow, RowView]], index: int) -> Ti
     return TierGroup(f"Tier {tier} ({n} {plural})", f"band{index % 2}", views)
 
 
-def _top_matrices(board: Board, pairs: Sequence[PairRecord], top: int):
-    top_rows = [r for r in board.visible_rows() if r.ranked][:top]
-    names = [r.model for r in top_rows]
-    index = {n: i for i, n in enumerate(names)}
-    n = len(names)
-    pred: list[list[float | None]] = [
-        [None if i == j else predicted(top_rows[i].rating, top_rows[j].rating) for j in range(n)]
-        for i in range(n)
-    ]
-    score = np.zeros((n, n))
-    count = np.zeros((n, n))
-    for p in pairs:
-        i, j = index.get(p.model_a), index.get(p.model_b)
-        if i is None or j is None:
-            continue
-        tot = p.a_wins + p.b_wins + p.ties
-        count[i, j] = count[j, i] = tot
-        score[i, j] = p.a_wins + p.ties / 2
-        score[j, i] = p.b_wins + p.ties / 2
-    observed = [
-        [None if i == j or count[i, j] == 0 else float(score[i, j] / count[i, j]) for j in range(n)]
-        for i in range(n)
-    ]
-    counts = [
-        [None if i == j or count[i, j] == 0 else float(count[i, j]) for j in range(n)]
-        for i in range(n)
-    ]
-    return [display(r) for r in top_rows], pred, observed, counts
-
-
 def board_switch(site: SiteBoard, root: str = "") -> tuple[Link, ...]:
     """Links "Raw" / "Style-controlled" between a board's two pages, the current one marked."""
     if site.paired is None:
@@ -225,46 +194,13 @@ def _interval_chart(rows: Sequence[BoardRow], axis: svg.Axis, label: str, lvl: s
 
 
 def _heatmaps(site: SiteBoard, top: int) -> list[Chart]:
-    names, pred, observed, counts = _top_matrices(site.board, site.pairs, top)
-    n = len(names)
-    if n < 2:
+    """The three head-to-head matrices of the top ``top`` models (:mod:`arena.publish.heatmaps`)."""
+    charts = board_heatmaps(site.board, site.pairs, top=top)
+    if not charts:
         return []
+    n = min(top, sum(1 for r in site.board.visible_rows() if r.ranked))
     shown = f"top {n} by rating shown"
-    specs = (
-        (
-            f"Predicted win probability, top {n}",
-            pred,
-            "prob",
-            "hp",
-            f"Predicted probability (percent) that the row model beats the column model, top {n}",
-            "From the Bradley-Terry ratings, ignoring ties. Red: row model favoured; "
-            "blue: column model favoured.",
-            f"Percent chance that the row model beats the column model, from the ratings; {shown}.",
-        ),
-        (
-            f"Observed win rate, top {n}",
-            observed,
-            "prob",
-            "ho",
-            f"Observed score rate (percent) of the row model against the column model, top {n}",
-            "Wins plus half of the ties over battles, in direct battles only; blank where "
-            "the two never met.",
-            f"Row model's wins plus half its ties, per direct battle; blank: never met; {shown}.",
-        ),
-        (
-            f"Battles between the top {n}",
-            counts,
-            "count",
-            "hn",
-            f"Number of direct battles between each pair, top {n}",
-            "Darker cells mean more battles; blank where the two never met.",
-            f"Direct battles per pair: how much data each observed rate rests on; {shown}.",
-        ),
-    )
-    return [
-        Chart(heading, svg.heatmap(names, m, kind=kind, ident=i, title=t, desc=d), note)
-        for heading, m, kind, i, t, d, note in specs
-    ]
+    return [Chart(h.heading, h.svg, f"{h.note.rstrip('.')}; {shown}.") for h in charts]
 
 
 def leaderboard_page(
