@@ -15,7 +15,22 @@
   });
   var all = [];
   groups.forEach(function (g) { all = all.concat(g.rows); });
-  all.forEach(function (r, i) { r.setAttribute("data-i", String(i)); });
+  // Sort keys from the cells themselves: the name, the best rank (a dash: unranked,
+  // after every rank), the rating and the battles.
+  function number(cell) {
+    var v = cell ? parseFloat(cell.textContent) : NaN;
+    return isNaN(v) ? null : v;
+  }
+  var keys = all.map(function (r, i) {
+    var name = r.querySelector("th bdi");
+    return {
+      i: i,
+      name: name ? name.textContent.toLowerCase() : "",
+      rank: number(r.querySelector(".rk")),
+      rating: number(r.querySelector(".rt")),
+      battles: number(r.querySelector("td.battles"))
+    };
+  });
   var flat = document.createElement("tbody");
   flat.className = "flat";
   flat.hidden = true;
@@ -23,10 +38,6 @@
   var heads = slice.call(table.tHead.querySelectorAll("th[data-sort]"));
   var state = { key: "rank", dir: 1 };
 
-  function value(row, key) {
-    if (key === "name") return row.getAttribute("data-name");
-    return parseFloat(row.getAttribute("data-" + key));
-  }
 
   function sortBy(key) {
     state.dir = state.key === key ? -state.dir : (key === "rank" || key === "name" ? 1 : -1);
@@ -39,11 +50,11 @@
       });
       flat.hidden = true;
     } else {
-      all.slice().sort(function (a, b) {
-        var x = value(a, key), y = value(b, key);
-        var c = x < y ? -1 : x > y ? 1 : 0;
-        return c * state.dir || value(a, "i") - value(b, "i");
-      }).forEach(function (r) { flat.appendChild(r); });
+      keys.slice().sort(function (a, b) {
+        var x = a[key], y = b[key];
+        if (x === null || y === null) return (x === null) - (y === null) || a.i - b.i;
+        return (x < y ? -1 : x > y ? 1 : 0) * state.dir || a.i - b.i;
+      }).forEach(function (k) { flat.appendChild(all[k.i]); });
       groups.forEach(function (g) { g.body.hidden = true; });
       flat.hidden = false;
     }
@@ -76,8 +87,8 @@
   function applyFilter() {
     var q = filter ? filter.value.trim().toLowerCase() : "";
     var shown = 0;
-    all.forEach(function (r) {
-      var hit = !q || r.getAttribute("data-name").indexOf(q) >= 0;
+    all.forEach(function (r, i) {
+      var hit = !q || keys[i].name.indexOf(q) >= 0;
       r.hidden = !hit;
       if (hit) shown += 1;
     });

@@ -40,9 +40,6 @@ from arena.publish.words import (
 )
 from arena.snapshots import BoardRow, StyleCoefficient
 
-#: Sort key of an unranked model's rank: after every rank.
-_UNRANKED = 1_000_000
-
 
 def _delta(before: int, now: int, since: str) -> tuple[str, str]:
     delta = before - now
@@ -126,9 +123,6 @@ def _row_view(
         bar=svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis, label=words)
         if has_bar
         else Markup(""),
-        sort_rank=str(row.rank_ub if row.rank_ub is not None else _UNRANKED),
-        sort_rating=f"{row.rating:.3f}" if row.rating is not None else "-1e9",
-        sort_battles=fmt_count(row.battles),
     )
 
 

@@ -45,10 +45,6 @@ class RowView:
     ties: str
     flags: tuple[str, ...]  # short words ("few battles")
     bar: Markup
-    # numeric sort keys for the inline script (the static order is the board's)
-    sort_rank: str
-    sort_rating: str
-    sort_battles: str
     # Style-controlled pages only: rank (UB) change against the paired raw board.
     style_change: str = ""
     style_change_text: str = ""
