@@ -6,9 +6,11 @@ import click
 
 from arena.cli.options import alias_target, hidden_alias, quiet_option
 
-#: Models in the heatmaps by default: three 20x20 matrices are ~170 KB of SVG; at 30 they
-#: are ~360 KB and a 300-model main page passes the 500 KB budget (benchmarks/bench_publish.py).
-DEFAULT_HEATMAP_TOP = 20
+#: Models in the heatmaps by default. Each cell is ~170 bytes (full names in its tooltip):
+#: when the top models all met (a real arena's top 20 do), three 20x20 matrices are
+#: ~195 KB and a 300-model main page passes the 500 KB budget; at 15 they are ~110 KB
+#: (benchmarks/bench_publish.py --pair-density 1, docs/site.md).
+DEFAULT_HEATMAP_TOP = 15
 
 
 def site_options(command):

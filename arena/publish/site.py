@@ -243,7 +243,7 @@ def publish_site(
     out_dir: str | os.PathLike,
     *,
     snapshot_id: int | None = None,
-    top: int = 20,
+    top: int = 15,
     attribution: str | None = None,
     extra_files: Mapping[str, bytes | Callable[[], bytes]] | None = None,
 ) -> PublishReport:
