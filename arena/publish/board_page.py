@@ -152,6 +152,11 @@ def _group(tier: object, rows: list[tuple[BoardRow, RowView]], index: int) -> Ti
     return TierGroup(f"Tier {tier} ({n} {plural})", f"band{index % 2}", views)
 
 
+def _tick(x: float) -> str:
+    """An axis end: ``1100`` for the round ends the axis has, one decimal otherwise."""
+    return f"{x:.0f}" if float(x).is_integer() else fmt_rating(x)
+
+
 def board_switch(site: SiteBoard, root: str = "") -> tuple[Link, ...]:
     """Links "Raw" / "Style-controlled" between a board's two pages, the current one marked."""
     if site.paired is None:
@@ -246,7 +251,7 @@ def leaderboard_page(
         groups=_groups(rows, views),
         n_visible=len(rows),
         hidden_count=sum(1 for r in board.rows if r.hidden),
-        axis_ticks=(fmt_rating(axis.lo), fmt_rating(axis.hi)),
+        axis_ticks=(_tick(axis.lo), _tick(axis.hi)),
         has_change=site.previous is not None,
         legend=flag_legend(f for r in rows for f in r.flags),
         charts=tuple(charts),
