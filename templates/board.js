@@ -117,4 +117,10 @@
     tools.appendChild(label);
   }
   tools.hidden = false;
+  // On a phone the board tabs are one sideways-scrolling row: show the current one.
+  var nav = document.querySelector("nav.boards-nav");
+  var current = nav && nav.querySelector("a[aria-current=page]");
+  if (current && nav.scrollWidth > nav.clientWidth) {
+    nav.scrollLeft = current.offsetLeft - (nav.clientWidth - current.offsetWidth) / 2;
+  }
 })();
