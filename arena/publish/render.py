@@ -50,8 +50,8 @@ def opponent_rows(opponents: Iterable) -> Markup:
             name = f'<span class="name" title="{label}"><bdi>{label}</bdi></span>'
         out.append(
             f'<tr><th scope="row">{name}</th><td class="num">{o.battles}</td>'
-            f'<td class="num">{o.wins}</td><td class="num">{o.losses}</td>'
-            f'<td class="num">{o.ties}</td><td class="num">{o.observed}</td>'
+            f'<td class="num opt">{o.wins}</td><td class="num opt">{o.losses}</td>'
+            f'<td class="num opt">{o.ties}</td><td class="num">{o.observed}</td>'
             f'<td class="num">{o.expected}</td></tr>\n'
         )
     return Markup("".join(out))
