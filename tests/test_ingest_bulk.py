@@ -159,9 +159,9 @@ def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_pat
 def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(
     db_url, engine, run_cli, tmp_path, monkeypatch
 ):
-    import arena.ingest.writer as writer
+    import arena.ingest.dialects as dialects
 
-    monkeypatch.setattr(writer.BattleWriter, "_defer_references", lambda self: False)
+    monkeypatch.setattr(dialects.PostgresRows, "defer_references", lambda self: False)
     run_cli(
         "ingest", write_csv(tmp_path / "ok.csv", HEADER, ROWS[:3])
     )  # works with the triggers on

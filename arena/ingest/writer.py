@@ -1,25 +1,23 @@
 """Writing normalised battles into the store, fast, inside the caller's transaction.
 
 Rows go in through the DBAPI's bulk paths (``executemany`` on SQLite, ``COPY`` on
-PostgreSQL) via SQLAlchemy's connection, because ORM objects cost ~10x more per
-row. Battle ids are assigned here so that category links can be written in the
+PostgreSQL; :mod:`arena.ingest.dialects` holds what differs) via SQLAlchemy's
+connection, because ORM objects cost ~10x more per row. Battle ids are assigned here so that category links can be written in the
 same pass; on SQLite the writer holds the write lock from its first statement.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from operator import attrgetter
 from typing import NamedTuple
 
-from sqlalchemy import Connection, func, literal, select
+from sqlalchemy import Connection, func, select
 
 from arena.db.models import Battle, Category, Model, StyleFeature
-from arena.db.session import SQLITE_INGEST_CACHE_KIB, announce_wait
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
+from arena.ingest.dialects import dialect_insert, rows_for
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 from arena.ingest.style import STYLE_COLUMNS, Style
 
@@ -65,12 +63,6 @@ def _conflict(ext: str, have: StoredBattle, row: tuple) -> str:
     )
 
 
-#: Characters that COPY's text format would need escaped (then rows go one by one).
-_COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
-#: PostgreSQL advisory lock key of battle-id reservation ("arena" in ASCII).
-_ID_LOCK = 0x6172656E61
-
-
 class BattleWriter:
     """Insert chunks of :class:`ParsedBattle` for one ingest batch."""
 
@@ -78,26 +70,19 @@ class BattleWriter:
         self.conn = conn
         self.batch_id = batch_id
         self.source = source
-        self.dialect = conn.dialect.name
         self.models = dict(conn.execute(select(Model.name, Model.id)).all())
         self.categories = dict(conn.execute(select(Category.name, Category.id)).all())
         self.features = dict(conn.execute(select(StyleFeature.name, StyleFeature.id)).all())
         self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
-        self.first_id = self._next_id
-        self.last_id = 0
-        self._locked = False
-        self._locked_first = False
-        if self.dialect == "sqlite":
-            # Index maintenance is the cost of a large ingest: give it more cache.
-            conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INGEST_CACHE_KIB}")
+        #: what differs between the engines, chosen once (arena.ingest.dialects)
+        self.rows = rows_for(conn, batch_id=batch_id, source=source, next_id=self._next_id)
+        self._insert_construct = dialect_insert(conn)
         self.new_models = 0
         #: bulk mode (see :meth:`start_bulk`): None = not decided yet
         self.bulk: bool | None = None
-        self._conflicts_seen = False
-        #: PostgreSQL: foreign keys are verified set-wise at the end (see _defer_references)
-        self.triggers_off = self.dialect == "postgresql" and self._defer_references()
-        #: PostgreSQL is checking foreign keys row by row: a bulk load drops and re-adds them
-        self._fk_per_row = self.dialect == "postgresql" and not self.triggers_off
+        #: foreign keys checked row by row (PostgreSQL role that may not defer them):
+        #: a bulk load drops and re-adds them
+        self._fk_per_row = self.rows.fk_per_row
 
     # -- bulk mode (see arena.ingest.bulk) ----------------------------------
     def start_bulk(self, expected_rows: float) -> bool:
@@ -113,48 +98,14 @@ class BattleWriter:
             build_indexes(self.conn, foreign_keys=self._fk_per_row)
         self.check_references()
 
-    def _defer_references(self) -> bool:
-        """PostgreSQL: skip the per-row foreign-key triggers for this transaction, if allowed.
-
-        Foreign keys are enforced by triggers, ~15 us a row -- more than the
-        rest of a row's insert.  A role that may set ``session_replication_role``
-        (superusers; on PostgreSQL 15+ anyone granted it) turns them off for this
-        transaction only; :meth:`check_references` then verifies the new rows
-        set-wise before the commit.  Other roles keep the per-row checks.
-        """
-        allowed = self.conn.exec_driver_sql(
-            "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
-        ).scalar()
-        if not allowed:
-            return False
-        self.conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
-        return True
-
     def check_references(self) -> None:
         """Verify, set-wise, that every battle this writer stored names a stored model.
 
         Stands in for the per-row foreign-key checks that this ingest skipped
-        (SQLite: always, see the loader; PostgreSQL: when :meth:`_defer_references`
-        turned the triggers off).  One scan of the new rows.
+        (SQLite: always, see the loader; PostgreSQL: when ``defer_references``
+        of :class:`arena.ingest.dialects.PostgresRows` turned the triggers off).  One scan of the new rows.
         """
-        if self.dialect == "sqlite":
-            bad = self.conn.exec_driver_sql(
-                "SELECT id FROM battles WHERE id >= ? AND (model_a_id NOT IN (SELECT id FROM models) "
-                "OR model_b_id NOT IN (SELECT id FROM models) OR batch_id != ?) LIMIT 1",
-                (self.first_id, self.batch_id),
-            ).scalar()
-        elif self.triggers_off:
-            # (category links need no check: their ids come from this writer's inserts
-            # and from the categories table, read in this transaction)
-            bad = self.conn.exec_driver_sql(
-                "SELECT b.id FROM battles b WHERE b.id BETWEEN %(lo)s AND %(hi)s AND b.batch_id = %(batch)s "
-                "AND (NOT EXISTS (SELECT 1 FROM models m WHERE m.id = b.model_a_id) "
-                "OR NOT EXISTS (SELECT 1 FROM models m WHERE m.id = b.model_b_id)) LIMIT 1",
-                {"lo": self.first_id, "hi": self.last_id, "batch": self.batch_id},
-            ).scalar()
-            self.conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
-        else:
-            return
+        bad = self.rows.check_references()
         if bad is not None:
             raise RuntimeError(
                 f"ingest wrote battle {bad} with a dangling reference (a bug; nothing was committed)"
@@ -168,12 +119,8 @@ class BattleWriter:
             # A concurrent ingest may have stored the name since this writer read the
             # table (PostgreSQL; on SQLite the writer holds the write lock): skip the
             # conflict and read the id it committed, instead of a unique violation.
-            if self.dialect == "postgresql":
-                from sqlalchemy.dialects.postgresql import insert as dialect_insert
-            else:
-                from sqlalchemy.dialects.sqlite import insert as dialect_insert
             found = self.conn.execute(
-                dialect_insert(table)
+                self._insert_construct(table)
                 .values(name=name)
                 .on_conflict_do_nothing(index_elements=["name"])
                 .returning(table.id)
@@ -212,46 +159,13 @@ class BattleWriter:
         runs per chunk and compiling a 5,000-parameter IN through the SQL expression
         layer cost more than the lookup itself)."""
         found: dict[str, StoredBattle] = {}
-        select_ = (
-            "SELECT b.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
-            "b.source FROM battles b JOIN models ma ON ma.id = b.model_a_id "
-            "JOIN models mb ON mb.id = b.model_b_id WHERE b.external_id "
-        )
         for start in range(0, len(ids), _LOOKUP_CHUNK):
-            part = ids[start : start + _LOOKUP_CHUNK]
-            if self.dialect == "postgresql":
-                rows = self.conn.exec_driver_sql(select_ + "= ANY(%(ids)s)", {"ids": part})
-            else:
-                marks = ",".join("?" * len(part))
-                rows = self.conn.exec_driver_sql(select_ + f"IN ({marks})", tuple(part))
+            rows = self.rows.existing(ids[start : start + _LOOKUP_CHUNK])
             found.update((row[0], StoredBattle(*row[1:])) for row in rows)
         return found
 
     def _reserve_ids(self, n: int) -> list[int]:
-        if self.dialect == "postgresql" and n:
-            # A block of sequence values in one call (n nextval calls cost 3 us each:
-            # a third of a large ingest).  setval after nextval is not atomic, so
-            # writers take a transaction-level advisory lock first: concurrent
-            # ingests queue up, and nothing else in arena draws battle ids.
-            if not self._locked:
-                with announce_wait("another ingest"):
-                    self.conn.exec_driver_sql(
-                        "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
-                    )
-                self._locked = True
-            last = self.conn.exec_driver_sql(
-                "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
-                "nextval(pg_get_serial_sequence('battles', 'id')) + %(n)s - 1)",
-                {"n": n},
-            ).scalar()
-            if not self._locked_first:
-                # under the lock, ids only grow: the first block starts this ingest's range
-                self.first_id, self._locked_first = last - n + 1, True
-            self.last_id = last
-            return list(range(last - n + 1, last + 1))
-        start = self._next_id
-        self._next_id += n
-        return list(range(start, start + n))
+        return self.rows.reserve_ids(n)
 
     # -- the chunk ----------------------------------------------------------
     def write(self, chunk: Sequence[ParsedBattle]) -> ChunkResult:
@@ -263,7 +177,6 @@ class BattleWriter:
         this very file repeats (a rejected row).
         """
         ids = self._reserve_ids(len(chunk))
-        sqlite = self.dialect == "sqlite"
         models = self.models
         model_id = self._model_id
         # Bind only the columns this chunk fills: sqlite3 spends ~0.5 us binding
@@ -272,10 +185,10 @@ class BattleWriter:
         optional = [f for f in _OPTIONAL if any(map(attrgetter(f), chunk))]
         if set(map(attrgetter("weight"), chunk)) != {1.0}:
             optional.append("weight")
-        if sqlite and "occurred_at" in optional:
-            # The text form SQLAlchemy's SQLite DateTime reads back (UTC, naive).
+        time_format = self.rows.time_format
+        if time_format is not None and "occurred_at" in optional:
             chunk = [
-                b._replace(occurred_at=b.occurred_at.strftime("%Y-%m-%d %H:%M:%S.%f"))
+                b._replace(occurred_at=b.occurred_at.strftime(time_format))
                 if b.occurred_at is not None
                 else b
                 for b in chunk
@@ -384,11 +297,15 @@ class BattleWriter:
                 excluded[pos] = SELF_PLAY
             columns.append("excluded_reason")
             cols.append(excluded)
-        copy_text = None
-        if self.dialect == "postgresql":
-            copy_text = self._copy_text(
-                ids, a_ids, b_ids, block, excluded if block.self_play else None
-            )
+        copy_text = self.rows.copy_text(
+            ids,
+            a_ids,
+            b_ids,
+            block.outcome,
+            block.external_id,
+            excluded if block.self_play else None,
+            n,
+        )
         inserted = self._insert(
             columns,
             zip(*cols, strict=True),
@@ -422,29 +339,6 @@ class BattleWriter:
             len(inserted), sum(ids[p] in inserted for p in block.self_play), duplicates, repeated
         )
 
-    def _copy_text(self, ids, a_ids, b_ids, block: ColumnBlock, excluded) -> str | None:
-        """A column block in COPY text format, joined at C speed (``copy.write_row``
-        costs ~1.2 us a row); None if a text value would need escaping."""
-        text_cols: list[Iterable[str]] = [
-            map(str, ids),
-            map(str, a_ids),
-            map(str, b_ids),
-            block.outcome,
-        ]
-        if block.external_id is not None:
-            if _COPY_SPECIAL.search("\x00".join(block.external_id)):
-                return None
-            text_cols.append(block.external_id)
-        if excluded is not None:
-            text_cols.append(["\\N" if v is None else v for v in excluded])
-        tail = str(int(self.batch_id))
-        if self.source is not None:
-            if _COPY_SPECIAL.search(self.source):
-                return None
-            tail += "\t" + self.source
-        text_cols.append(repeat(tail, block.n))
-        return "\n".join(map("\t".join, zip(*text_cols, strict=True))) + "\n"
-
     def _classify_skipped(
         self,
         exts: list[str],
@@ -477,113 +371,10 @@ class BattleWriter:
 
     def _rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
         """Plain rows into a table that cannot conflict: executemany or COPY."""
-        if not rows:
-            return
-        if self.dialect == "sqlite":
-            marks = ", ".join("?" * len(columns))
-            self.conn.exec_driver_sql(
-                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
-            )
-        else:
-            self._copy(table, columns, rows)
+        if rows:
+            self.rows.rows(table, columns, rows)
 
-    def _insert(
-        self,
-        names: Sequence[str],
-        rows: Iterable[tuple],
-        ids: list[int],
-        *,
-        may_conflict: bool,
-        copy_text: str | None = None,
-    ) -> set[int] | None:
-        """Insert rows; return the ids actually inserted, or None when all were.
-
-        ``copy_text``: PostgreSQL only, the same rows already rendered in COPY
-        text format (batch and source included), used instead of ``rows``.
-        """
-        if self.dialect == "sqlite":
-            # The batch and source are the same on every row: SQL literals, not
-            # parameters (sqlite3 binds each parameter of each row separately).
-            bound = list(names)
-            literals = {"batch_id": self._literal(int(self.batch_id))}
-            if self.source is not None:
-                literals["source"] = self._literal(self.source)
-            columns = ", ".join([*bound, *literals])
-            marks = ", ".join(["?"] * len(bound) + list(literals.values()))
-            conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
-            cursor = self.conn.connection.cursor()
-            try:
-                cursor.executemany(
-                    f"INSERT INTO battles ({columns}) VALUES ({marks}){conflict}", rows
-                )
-                count = cursor.rowcount
-            finally:
-                cursor.close()
-            if not may_conflict or count == len(ids):
-                return None
-            # Ids of one chunk are consecutive here: a rowid range scan finds the survivors.
-            got = self.conn.exec_driver_sql(
-                "SELECT id FROM battles WHERE id BETWEEN ? AND ?", (ids[0], ids[-1])
-            )
-            return {r[0] for r in got}
-        names = [*names, "batch_id"] + (["source"] if self.source is not None else [])
-        tail = (self.batch_id,) if self.source is None else (self.batch_id, self.source)
-        rows = copy_text if copy_text is not None else (row + tail for row in rows)
-        columns = ", ".join(names)
-        if not may_conflict:
-            self._copy("battles", names, rows)
-            return None
-        from psycopg.errors import UniqueViolation  # PostgreSQL driver: only on this path
-
-        if not isinstance(rows, str):
-            rows = list(rows)
-        if not self._conflicts_seen:
-            # New data is the common case: COPY straight into the table, and only
-            # if an id turns out to be stored already, undo the chunk and stage it.
-            self.conn.exec_driver_sql("SAVEPOINT arena_chunk")
-            try:
-                self._copy("battles", names, rows)
-            except UniqueViolation:
-                self.conn.exec_driver_sql("ROLLBACK TO SAVEPOINT arena_chunk")
-                self._conflicts_seen = True
-            else:
-                self.conn.exec_driver_sql("RELEASE SAVEPOINT arena_chunk")
-                return None
-        # COPY cannot skip conflicts: stage the chunk, then insert what is new.
-        self.conn.exec_driver_sql(
-            "CREATE TEMP TABLE IF NOT EXISTS arena_ingest_stage "
-            "(LIKE battles INCLUDING DEFAULTS) ON COMMIT DROP"
-        )
-        self._copy("arena_ingest_stage", names, rows)
-        result = self.conn.exec_driver_sql(
-            f"INSERT INTO battles ({columns}) SELECT {columns} FROM arena_ingest_stage "
-            "ON CONFLICT (external_id) DO NOTHING"
-        )
-        inserted = None
-        if result.rowcount != len(ids):
-            got = self.conn.exec_driver_sql(
-                "SELECT s.id FROM arena_ingest_stage s JOIN battles b ON b.id = s.id"
-            )
-            inserted = {r[0] for r in got}
-        self.conn.exec_driver_sql("TRUNCATE arena_ingest_stage")
-        return inserted
-
-    def _literal(self, value: int | str) -> str:
-        """``value`` as an SQL literal, quoted by the dialect's own compiler."""
-        return str(
-            literal(value).compile(
-                dialect=self.conn.dialect, compile_kwargs={"literal_binds": True}
-            )
-        )
-
-    def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
-        cursor = self.conn.connection.cursor()
-        try:
-            with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-                if isinstance(rows, str):
-                    copy.write(rows)
-                    return
-                for row in rows:
-                    copy.write_row(row)
-        finally:
-            cursor.close()
+    def _insert(self, names, rows, ids, *, may_conflict: bool, copy_text=None):
+        """Battle rows (see ``insert`` of :mod:`arena.ingest.dialects`): the ids
+        actually inserted, or None when all were."""
+        return self.rows.insert(names, rows, ids, may_conflict=may_conflict, copy_text=copy_text)

@@ -1,0 +1,312 @@
+"""What an ingest does differently on SQLite and PostgreSQL, one object per engine.
+
+:class:`BattleWriter <arena.ingest.writer.BattleWriter>` is written once for
+both engines; it picks one of these once (:func:`rows_for`) and calls the
+same methods on either:
+
+* ``reserve_ids`` -- a block of battle ids (SQLite: counted here under the
+  write lock; PostgreSQL: one ``setval`` on the sequence under an advisory lock);
+* ``insert`` -- battle rows, skipping stored external ids when asked
+  (SQLite: ``executemany``; PostgreSQL: ``COPY``, staged on a conflict);
+* ``rows`` -- plain rows into a table that cannot conflict;
+* ``existing`` -- the stored battles of some external ids;
+* ``check_references`` -- the set-wise stand-in for skipped foreign-key checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+
+from sqlalchemy import Connection, literal
+
+from arena.db.session import SQLITE_INGEST_CACHE_KIB, announce_wait
+
+#: Characters that COPY's text format would need escaped (then rows go one by one).
+_COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
+#: PostgreSQL advisory lock key of battle-id reservation ("arena" in ASCII).
+_ID_LOCK = 0x6172656E61
+_LOOKUP_SELECT = (
+    "SELECT b.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
+    "b.source FROM battles b JOIN models ma ON ma.id = b.model_a_id "
+    "JOIN models mb ON mb.id = b.model_b_id WHERE b.external_id "
+)
+
+
+class SqliteRows:
+    """SQLite: the writer holds the database's write lock from its first statement."""
+
+    name = "sqlite"
+    #: foreign keys are never checked per row during an ingest (see the loader)
+    fk_per_row = False
+    #: text form of ``occurred_at`` that SQLAlchemy's SQLite DateTime reads back (UTC, naive)
+    time_format: str | None = "%Y-%m-%d %H:%M:%S.%f"
+
+    def __init__(self, conn: Connection, *, batch_id: int, source: str | None, next_id: int):
+        self.conn = conn
+        self.batch_id = batch_id
+        self.source = source
+        self.first_id = self._next_id = next_id
+        # Index maintenance is the cost of a large ingest: give it more cache.
+        conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INGEST_CACHE_KIB}")
+
+    @property
+    def last_id(self) -> int:
+        return self._next_id - 1
+
+    def reserve_ids(self, n: int) -> list[int]:
+        start = self._next_id
+        self._next_id += n
+        return list(range(start, start + n))
+
+    def existing(self, part: list[str]):
+        marks = ",".join("?" * len(part))
+        return self.conn.exec_driver_sql(_LOOKUP_SELECT + f"IN ({marks})", tuple(part))
+
+    def copy_text(self, *_args) -> None:
+        return None  # no COPY on SQLite
+
+    def rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+        marks = ", ".join("?" * len(columns))
+        self.conn.exec_driver_sql(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
+        )
+
+    def insert(
+        self,
+        names: Sequence[str],
+        rows: Iterable[tuple],
+        ids: list[int],
+        *,
+        may_conflict: bool,
+        copy_text: str | None = None,
+    ) -> set[int] | None:
+        """Insert battle rows; the ids actually inserted, or None when all were."""
+        # The batch and source are the same on every row: SQL literals, not
+        # parameters (sqlite3 binds each parameter of each row separately).
+        bound = list(names)
+        literals = {"batch_id": self._literal(int(self.batch_id))}
+        if self.source is not None:
+            literals["source"] = self._literal(self.source)
+        columns = ", ".join([*bound, *literals])
+        marks = ", ".join(["?"] * len(bound) + list(literals.values()))
+        conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
+        cursor = self.conn.connection.cursor()
+        try:
+            cursor.executemany(f"INSERT INTO battles ({columns}) VALUES ({marks}){conflict}", rows)
+            count = cursor.rowcount
+        finally:
+            cursor.close()
+        if not may_conflict or count == len(ids):
+            return None
+        # Ids of one chunk are consecutive here: a rowid range scan finds the survivors.
+        got = self.conn.exec_driver_sql(
+            "SELECT id FROM battles WHERE id BETWEEN ? AND ?", (ids[0], ids[-1])
+        )
+        return {r[0] for r in got}
+
+    def _literal(self, value: int | str) -> str:
+        """``value`` as an SQL literal, quoted by the dialect's own compiler."""
+        return str(
+            literal(value).compile(
+                dialect=self.conn.dialect, compile_kwargs={"literal_binds": True}
+            )
+        )
+
+    def check_references(self) -> int | None:
+        """A battle of this batch naming no stored model (SQLite never checks per row)."""
+        return self.conn.exec_driver_sql(
+            "SELECT id FROM battles WHERE id >= ? AND (model_a_id NOT IN (SELECT id FROM models) "
+            "OR model_b_id NOT IN (SELECT id FROM models) OR batch_id != ?) LIMIT 1",
+            (self.first_id, self.batch_id),
+        ).scalar()
+
+
+class PostgresRows:
+    """PostgreSQL: COPY for every write, battle ids drawn in blocks under an advisory lock."""
+
+    name = "postgresql"
+    time_format: str | None = None
+
+    def __init__(self, conn: Connection, *, batch_id: int, source: str | None, next_id: int):
+        self.conn = conn
+        self.batch_id = batch_id
+        self.source = source
+        self.first_id = next_id
+        self.last_id = 0
+        self._locked = False
+        self._locked_first = False
+        self._conflicts_seen = False
+        #: foreign keys are verified set-wise at the end (see defer_references)
+        self.triggers_off = self.defer_references()
+        #: checking foreign keys row by row: a bulk load drops and re-adds them
+        self.fk_per_row = not self.triggers_off
+
+    def defer_references(self) -> bool:
+        """Skip the per-row foreign-key triggers for this transaction, if the role may.
+
+        Foreign keys are enforced by triggers, ~15 us a row -- more than the
+        rest of a row's insert.  A role that may set ``session_replication_role``
+        turns them off for this transaction only; :meth:`check_references` then
+        verifies the new rows set-wise before the commit.  Who may: superusers,
+        and on PostgreSQL 15+ any role granted ``SET`` on the parameter
+        (``GRANT SET ON PARAMETER session_replication_role TO ...``), which
+        ``has_parameter_privilege`` reports.  Other roles keep the per-row checks.
+        """
+        allowed = self.conn.exec_driver_sql(
+            "SELECT CASE WHEN current_setting('server_version_num')::int >= 150000 "
+            "THEN has_parameter_privilege('session_replication_role', 'SET') "
+            "ELSE (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) END"
+        ).scalar()
+        if not allowed:
+            return False
+        self.conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
+        return True
+
+    def reserve_ids(self, n: int) -> list[int]:
+        if not n:
+            return []
+        # A block of sequence values in one call (n nextval calls cost 3 us each:
+        # a third of a large ingest).  setval after nextval is not atomic, so
+        # writers take a transaction-level advisory lock first: concurrent
+        # ingests queue up, and nothing else in arena draws battle ids.
+        if not self._locked:
+            with announce_wait("another ingest"):
+                self.conn.exec_driver_sql(
+                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
+                )
+            self._locked = True
+        last = self.conn.exec_driver_sql(
+            "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
+            "nextval(pg_get_serial_sequence('battles', 'id')) + %(n)s - 1)",
+            {"n": n},
+        ).scalar()
+        if not self._locked_first:
+            # under the lock, ids only grow: the first block starts this ingest's range
+            self.first_id, self._locked_first = last - n + 1, True
+        self.last_id = last
+        return list(range(last - n + 1, last + 1))
+
+    def existing(self, part: list[str]):
+        return self.conn.exec_driver_sql(_LOOKUP_SELECT + "= ANY(%(ids)s)", {"ids": part})
+
+    def copy_text(self, ids, a_ids, b_ids, outcome, external_id, excluded, n: int) -> str | None:
+        """A column block in COPY text format, joined at C speed (``copy.write_row``
+        costs ~1.2 us a row); None if a text value would need escaping."""
+        text_cols: list[Iterable[str]] = [map(str, ids), map(str, a_ids), map(str, b_ids), outcome]
+        if external_id is not None:
+            if _COPY_SPECIAL.search("\x00".join(external_id)):
+                return None
+            text_cols.append(external_id)
+        if excluded is not None:
+            text_cols.append(["\\N" if v is None else v for v in excluded])
+        tail = str(int(self.batch_id))
+        if self.source is not None:
+            if _COPY_SPECIAL.search(self.source):
+                return None
+            tail += "\t" + self.source
+        text_cols.append(repeat(tail, n))
+        return "\n".join(map("\t".join, zip(*text_cols, strict=True))) + "\n"
+
+    def rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+        self._copy(table, columns, rows)
+
+    def insert(
+        self,
+        names: Sequence[str],
+        rows: Iterable[tuple],
+        ids: list[int],
+        *,
+        may_conflict: bool,
+        copy_text: str | None = None,
+    ) -> set[int] | None:
+        """Insert battle rows; the ids actually inserted, or None when all were.
+
+        ``copy_text``: the same rows already rendered by :meth:`copy_text`
+        (batch and source included), used instead of ``rows``.
+        """
+        names = [*names, "batch_id"] + (["source"] if self.source is not None else [])
+        tail = (self.batch_id,) if self.source is None else (self.batch_id, self.source)
+        rows = copy_text if copy_text is not None else (row + tail for row in rows)
+        columns = ", ".join(names)
+        if not may_conflict:
+            self._copy("battles", names, rows)
+            return None
+        from psycopg.errors import UniqueViolation  # PostgreSQL driver: only on this path
+
+        if not isinstance(rows, str):
+            rows = list(rows)
+        if not self._conflicts_seen:
+            # New data is the common case: COPY straight into the table, and only
+            # if an id turns out to be stored already, undo the chunk and stage it.
+            self.conn.exec_driver_sql("SAVEPOINT arena_chunk")
+            try:
+                self._copy("battles", names, rows)
+            except UniqueViolation:
+                self.conn.exec_driver_sql("ROLLBACK TO SAVEPOINT arena_chunk")
+                self._conflicts_seen = True
+            else:
+                self.conn.exec_driver_sql("RELEASE SAVEPOINT arena_chunk")
+                return None
+        # COPY cannot skip conflicts: stage the chunk, then insert what is new.
+        self.conn.exec_driver_sql(
+            "CREATE TEMP TABLE IF NOT EXISTS arena_ingest_stage "
+            "(LIKE battles INCLUDING DEFAULTS) ON COMMIT DROP"
+        )
+        self._copy("arena_ingest_stage", names, rows)
+        result = self.conn.exec_driver_sql(
+            f"INSERT INTO battles ({columns}) SELECT {columns} FROM arena_ingest_stage "
+            "ON CONFLICT (external_id) DO NOTHING"
+        )
+        inserted = None
+        if result.rowcount != len(ids):
+            got = self.conn.exec_driver_sql(
+                "SELECT s.id FROM arena_ingest_stage s JOIN battles b ON b.id = s.id"
+            )
+            inserted = {r[0] for r in got}
+        self.conn.exec_driver_sql("TRUNCATE arena_ingest_stage")
+        return inserted
+
+    def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
+        cursor = self.conn.connection.cursor()
+        try:
+            with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                if isinstance(rows, str):
+                    copy.write(rows)
+                    return
+                for row in rows:
+                    copy.write_row(row)
+        finally:
+            cursor.close()
+
+    def check_references(self) -> int | None:
+        """A battle of this batch naming no stored model, where the triggers were off."""
+        if not self.triggers_off:
+            return None  # checked row by row
+        # (category links need no check: their ids come from this writer's inserts
+        # and from the categories table, read in this transaction)
+        bad = self.conn.exec_driver_sql(
+            "SELECT b.id FROM battles b WHERE b.id BETWEEN %(lo)s AND %(hi)s "
+            "AND b.batch_id = %(batch)s "
+            "AND (NOT EXISTS (SELECT 1 FROM models m WHERE m.id = b.model_a_id) "
+            "OR NOT EXISTS (SELECT 1 FROM models m WHERE m.id = b.model_b_id)) LIMIT 1",
+            {"lo": self.first_id, "hi": self.last_id, "batch": self.batch_id},
+        ).scalar()
+        self.conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
+        return bad
+
+
+def rows_for(conn: Connection, *, batch_id: int, source: str | None, next_id: int):
+    """The engine's :class:`SqliteRows` or :class:`PostgresRows`, chosen once."""
+    cls = PostgresRows if conn.dialect.name == "postgresql" else SqliteRows
+    return cls(conn, batch_id=batch_id, source=source, next_id=next_id)
+
+
+def dialect_insert(conn: Connection):
+    """The dialect's ``insert`` construct (with ``on_conflict_*``)."""
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
