@@ -41,16 +41,23 @@ from arena.store import (
     CLUSTERS,
     BattleSelection,
     BoardData,
+    counts_unusable,
     hidden_model_ids,
     missing_cluster_key,
     model_names,
     read_boards,
+    read_count_boards,
 )
 from arena.store_style import StyleBattles, StyleDataError, read_style_battles
 
 
 class RebuildError(Exception):
     """A rebuild that cannot run (no battles, unknown anchor model, bad option)."""
+
+
+#: What a rebuild reads: ``counts`` (the count table), ``battles`` (aggregated in
+#: SQL), or ``auto`` (counts when the options allow, see arena.store.counts_unusable).
+READS = ("auto", "counts", "battles")
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,8 @@ class RebuildResult:
     boards: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    #: what was read: "counts" (the count table) or "battles"
+    read: str = "battles"
 
 
 def _key(opts: RebuildOptions, data: BoardData, component: int = 1, style: bool = False) -> str:
@@ -236,6 +245,16 @@ def rate_style_one(
     return result
 
 
+def _what_to_read(opts: RebuildOptions, read: str) -> str:
+    """``counts`` or ``battles``, from ``read`` and what the options select."""
+    if read not in READS:
+        raise RebuildError(f"--read must be one of {', '.join(READS)}")
+    why_not = counts_unusable(opts.selection())
+    if read == "counts" and why_not is not None:
+        raise RebuildError(f"--read counts: {why_not}; use --read battles (or auto)")
+    return "battles" if read == "battles" or why_not is not None else "counts"
+
+
 def rebuild(
     engine: Engine,
     opts: RebuildOptions,
@@ -243,13 +262,15 @@ def rebuild(
     all_categories: bool = False,
     progress: Callable[[str], None] | None = None,
     max_models: int | None = None,
+    read: str = "auto",
 ) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.
 
     The numerics run between two short transactions (a consistent read, then
     the write), so no lock is held while boards are rated.  ``max_models``
     refuses, before any fitting, a board with more models than that (an
-    accidental huge board would run for a long time).
+    accidental huge board would run for a long time).  ``read`` (see
+    :data:`READS`): the count table or the battles; both give the same snapshot.
 
     Raises
     ------
@@ -260,15 +281,27 @@ def rebuild(
     opts.validate()
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
+    source = _what_to_read(opts, read)
     with engine.connect() as conn:
         if conn.dialect.name == "postgresql":
-            # One consistent view for the watermark and every aggregation.
+            # One consistent view for the watermark and every read.
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
-        # On SQLite each read sees committed data as of that statement; the
-        # `id <= watermark` filter in every aggregation keeps them consistent.
         with conn.begin():
-            say("aggregate: counting battles per board in the database")
-            watermark, boards = read_boards(conn, opts.selection(), all_categories=all_categories)
+            if conn.dialect.name == "sqlite":
+                # One read transaction (WAL: a snapshot from the first read to the end),
+                # so the count table and the watermark describe the same battles.
+                conn.exec_driver_sql("BEGIN")
+            if source == "counts":
+                say("read: the count table (battles per board, pair and outcome)")
+                watermark, boards = read_count_boards(
+                    conn, opts.selection(), all_categories=all_categories
+                )
+            else:
+                why = counts_unusable(opts.selection()) or "--read battles"
+                say(f"aggregate: counting battles per board in the database ({why})")
+                watermark, boards = read_boards(
+                    conn, opts.selection(), all_categories=all_categories
+                )
             names = model_names(conn)
             hidden = hidden_model_ids(conn)
             missing = total = 0
@@ -332,7 +365,7 @@ def rebuild(
             f"({sb.n_missing} without style metadata left out)"
         )
     run_id = uuid.uuid4().hex
-    out = RebuildResult(run_id=run_id, watermark=watermark)
+    out = RebuildResult(run_id=run_id, watermark=watermark, read=source)
     if missing:
         out.warnings.append(
             f"--cluster {opts.cluster}: {missing} of {total} battles have no {opts.cluster}; "
@@ -379,6 +412,7 @@ def rebuild(
                 diagnostics={
                     "seconds": round(time.perf_counter() - started, 3),
                     "warnings": warned,
+                    "read": source,
                     **extra,
                 },
             )
@@ -393,6 +427,7 @@ __all__ = [
     "CLUSTERS",
     "DEFAULT_SEED",
     "TIER_METHODS",
+    "READS",
     "RebuildError",
     "RebuildOptions",
     "RebuildResult",

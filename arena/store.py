@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, String, and_, case, cast, func, literal, or_, select
 
-from arena.db.models import Battle, BattleCategory, Category, Model
+from arena.db.models import ALL_BATTLES, Battle, BattleCategory, BattleCount, Category, Model
 from arena.outcomes import OUTCOME_CODES, Outcome
 
 if TYPE_CHECKING:
@@ -284,6 +284,58 @@ def read_boards(
         excluded = _excluded_counts(conn, sel, watermark, by_category=True)
         for name in sorted(per_cat):
             boards.append(_board_data(name, per_cat[name], clustered, excluded.get(name, 0)))
+    return watermark, boards
+
+
+def counts_unusable(sel: BattleSelection) -> str | None:
+    """Why the count table cannot answer ``sel`` (the option to name), or None if it can."""
+    if sel.since is not None or sel.until is not None:
+        return "--since/--until select battles by time"
+    if sel.source is not None:
+        return "--source selects battles by source"
+    if sel.exclude_judges:
+        return "--exclude-flagged leaves out judges"
+    if sel.cluster != "battle":
+        return f"--cluster {sel.cluster} resamples by a key the count table does not keep"
+    return None
+
+
+def read_count_boards(
+    conn: Connection, sel: BattleSelection, *, all_categories: bool = False
+) -> tuple[int, list[BoardData]]:
+    """:func:`read_boards` from the count table (``battle_counts``), not the battles.
+
+    Same result for any selection that :func:`counts_unusable` accepts; the caller reads in one transaction that sees a single state
+    (the ingest that wrote a battle updated the counts in its transaction).
+    """
+    watermark = conn.execute(select(func.coalesce(func.max(Battle.id), 0))).scalar_one()
+    cell = (BattleCount.model_a_id, BattleCount.model_b_id, BattleCount.outcome, BattleCount.weight)
+    rows: dict[int, list[tuple]] = {}
+    excluded: dict[int, int] = {}
+    query = select(BattleCount.category_id, BattleCount.rated, *cell, BattleCount.n).where(
+        BattleCount.n > 0
+    )
+    if not (all_categories and sel.category is None):
+        if sel.category is None:
+            wanted = ALL_BATTLES
+        else:
+            wanted = conn.execute(select(Category.id).where(Category.name == sel.category)).scalar()
+            if wanted is None:
+                return watermark, []
+        query = query.where(BattleCount.category_id == wanted)
+    for category_id, rated, *key, n in conn.execute(query):
+        if rated:
+            rows.setdefault(category_id, []).append((*key, n))
+        else:
+            excluded[category_id] = excluded.get(category_id, 0) + n
+    names = dict(conn.execute(select(Category.id, Category.name)).all())
+    boards: list[BoardData] = []
+    main_id = ALL_BATTLES if sel.category is None else next(iter(rows), None)
+    if main_id in rows:
+        boards.append(_board_data(sel.category, rows[main_id], False, excluded.get(main_id, 0)))
+    if all_categories and sel.category is None:
+        for name, cid in sorted((names[c], c) for c in rows if c != ALL_BATTLES):
+            boards.append(_board_data(name, rows[cid], False, excluded.get(cid, 0)))
     return watermark, boards
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import format_option
+from arena.cli.options import format_option, quiet_option
 from arena.cli.output import emit
 
 
 @click.group("db")
 def db_group() -> None:
-    """Database schema: show the revision, apply migrations.
+    """Database schema: show the revision, apply migrations, rebuild the count table.
 
     \b
     Example:
@@ -111,6 +111,33 @@ def stats_command(app, fmt) -> None:
             f"bytes: {stats.method}; bytes per night (latest run, {stats.run_snapshots} "
             f"snapshot(s), estimate): {stats.bytes_per_night}"
         )
+
+
+@db_group.command("recount")
+@quiet_option
+@click.pass_obj
+def recount_command(app, quiet) -> None:
+    """Rebuild the count table that rebuilds read, from the stored battles.
+
+    Every ingest keeps the count table (battles per board, pair, outcome and
+    weight) current in its own transaction, so this is needed only after
+    battles were changed outside arena (by hand in SQL). One transaction:
+    readers see the old counts until it commits.
+
+    \b
+    Example:
+        arena db recount
+        arena --db postgresql+psycopg://postgres@127.0.0.1/arena db recount -q
+    """
+    from arena.cli.progress import phase_reporter
+    from arena.db.session import take_write_lock
+    from arena.ingest.counts import recount
+
+    say = phase_reporter(quiet=quiet)
+    with app.engine().connect() as conn, conn.begin():
+        take_write_lock(conn, "recount")
+        rows = recount(conn, progress=say)
+    click.echo(f"count table rebuilt: {rows} rows")
 
 
 COMMANDS = [db_group]

@@ -227,15 +227,35 @@ def rebuild_options(
     help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
     "(`arena audit`); recorded in the snapshot.",
 )
+@click.option(
+    "--read",
+    type=click.Choice(["auto", "counts", "battles"]),
+    default="auto",
+    show_default=True,
+    help="Read the count table (kept by every ingest; fast at any number of battles) or "
+    "aggregate the battles; auto reads the counts unless --since/--until, --source, "
+    "--cluster or --exclude-flagged need the battles. Both give the same snapshot.",
+)
 @quiet_option
 @click.pass_obj
 def rebuild_command(
-    app, category, source, since, until, all_categories, exclude_flagged, max_models, quiet, **fit
+    app,
+    category,
+    source,
+    since,
+    until,
+    all_categories,
+    exclude_flagged,
+    max_models,
+    read,
+    quiet,
+    **fit,
 ):
     """Fit ratings with intervals, ranks and tiers; store them as a new snapshot.
 
     Reads battles up to the current largest battle id (the watermark) in one
-    transaction, aggregates them in SQL, fits Bradley-Terry ratings and writes
+    transaction -- from the count table that every ingest keeps, or aggregated
+    from the battles in SQL when the options need them (see --read) -- fits Bradley-Terry ratings and writes
     one immutable snapshot per board. A failed rebuild writes nothing.
 
     \b
@@ -246,6 +266,7 @@ def rebuild_command(
         arena rebuild --components separate --all-categories
         arena rebuild --style-reg 0.5 --style-feature sentiment
         arena audit && arena rebuild --exclude-flagged
+        arena rebuild --read battles
     """
     from arena.rebuild import RebuildError, rebuild
 
@@ -274,7 +295,12 @@ def rebuild_command(
     progress = phase_reporter(quiet=quiet)
     try:
         result = rebuild(
-            engine, opts, all_categories=all_categories, progress=progress, max_models=max_models
+            engine,
+            opts,
+            all_categories=all_categories,
+            progress=progress,
+            max_models=max_models,
+            read=read,
         )
     except RebuildError as exc:
         raise click.ClickException(f"{exc}; no snapshot was written") from None
@@ -286,7 +312,7 @@ def rebuild_command(
         click.echo(f"snapshot {sid}: {board}")
     click.echo(
         f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.watermark} "
-        f"in {result.seconds:.2f}s"
+        f"in {result.seconds:.2f}s (read: {result.read})"
     )
 
 

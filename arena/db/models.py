@@ -190,6 +190,32 @@ class BattleCategory(Base):
     )
 
 
+#: ``battle_counts.category_id`` of the board of all battles (no category has id 0).
+ALL_BATTLES = 0
+
+
+class BattleCount(Base):
+    """Battles per (board, model_a, model_b, outcome, weight, rated): what a rebuild needs.
+
+    Kept current inside every ingest's transaction (:mod:`arena.ingest.counts`), so a
+    rebuild reads this small table instead of aggregating every battle;
+    ``arena db recount`` rebuilds it from the battles.  ``category_id`` is a
+    category's id, or :data:`ALL_BATTLES` for the board of all battles (hence no
+    foreign key).  ``rated`` false counts battles kept but not rated (self-play).
+    """
+
+    __tablename__ = "battle_counts"
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    category_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_a_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_b_id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    outcome: Mapped[str] = mapped_column(String(16), primary_key=True)
+    weight: Mapped[float] = mapped_column(Float, primary_key=True)
+    rated: Mapped[bool] = mapped_column(Boolean, primary_key=True)
+    n: Mapped[int] = mapped_column(BigInteger)
+
+
 #: The standard style features (LMArena's), each stored as ``NAME_a`` and ``NAME_b``.
 STYLE_FEATURES = ("tokens", "headers", "lists", "bold")
 

@@ -172,10 +172,7 @@ class PostgresRows:
         # writers take a transaction-level advisory lock first: concurrent
         # ingests queue up, and nothing else in arena draws battle ids.
         if not self._locked:
-            with announce_wait("another ingest"):
-                self.conn.exec_driver_sql(
-                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK}
-                )
+            hold_battle_ids(self.conn)
             self._locked = True
         last = self.conn.exec_driver_sql(
             "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
@@ -295,6 +292,12 @@ class PostgresRows:
         ).scalar()
         self.conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
         return bad
+
+
+def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:
+    """PostgreSQL: take the battle-id lock to the end of the transaction (ingests queue)."""
+    with announce_wait(what):
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK})
 
 
 def rows_for(conn: Connection, *, batch_id: int, source: str | None, next_id: int):

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, func, select
 
 from arena.db.models import Battle, Category, Model, StyleFeature
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
+from arena.ingest.counts import add_battles
 from arena.ingest.dialects import dialect_insert, rows_for
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 from arena.ingest.style import STYLE_COLUMNS, Style
@@ -93,10 +94,17 @@ class BattleWriter:
         return self.bulk
 
     def finish(self) -> None:
-        """Build the indexes a bulk load dropped; then verify references (see check_references)."""
+        """Build the indexes a bulk load dropped, verify references (see check_references),
+        and add the stored battles to the count table (:mod:`arena.ingest.counts`)."""
         if self.bulk:
             build_indexes(self.conn, foreign_keys=self._fk_per_row)
         self.check_references()
+        add_battles(
+            self.conn,
+            first_id=self.rows.first_id,
+            last_id=self.rows.last_id,
+            batch_id=self.batch_id,
+        )
 
     def check_references(self) -> None:
         """Verify, set-wise, that every battle this writer stored names a stored model.
