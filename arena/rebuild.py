@@ -48,7 +48,7 @@ from arena.store import (
     read_boards,
     read_count_boards,
 )
-from arena.store_style import StyleBattles, StyleDataError, read_style_battles
+from arena.store_style import StyleBattles, StyleDataError, has_style_rows, read_style_battles
 
 
 class RebuildError(Exception):
@@ -204,6 +204,7 @@ def read_style(
             replace(opts.selection(), category=data.category),
             watermark=watermark,
             features=(*STYLE_FEATURES, *opts.style_features),
+            total=round(data.table.n_battles),
         )
     except StyleDataError as exc:
         raise RebuildError(f"--style-feature: {exc}") from None
@@ -307,9 +308,10 @@ def rebuild(
             missing = total = 0
             if opts.cluster != "battle" and boards:
                 missing, total = missing_cluster_key(conn, opts.selection(), watermark)
+            # every style board joins battle_style: none to build when it has no row
+            styled = opts.style_control and has_style_rows(conn)
             styles = [
-                read_style(conn, opts, data, watermark) if opts.style_control else None
-                for data in boards
+                read_style(conn, opts, data, watermark) if styled else None for data in boards
             ]
     if not boards:
         what = board_key(category=opts.category, source=opts.source)

@@ -68,12 +68,18 @@ def _in_category(query, category: str | None):
     )
 
 
+def has_style_rows(conn: Connection) -> bool:
+    """Whether any battle carries the standard style features (every style board needs them)."""
+    return conn.execute(select(BattleStyle.battle_id).limit(1)).first() is not None
+
+
 def read_style_battles(
     conn: Connection,
     sel: BattleSelection,
     *,
     watermark: int,
     features: tuple[str, ...] = STYLE_FEATURES,
+    total: int | None = None,
 ) -> StyleBattles:
     """Per-battle arrays of one board's rated battles that carry ``features``.
 
@@ -89,6 +95,8 @@ def read_style_battles(
     features
         Standard features (``tokens``, ``headers``, ``lists``, ``bold``) and/or
         names of user covariates ingested as ``NAME_a`` / ``NAME_b``.
+    total
+        The board's rated battles, if the caller knows them (saves a count).
 
     Raises
     ------
@@ -128,9 +136,10 @@ def read_style_battles(
         columns.append(cluster)
     query = _in_category(query.with_only_columns(*columns), category)
     query = query.where(and_(*conds)).order_by(Battle.id)
-    total = conn.execute(
-        _in_category(select(func.count()).select_from(Battle), category).where(and_(*conds))
-    ).scalar_one()
+    if total is None:  # the caller may know it (the board's count table): no scan then
+        total = conn.execute(
+            _in_category(select(func.count()).select_from(Battle), category).where(and_(*conds))
+        ).scalar_one()
 
     k = len(features)
     numeric_width = 5 + 2 * k

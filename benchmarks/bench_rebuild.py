@@ -22,6 +22,7 @@ from _util import SHARED, pg_schema_url, run_arena
 from sqlalchemy import text
 
 from arena.db.session import open_engine
+from arena.ingest.counts import recount
 
 
 def synthetic_blocks(n: int, models: int, seed: int = 0, block: int = 1_000_000):
@@ -95,6 +96,8 @@ def fill(url: str, n: int, models: int) -> None:
             conn.execute(
                 text("SELECT setval(pg_get_serial_sequence('battles', 'id'), :n)"), {"n": n}
             )
+        # battles written behind ingest's back: rebuild the count table it keeps
+        recount(conn)
     if engine.dialect.name == "postgresql":
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.execute(text("VACUUM ANALYZE battles"))
