@@ -293,7 +293,7 @@ def rebuild(
                 # so the count table and the watermark describe the same battles.
                 conn.exec_driver_sql("BEGIN")
             if source == "counts":
-                say("read: the count table (battles per board, pair and outcome)")
+                say("aggregate: reading the count table (battles per board, pair, outcome)")
                 watermark, boards = read_count_boards(
                     conn, opts.selection(), all_categories=all_categories
                 )
