@@ -197,3 +197,18 @@ def test_rebuild_reads_one_consistent_state(db_url, run_cli, tmp_path, monkeypat
         stored = conn.exec_driver_sql("SELECT count(*) FROM battles").scalar()
     eng.dispose()
     assert n == 100 and stored == 200
+
+
+def test_counts_fall_back_to_sql_when_cells_cannot_be_packed(
+    db_url, run_cli, tmp_path, monkeypatch
+):
+    """Model ids beyond the packed key's range: the ingest aggregates its rows in SQL."""
+    import arena.ingest.counts as counts_mod
+
+    monkeypatch.setattr(counts_mod, "_ID_LIMIT", 3)  # models 3.. do not fit
+    header = ["id", "model_a", "model_b", "winner", "math", "creative"]
+    run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(13, 200, "a")))
+    run_cli("ingest", jsonl(tmp_path / "b.jsonl", 14, 100, "b"))
+    kept = counts(db_url)
+    assert sum(n for k, n in kept.items() if k[0] == 0) == 300
+    assert recounted(run_cli, db_url) == kept

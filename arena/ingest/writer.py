@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
 
+import numpy as np
 from sqlalchemy import Connection, func, select
 
 from arena.db.models import Battle, Category, Model, StyleFeature
 from arena.ingest.bulk import build_indexes, drop_indexes, wants_bulk
-from arena.ingest.counts import add_battles
+from arena.ingest.counts import CountAccumulator
 from arena.ingest.dialects import dialect_insert, rows_for
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 from arena.ingest.style import STYLE_COLUMNS, Style
@@ -34,6 +35,13 @@ class ChunkResult:  # counts of one chunk
     duplicates: int
     #: (position in chunk, message) for ids repeated inside the file being ingested
     repeated: list[tuple[int, str]]
+
+
+def _stored_mask(ids: list[int], inserted: set[int] | None) -> np.ndarray | None:
+    """Which battles of a chunk were stored (None: all of them)."""
+    if inserted is None:
+        return None
+    return np.fromiter((i in inserted for i in ids), dtype=bool, count=len(ids))
 
 
 class StoredBattle(NamedTuple):
@@ -84,6 +92,8 @@ class BattleWriter:
         #: foreign keys checked row by row (PostgreSQL role that may not defer them):
         #: a bulk load drops and re-adds them
         self._fk_per_row = self.rows.fk_per_row
+        #: the stored battles per board and cell, for the count table (arena.ingest.counts)
+        self.counts = CountAccumulator()
 
     # -- bulk mode (see arena.ingest.bulk) ----------------------------------
     def start_bulk(self, expected_rows: float) -> bool:
@@ -99,8 +109,9 @@ class BattleWriter:
         if self.bulk:
             build_indexes(self.conn, foreign_keys=self._fk_per_row)
         self.check_references()
-        add_battles(
+        self.counts.flush(
             self.conn,
+            self._rows,
             first_id=self.rows.first_id,
             last_id=self.rows.last_id,
             batch_id=self.batch_id,
@@ -246,6 +257,18 @@ class BattleWriter:
                 styles.append((battle_id, b.style))
         self._link(links)
         self._write_style(styles)
+        tags: dict[int, list[int]] = {}
+        for category, battle_id in links:
+            tags.setdefault(category, []).append(battle_id - ids[0])
+        self.counts.add(
+            [r[1] for r in rows],
+            [r[2] for r in rows],
+            [r[3] for r in rows],
+            not_rated=[i for i, b in enumerate(chunk) if b.excluded_reason is not None],
+            weights=[b.weight for b in chunk] if "weight" in optional else None,
+            stored=_stored_mask(ids, inserted),
+            tags=tags.items(),
+        )
         return ChunkResult(stored, excluded, duplicates, repeated)
 
     def _write_style_columns(self, block: ColumnBlock, ids: list[int], inserted) -> None:
@@ -332,15 +355,23 @@ class BattleWriter:
             )
         if block.style is not None:
             self._write_style_columns(block, ids, inserted)
+        tags = [(self._category_id(name), positions) for name, positions in block.tags]
         links = []
-        for name, positions in block.tags:
-            category = self._category_id(name)
+        for category, positions in tags:
             links.extend(
                 (category, ids[pos])
                 for pos in positions
                 if inserted is None or ids[pos] in inserted
             )
         self._link(links)
+        self.counts.add(
+            a_ids,
+            b_ids,
+            block.outcome,
+            not_rated=block.self_play,
+            stored=_stored_mask(ids, inserted),
+            tags=tags,
+        )
         if inserted is None:
             return ChunkResult(n, len(block.self_play), duplicates, repeated)
         return ChunkResult(
