@@ -145,22 +145,23 @@ class CountAccumulator:
                 return
         self._add(ALL_BATTLES, key if stored is None else key[stored])
         for category_id, positions in tags:
-            pos = np.asarray(positions, dtype=np.intp)
+            pos = np.fromiter(positions, dtype=np.intp, count=len(positions))
             self._add(category_id, key[pos] if stored is None else key[pos[stored[pos]]])
         if self.pending > _COMPACT_AT:
             self._compact()
 
     def _add(self, category_id: int, keys: np.ndarray) -> None:
+        """Keep a chunk's keys as they are (one battle each); merged by :meth:`_compact`."""
         if keys.size:
-            self.parts.setdefault(category_id, []).append(np.unique(keys, return_counts=True))
+            self.parts.setdefault(category_id, []).append((keys, np.ones(keys.size, np.int64)))
             self.pending += keys.size
 
     def _compact(self) -> None:
         for category_id, parts in self.parts.items():
             keys = np.concatenate([k for k, _ in parts])
-            counts = np.concatenate([c for _, c in parts])
             unique, inverse = np.unique(keys, return_inverse=True)
-            self.parts[category_id] = [(unique, np.bincount(inverse, counts).astype(np.int64))]
+            counts = np.bincount(inverse, np.concatenate([c for _, c in parts]))
+            self.parts[category_id] = [(unique, counts.astype(np.int64))]
         self.pending = 0
 
     def rows(self) -> list[tuple]:
