@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 
 import numpy as np
-from sqlalchemy import Connection, and_, column, delete, func, literal, select, table, true
+from sqlalchemy import Connection, and_, delete, func, literal, select
 
 from arena.db.models import ALL_BATTLES, Battle, BattleCategory, BattleCount, Category
 from arena.ingest.dialects import dialect_insert, hold_battle_ids
@@ -157,11 +157,16 @@ class CountAccumulator:
             self.pending += keys.size
 
     def _compact(self) -> None:
+        """Merge each board's pending keys: one sort, then sums over runs of equal keys."""
         for category_id, parts in self.parts.items():
+            if len(parts) == 1 and self.pending == 0:
+                continue  # merged already
             keys = np.concatenate([k for k, _ in parts])
-            unique, inverse = np.unique(keys, return_inverse=True)
-            counts = np.bincount(inverse, np.concatenate([c for _, c in parts]))
-            self.parts[category_id] = [(unique, counts.astype(np.int64))]
+            counts = np.concatenate([c for _, c in parts])
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            self.parts[category_id] = [(keys[starts], np.add.reduceat(counts[order], starts))]
         self.pending = 0
 
     def rows(self) -> list[tuple]:
@@ -184,36 +189,19 @@ class CountAccumulator:
                 )
         return out
 
-    def flush(self, conn: Connection, write_rows, **battles) -> None:
+    def flush(self, conn: Connection, merge, **battles) -> None:
         """Merge into ``battle_counts`` in the caller's transaction.
 
-        ``write_rows(table, columns, rows)`` is the writer's bulk insert
-        (executemany or COPY); ``battles``: the arguments of :func:`add_battles`,
-        used when the counts could not be packed.
+        ``merge(rows)`` is the engine's upsert (``merge_counts`` of
+        :mod:`arena.ingest.dialects`); ``battles``: the arguments of
+        :func:`add_battles`, used when the counts could not be packed.
         """
         if not self.exact:
             add_battles(conn, **battles)
             return
         rows = self.rows()
-        if not rows:
-            return
-        stage = "arena_count_stage"
-        conn.exec_driver_sql(
-            f"CREATE TEMP TABLE {stage} (category_id INTEGER, model_a_id INTEGER, "
-            "model_b_id INTEGER, outcome VARCHAR(16), weight FLOAT, rated BOOLEAN, n BIGINT)"
-        )
-        write_rows(stage, _COLUMNS, rows)
-        staged = table(stage, *(column(c) for c in _COLUMNS))
-        # (the WHERE keeps SQLite from reading ON CONFLICT as a join's ON)
-        stmt = dialect_insert(conn)(BattleCount).from_select(
-            _COLUMNS, select(*staged.c).where(true())
-        )
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=_COLUMNS[:-1], set_={"n": BattleCount.n + stmt.excluded.n}
-            )
-        )
-        conn.exec_driver_sql(f"DROP TABLE {stage}")
+        if rows:
+            merge(rows)
 
 
 def recount(conn: Connection, progress: Callable[[str], None] | None = None) -> int:

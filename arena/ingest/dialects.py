@@ -10,6 +10,7 @@ same methods on either:
   (SQLite: ``executemany``; PostgreSQL: ``COPY``, staged on a conflict);
 * ``rows`` -- plain rows into a table that cannot conflict;
 * ``existing`` -- the stored battles of some external ids;
+* ``merge_counts`` -- add an ingest's counts to ``battle_counts`` (an upsert);
 * ``check_references`` -- the set-wise stand-in for skipped foreign-key checks.
 """
 
@@ -27,6 +28,9 @@ from arena.db.session import SQLITE_INGEST_CACHE_KIB, announce_wait
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
 #: PostgreSQL advisory lock key of battle-id reservation ("arena" in ASCII).
 _ID_LOCK = 0x6172656E61
+#: the count table's columns, key first (arena.ingest.counts)
+_COUNT_KEY = "category_id, model_a_id, model_b_id, outcome, weight, rated"
+_COUNT_MERGE = f"ON CONFLICT ({_COUNT_KEY}) DO UPDATE SET n = battle_counts.n + excluded.n"
 _LOOKUP_SELECT = (
     "SELECT b.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
     "b.source FROM battles b JOIN models ma ON ma.id = b.model_a_id "
@@ -72,6 +76,19 @@ class SqliteRows:
         self.conn.exec_driver_sql(
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
         )
+
+    def merge_counts(self, rows: list[tuple]) -> None:
+        """``(category_id, model_a_id, model_b_id, outcome, weight, rated, n)`` rows, one
+        upsert each (executemany: one pass, no staging)."""
+        cursor = self.conn.connection.cursor()
+        try:
+            cursor.executemany(
+                f"INSERT INTO battle_counts ({_COUNT_KEY}, n) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                + _COUNT_MERGE,
+                rows,
+            )
+        finally:
+            cursor.close()
 
     def insert(
         self,
@@ -208,6 +225,21 @@ class PostgresRows:
 
     def rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
         self._copy(table, columns, rows)
+
+    def merge_counts(self, rows: list[tuple]) -> None:
+        """``(category_id, model_a_id, model_b_id, outcome, weight, rated, n)`` rows:
+        COPY into a temporary table, then one upsert from it."""
+        self.conn.exec_driver_sql(
+            "CREATE TEMP TABLE arena_count_stage (category_id INTEGER, model_a_id INTEGER, "
+            "model_b_id INTEGER, outcome VARCHAR(16), weight FLOAT, rated BOOLEAN, n BIGINT) "
+            "ON COMMIT DROP"
+        )
+        self._copy("arena_count_stage", [*_COUNT_KEY.split(", "), "n"], rows)
+        self.conn.exec_driver_sql(
+            f"INSERT INTO battle_counts ({_COUNT_KEY}, n) SELECT {_COUNT_KEY}, n "
+            f"FROM arena_count_stage {_COUNT_MERGE}"
+        )
+        self.conn.exec_driver_sql("DROP TABLE arena_count_stage")
 
     def insert(
         self,

@@ -111,7 +111,7 @@ class BattleWriter:
         self.check_references()
         self.counts.flush(
             self.conn,
-            self._rows,
+            self.rows.merge_counts,
             first_id=self.rows.first_id,
             last_id=self.rows.last_id,
             batch_id=self.batch_id,
