@@ -1,8 +1,11 @@
-"""The nightly rebuild: battle store -> SQL aggregation -> rating engine -> snapshot.
+"""The nightly rebuild: battle store -> count table -> rating engine -> snapshot.
 
-This module only orchestrates. The store (:func:`arena.store.read_boards`)
-aggregates battles in SQL, so memory does not grow with the number of
-battles; the engine (:func:`arena.engine.board.rate_board`) turns each
+This module only orchestrates (it passes ~400 lines because it sequences raw,
+style-controlled and per-component boards and the choice of what to read;
+every read, fit and write it calls lives elsewhere). The store reads each
+board's counts from the count table (:func:`arena.store.read_count_boards`)
+or aggregates the battles in SQL (:func:`arena.store.read_boards`), so memory
+does not grow with the number of battles; the engine (:func:`arena.engine.board.rate_board`) turns each
 board's count table into ratings, ranks and tiers; the snapshot layer
 (:func:`arena.snapshot_writer.write_snapshot`) stores them. All snapshots of one
 run are written in one transaction: a rebuild that fails or is interrupted
@@ -47,17 +50,13 @@ from arena.store import (
     model_names,
     read_boards,
     read_count_boards,
+    what_to_read,
 )
 from arena.store_style import StyleBattles, StyleDataError, has_style_rows, read_style_battles
 
 
 class RebuildError(Exception):
     """A rebuild that cannot run (no battles, unknown anchor model, bad option)."""
-
-
-#: What a rebuild reads: ``counts`` (the count table), ``battles`` (aggregated in
-#: SQL), or ``auto`` (counts when the options allow, see arena.store.counts_unusable).
-READS = ("auto", "counts", "battles")
 
 
 @dataclass(frozen=True)
@@ -246,16 +245,6 @@ def rate_style_one(
     return result
 
 
-def _what_to_read(opts: RebuildOptions, read: str) -> str:
-    """``counts`` or ``battles``, from ``read`` and what the options select."""
-    if read not in READS:
-        raise RebuildError(f"--read must be one of {', '.join(READS)}")
-    why_not = counts_unusable(opts.selection())
-    if read == "counts" and why_not is not None:
-        raise RebuildError(f"--read counts: {why_not}; use --read battles (or auto)")
-    return "battles" if read == "battles" or why_not is not None else "counts"
-
-
 def rebuild(
     engine: Engine,
     opts: RebuildOptions,
@@ -271,7 +260,7 @@ def rebuild(
     the write), so no lock is held while boards are rated.  ``max_models``
     refuses, before any fitting, a board with more models than that (an
     accidental huge board would run for a long time).  ``read`` (see
-    :data:`READS`): the count table or the battles; both give the same snapshot.
+    :data:`arena.store.READS`): the count table or the battles; the same snapshot.
 
     Raises
     ------
@@ -282,7 +271,10 @@ def rebuild(
     opts.validate()
     started = time.perf_counter()
     say = progress or (lambda _msg: None)
-    source = _what_to_read(opts, read)
+    try:
+        source = what_to_read(opts.selection(), read)
+    except ValueError as exc:
+        raise RebuildError(str(exc)) from None
     with engine.connect() as conn:
         if conn.dialect.name == "postgresql":
             # One consistent view for the watermark and every read.
@@ -429,7 +421,6 @@ __all__ = [
     "CLUSTERS",
     "DEFAULT_SEED",
     "TIER_METHODS",
-    "READS",
     "RebuildError",
     "RebuildOptions",
     "RebuildResult",

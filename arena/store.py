@@ -300,6 +300,21 @@ def counts_unusable(sel: BattleSelection) -> str | None:
     return None
 
 
+#: What a rebuild reads: ``counts`` (the count table), ``battles`` (aggregated in
+#: SQL), or ``auto`` (counts when :func:`counts_unusable` allows).
+READS = ("auto", "counts", "battles")
+
+
+def what_to_read(sel: BattleSelection, read: str) -> str:
+    """``counts`` or ``battles`` for ``read`` (one of :data:`READS`); ValueError if impossible."""
+    if read not in READS:
+        raise ValueError(f"--read must be one of {', '.join(READS)}")
+    why_not = counts_unusable(sel)
+    if read == "counts" and why_not is not None:
+        raise ValueError(f"--read counts: {why_not}; use --read battles (or auto)")
+    return "battles" if read == "battles" or why_not is not None else "counts"
+
+
 def read_count_boards(
     conn: Connection, sel: BattleSelection, *, all_categories: bool = False
 ) -> tuple[int, list[BoardData]]:

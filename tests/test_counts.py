@@ -167,7 +167,7 @@ def test_migration_fills_counts_from_stored_battles(db_url, run_cli, tmp_path):
     run_cli("ingest", jsonl(tmp_path / "b.jsonl", 8, 100, "b"))
     kept = counts(db_url)
     cfg = alembic_config(db_url)
-    command.downgrade(cfg, "0007")
+    command.downgrade(cfg, "0008")
     command.upgrade(cfg, "head")
     assert counts(db_url) == kept
 
