@@ -33,6 +33,26 @@ def run_arena(args: list[str], *, db: str) -> tuple[float, float, str]:
     return seconds, max(peak, before) / 1024, out.stdout
 
 
+def synthetic_batch_and_models(conn, models: int) -> None:
+    """Ingest batch 1 and models ``model-000`` .. (ids 1..models) for battles written directly."""
+    from sqlalchemy import text
+
+    conn.execute(
+        text(
+            "INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, "
+            "inserted, duplicates, excluded, rejected, started_at) VALUES "
+            "(1, 'synthetic', 'x', 'csv', 0, 0, 0, 0, 0, CURRENT_TIMESTAMP)"
+        )
+    )
+    conn.execute(
+        text(
+            "INSERT INTO models (id, name, hidden, created_at) VALUES "
+            "(:id, :name, false, CURRENT_TIMESTAMP)"
+        ),
+        [{"id": i + 1, "name": f"model-{i:03d}"} for i in range(models)],
+    )
+
+
 def pg_schema_url(name: str, *, ordinary_role: bool = False) -> tuple[str, callable]:
     """A fresh PostgreSQL schema (the tests' helper); returns its URL and a drop function.
 

@@ -26,7 +26,7 @@ import shutil
 import time
 
 import numpy as np
-from _util import pg_schema_url, run_arena
+from _util import pg_schema_url, run_arena, synthetic_batch_and_models
 from sqlalchemy import text
 
 from arena.db.session import open_engine
@@ -40,20 +40,7 @@ INDEXES = ("uq_battles_external_id", "ix_battles_pair_outcome")
 def setup(url: str, models: int) -> None:
     engine = open_engine(url)
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, "
-                "inserted, duplicates, excluded, rejected, started_at) VALUES "
-                "(1, 'synthetic', 'x', 'csv', 0, 0, 0, 0, 0, CURRENT_TIMESTAMP)"
-            )
-        )
-        conn.execute(
-            text(
-                "INSERT INTO models (id, name, hidden, created_at) VALUES "
-                "(:id, :name, false, CURRENT_TIMESTAMP)"
-            ),
-            [{"id": i + 1, "name": f"model-{i:03d}"} for i in range(models)],
-        )
+        synthetic_batch_and_models(conn, models)
         for name in INDEXES:
             conn.execute(text(f"DROP INDEX {name}"))
     engine.dispose()

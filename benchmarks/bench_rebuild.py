@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from _util import SHARED, pg_schema_url, run_arena
+from _util import SHARED, pg_schema_url, run_arena, synthetic_batch_and_models
 from sqlalchemy import text
 
 from arena.db.session import open_engine
@@ -47,20 +47,7 @@ NAMES = np.array(["a_wins", "b_wins", "tie"])
 def fill(url: str, n: int, models: int) -> None:
     engine = open_engine(url)
     with engine.begin() as conn:
-        conn.execute(
-            text(
-                "INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, "
-                "inserted, duplicates, excluded, rejected, started_at) VALUES "
-                "(1, 'synthetic', 'x', 'csv', 0, 0, 0, 0, 0, CURRENT_TIMESTAMP)"
-            )
-        )
-        conn.execute(
-            text(
-                "INSERT INTO models (id, name, hidden, created_at) VALUES "
-                "(:id, :name, false, CURRENT_TIMESTAMP)"
-            ),
-            [{"id": i + 1, "name": f"model-{i:03d}"} for i in range(models)],
-        )
+        synthetic_batch_and_models(conn, models)
         # Bulk load with the aggregation index dropped, then rebuilt once (setup only).
         conn.execute(text("DROP INDEX ix_battles_pair_outcome"))
         pg = conn.dialect.name == "postgresql"
