@@ -75,17 +75,41 @@ class IntervalItem:
     tier: int | None
 
 
+#: Width of one label character at the charts' 11 px font (a generous average),
+#: used to put each name on the side of its interval where it fits.
+_CHAR_W = 6.2
+
+
+def _label_side(x0: float, x1: float, text: str, lo: float, hi: float) -> tuple[float, str, int]:
+    """Where a model's name goes: right of its interval if it fits there, else left of
+    it; an interval too wide for either gets its name above the line, at the plot's
+    left end. Returns (x, text-anchor, baseline shift)."""
+    need = len(text) * _CHAR_W + 6
+    if hi - x1 >= need:
+        return x1 + 6, "start", 4
+    if x0 - lo >= need:
+        return x0 - 6, "end", 4
+    return lo + 2, "start", -3
+
+
 def interval_chart(
-    items: Sequence[IntervalItem], axis: Axis, *, title: str, desc: str, width: int = 760
+    items: Sequence[IntervalItem], axis: Axis, *, title: str, desc: str, width: int = 420
 ) -> Markup:
-    """All models on one axis, top to bottom in board order, tiers as shaded bands."""
+    """All models on one axis, top to bottom in board order, tiers as shaded bands.
+
+    Each name sits beside its own interval (the leaders' to the left, the others'
+    to the right), so the chart needs no label column and is narrow enough for a
+    phone: drawn at 85 % to 120 % of its size (inline style), its 11 px text never
+    shrinks below ~9 px.
+    """
     # Tier names sit in their own right margin so they never cover an interval.
-    row, top, left, right = 16, 24, 190, 70
+    row, top, left, right = 16, 24, 16, 52
     plot_w = width - left - right
     height = top + row * len(items) + 8
     parts = [
-        f'<svg class="chart intervals" viewBox="0 0 {width} {height}" role="img" '
-        f'aria-labelledby="ic-t ic-d"><title id="ic-t">{escape(title)}</title>'
+        f'<svg class="chart intervals" viewBox="0 0 {width} {height}" '
+        f'style="min-width:{round(width * 0.85)}px;max-width:{round(width * 1.2)}px" '
+        f'role="img" aria-labelledby="ic-t ic-d"><title id="ic-t">{escape(title)}</title>'
         f'<desc id="ic-d">{escape(desc)}</desc>'
     ]
     # Tier bands first so they sit under the marks.
@@ -109,24 +133,26 @@ def interval_chart(
             )
             start = i
     parts.append('<g text-anchor="middle">')
-    for t in axis.ticks(6):
+    for t in axis.ticks(5):
         x = num(axis.x(t, plot_w, left))
         parts.append(
             f'<line class="grid" x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 8}"/>'
             f'<text class="tick" x="{x}" y="{top - 8}">{tick_text(t)}</text>'
         )
     # One group per model: its <title> is the tooltip of the label, line and dot
-    # (300 models: ~90 KB of the main page, so each row is written tersely).
+    # (300 models: ~80 KB of the main page, so each row is written tersely).
     parts.append('</g><g text-anchor="end">')
-    shorts = clip_all([it.label for it in items], 28)
+    shorts = clip_all([it.label for it in items], 25)
     for i, it in enumerate(items):
         y = top + row * i + row / 2
         x0, x1, xr = (axis.x(v, plot_w, left) for v in (it.low, it.high, it.rating))
+        tx, anchor, dy = _label_side(x0, x1, shorts[i], left, left + plot_w)
         tier = f"tier {it.tier}" if it.tier is not None else "not ranked"
         tip = f"{it.label}: rating {_f1(it.rating)}, interval {_f1(it.low)} to {_f1(it.high)}"
+        side = ' text-anchor="start"' if anchor == "start" else ""
         parts.append(
             f"<g><title>{escape(tip)}, {tier}</title>"
-            f'<text x="{left - 6}" y="{num(y + 4)}">{escape(shorts[i])}</text>'
+            f'<text x="{num(tx)}" y="{num(y + dy)}"{side}>{escape(shorts[i])}</text>'
             f'<path class="ci" d="M{num(x0)} {num(y)}H{num(x1)}"/>'
             f'<circle class="pt" cx="{num(xr)}" cy="{num(y)}" r="3"/></g>'
         )
