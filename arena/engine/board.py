@@ -20,6 +20,7 @@ from arena.engine.fit import check_names
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_lb, rank_ub
 from arena.engine.rate import Ratings, rate
+from arena.engine.sparse_tiers import tiers_bounded
 from arena.engine.style import rate_style
 from arena.engine.style_design import StyleTable, style_table
 from arena.engine.tiers import tiers_leader_overlap, tiers_paired
@@ -173,6 +174,7 @@ def rate_board(
     clusters: sp.csr_matrix | None = None,
     progress: Callable[[str], None] | None = None,
     names=None,
+    path: str = "auto",
 ) -> BoardRating:
     """Ratings with intervals, records, ranks and tiers of one board.
 
@@ -186,6 +188,9 @@ def rate_board(
         Called with a short message as each phase (fit, bootstrap, tiers) begins.
     names : sequence of str, optional
         Model names by table index, for warnings and errors (default: indices).
+    path : {"auto", "dense", "sparse"}
+        The engine path (see :func:`arena.engine.rate.rate`); on the sparse
+        path paired tiers use :func:`arena.engine.sparse_tiers.tiers_bounded`.
 
     Returns
     -------
@@ -204,6 +209,7 @@ def rate_board(
         clusters=clusters,
         progress=progress,
         names=names,
+        path=path,
     )
     return rank_board(table, ratings, opts, progress=progress)
 
@@ -300,6 +306,23 @@ def rank_board(
         lb[idx] = rank_lb(lo, hi)
         if opts.tiers == "overlap" or idx.size == 1:
             tier[idx] = tiers_leader_overlap(r, lo, hi)
+        elif ratings.diagnostics.get("engine_path") == "sparse":
+            # all M (M - 1) / 2 pairs are out of reach: Bonferroni over them, pairs on demand
+            res = tiers_bounded(
+                r,
+                ratings.samples[:, idx],
+                level=opts.level,
+                correction=opts.tiers,
+                rule=opts.tier_rule,
+            )
+            tier[idx] = res.tiers
+            info.update(
+                critical_t=float(res.critical_t),
+                n_comparisons=int(res.n_comparisons),
+                rule=res.rule,
+                pvalues=res.pvalues,
+                bound="bonferroni",
+            )
         else:
             res = tiers_paired(
                 r,

@@ -372,7 +372,31 @@ def fit(table: CountTable, options: FitOptions | None = None, /, *, names=None, 
     -------
     Fit
     """
-    opts = fit_options(options, **overrides)
+    p = fit_problem(table, fit_options(options, **overrides), names)
+    sol = solve_model(p.design, p.stats, p.lam, p.gtol, p.anchor, p.lam)
+    pos = pos_se = None
+    if p.design.position:
+        k = p.design.n_active
+        pos, pos_se = float(sol["x"][k]), float(np.sqrt(max(sol["param_cov"][k, k], 0.0)))
+    return finish_fit(p, sol, pos, pos_se)
+
+
+@dataclass(frozen=True)
+class FitProblem:
+    """What a point fit solves: the design, its data and the settled options."""
+
+    design: Design
+    anchor: tuple[int, float] | None
+    stats: np.ndarray  # (1, n_stats, G)
+    existence: object
+    flags: list[tuple[str, ...]]
+    lam: float
+    gtol: np.ndarray
+    names: list[str] | None = None
+
+
+def fit_problem(table: CountTable, opts: FitOptions, names=None) -> FitProblem:
+    """Compile, check (anchor, Davidson, prior) and flag a point fit (dense or sparse)."""
     names = check_names(names, table.n_models)
     design = make_design(table, ties=opts.ties, both_bad=opts.both_bad, position=opts.position)
     anchor = check_anchor(opts.anchor, table.n_models, design, names)
@@ -381,23 +405,21 @@ def fit(table: CountTable, options: FitOptions | None = None, /, *, names=None, 
     flags = model_flags(design, stats[0], ex)
     check_davidson(design, stats)
     lam = resolve_prior(opts.prior, ex.exists)
-
     gtol = GTOL_REL * gradient_scale(design, stats)
-    sol = solve_model(design, stats, lam, gtol, anchor, lam)
-    pos = pos_se = None
-    if design.position:
-        k = design.n_active
-        pos, pos_se = float(sol["x"][k]), float(np.sqrt(max(sol["param_cov"][k, k], 0.0)))
+    return FitProblem(design, anchor, stats, ex, flags, lam, gtol, names)
 
-    warnings = fit_warnings(flags, ex.exists, lam, names)
+
+def finish_fit(p: FitProblem, sol: dict, pos, pos_se) -> Fit:
+    """The :class:`Fit` of a solved problem (``sol`` as from :func:`solve_model`)."""
+    warnings = fit_warnings(p.flags, p.existence.exists, p.lam, p.names)
     if not sol["converged"]:
         warnings.append(f"point fit did not converge (max |gradient| {sol['grad_norm']:.3g})")
     return Fit(
         **sol,
         position_param=pos,
         position_se=pos_se,
-        mle_exists=bool(ex.exists),
-        prior_used=float(lam),
-        flags=flags,
+        mle_exists=bool(p.existence.exists),
+        prior_used=float(p.lam),
+        flags=p.flags,
         warnings=warnings,
     )

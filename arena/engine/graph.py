@@ -96,9 +96,11 @@ def existence(design: Design, stats: np.ndarray) -> Existence:
     n_weak, weak = connected_components(beats, directed=True, connection="weak")
     _, strong = connected_components(beats, directed=True, connection="strong")
     # a weak component is strongly connected iff all its nodes share one strong label
-    strong_ok = np.ones(n_weak, dtype=bool)
-    for c in range(n_weak):
-        strong_ok[c] = np.unique(strong[weak == c]).size == 1
+    # (one pass over the distinct (weak, strong) labels: a loop over weak
+    # components would cost components x models on a board split into many pieces)
+    n_strong = int(strong.max()) + 1
+    distinct = np.unique(weak.astype(np.int64) * n_strong + strong) // n_strong
+    strong_ok = np.bincount(distinct, minlength=n_weak) == 1
     sizes = np.bincount(weak, minlength=n_weak)
     exists = n_weak == 1 and bool(strong_ok[0])
     return Existence(exists, weak, n_weak, int(np.argmax(sizes)), strong_ok, strong)

@@ -27,7 +27,10 @@ from arena.engine.intervals import (
     report_rounds,
 )
 from arena.engine.options import FitOptions, fit_options
-from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, widen_small_samples
+from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
+from arena.engine.sparse_bootstrap import sparse_bootstrap
+from arena.engine.sparse_fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
+from arena.engine.sparse_score import sparse_score_bounds
 
 __all__ = ["Ratings", "rate", "normal_intervals", "CI_METHODS", "COMPONENT_MODES"]
 
@@ -103,6 +106,7 @@ def rate(
     small_sample: bool = True,
     progress: Callable[[str], None] | None = None,
     names=None,
+    path: str = "auto",
     **overrides,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
@@ -146,6 +150,10 @@ def rate(
     names : sequence of str, optional
         Model names by table index: warnings and errors name models by them
         (``model gpt-4o never lost ...``); without, by index.
+    path : {"auto", "dense", "sparse"}
+        The engine: dense solvers, or the sparse comparison graph
+        (:mod:`arena.engine.sparse_fit`; bootstrap intervals only); ``"auto"``
+        takes the sparse path from ``SPARSE_MIN_MODELS`` models on.
     **overrides
         Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
@@ -157,7 +165,14 @@ def rate(
     if components not in COMPONENT_MODES:
         raise ValueError(f"components must be one of {COMPONENT_MODES}, got {components!r}")
     model = fit_options(options, **overrides)
+    sparse = use_sparse(path, table.n_models)
+    if sparse and ci != "bootstrap":
+        raise ValueError(
+            f"ci={ci!r} needs the models x models covariance; the sparse engine path "
+            f"(boards of {SPARSE_MIN_MODELS} models or more) gives bootstrap intervals only"
+        )
     opts = dict(
+        sparse=sparse,
         ci=ci,
         level=level,
         rounds=rounds,
@@ -187,7 +202,10 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     simultaneous = opts["simultaneous"]
     say = opts.get("progress") or (lambda _msg: None)
     say(f"fit: {table.n_models} models")
-    point = fit(table, replace(opts["model"], anchor=anchor), names=opts.get("names"))
+    sparse = opts.get("sparse", False)
+    point = (sparse_fit if sparse else fit)(
+        table, replace(opts["model"], anchor=anchor), names=opts.get("names")
+    )
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
     diag.update(
@@ -197,7 +215,7 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     boot = None
     if ci == "bootstrap":
         say(f"bootstrap: {rounds} rounds")
-        boot = bootstrap(
+        boot = (sparse_bootstrap if sparse else bootstrap)(
             table,
             rounds=rounds,
             rng=seed,
@@ -216,7 +234,10 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
         diag["critical_value"] = crit
     widened = np.zeros(table.n_models, dtype=bool)
     if opts["small_sample"]:
-        low, high, widened = widen_small_samples(point, low, high, se, level=level)
+        bounds = sparse_score_bounds if sparse else score_bounds
+        low, high, widened = widen_small_samples(point, low, high, se, level=level, bounds=bounds)
+    if sparse:
+        diag["engine_path"] = "sparse"
     diag["small_sample_models"] = np.flatnonzero(widened).tolist()
     diag["small_sample_battles"] = SMALL_SAMPLE_BATTLES
     fields = ratings_fields(point, low, high, se, samples, cov, warnings, diag, boot)

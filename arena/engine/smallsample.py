@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from arena.engine.design import Design
-from arena.engine.fit import SCALE, Fit, rating_transform
+from arena.engine.fit import SCALE, Fit
 from arena.engine.likelihood import evaluate, hessian_diagonal
 
 __all__ = [
@@ -132,6 +132,7 @@ def widen_small_samples(
     *,
     level: float = 0.95,
     min_battles: int = SMALL_SAMPLE_BATTLES,
+    bounds=score_bounds,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Apply the small-sample rule to a fit's intervals.
 
@@ -144,6 +145,9 @@ def widen_small_samples(
     level : float
     min_battles : int
         Models with fewer battles get the rule.
+    bounds : callable
+        The score bounds (:func:`score_bounds`, or the sparse path's
+        :func:`arena.engine.sparse_score.sparse_score_bounds`).
 
     Returns
     -------
@@ -171,9 +175,13 @@ def widen_small_samples(
     pos = np.full(m, -1, dtype=np.int64)
     pos[d.active] = np.arange(d.n_active)
     cols = pos[models]
-    t_lo, _, t_hi = score_bounds(d, point.x, cols, level=level, lam=point.prior_used)
-    # rating is linear in theta_k with the others held: slope SCALE * T[k, k]
-    slope = SCALE * rating_transform(d, point.anchor)[models, cols]
+    t_lo, _, t_hi = bounds(d, point.x, cols, level=level, lam=point.prior_used)
+    # rating is linear in theta_k with the others held: slope SCALE * T[k, k], the
+    # diagonal of rating_transform (centring, minus the anchor's row), never formed
+    own = 1.0 - 1.0 / d.n_active
+    if point.anchor is not None:
+        own = own - (0.0 - 1.0 / d.n_active)
+    slope = SCALE * own
     x_hat = point.x[cols]
     with np.errstate(invalid="ignore"):
         s_lo = point.rating[models] + slope * (t_lo - x_hat)
