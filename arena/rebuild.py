@@ -37,6 +37,7 @@ from arena.engine.board import (
     rate_style_board,
 )
 from arena.engine.rate import CI_METHODS
+from arena.engine.sparse_fit import SPARSE_MIN_MODELS
 from arena.engine.validate import check_level
 from arena.snapshot_writer import write_snapshot
 from arena.snapshots import board_key
@@ -342,13 +343,21 @@ def rebuild(
         ]
         if parts:
             say(f"{main}: {len(parts)} other comparable set(s) get their own board")
-    results, style_results = [], []
+    results, style_results, notes = [], [], []
     for number, data, style, _extra in entries:
         key = _key(opts, data, number)
         results.append(
             rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}"), number)
         )
         say(f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
+        if style is not None and style[1].size >= SPARSE_MIN_MODELS:
+            # the style fit is dense (models + features)^2: not at this size
+            notes.append(
+                f"{key}: no style-controlled board: {style[1].size:,} models is beyond the "
+                f"dense style fit ({SPARSE_MIN_MODELS:,} models or more take the sparse path, "
+                "which has no style control)"
+            )
+            style = None
         if style is None:
             style_results.append(None)
             continue
@@ -359,7 +368,7 @@ def rebuild(
             f"({sb.n_missing} without style metadata left out)"
         )
     run_id = uuid.uuid4().hex
-    out = RebuildResult(run_id=run_id, watermark=watermark, read=source)
+    out = RebuildResult(run_id=run_id, watermark=watermark, read=source, warnings=notes)
     if missing:
         out.warnings.append(
             f"--cluster {opts.cluster}: {missing} of {total} battles have no {opts.cluster}; "
