@@ -79,7 +79,11 @@ def test_audit_page_in_published_site(run_cli, tmp_path):
     assert '<a href="audit.html">Vote audit</a>' in (tmp_path / "site" / "index.html").read_text()
     for title in ("Position bias", "Tie convention", "Anomalous judges", "Coverage"):
         assert title in page
-    assert "<li><bdi>j00</bdi>: " in page and "position" in page
+    assert '<span class="name" title="j00"><bdi>j00</bdi></span>' in page and "position" in page
+    # One card per probe, its status in words.
+    assert page.count('<li class="probe ') == len(PROBE_NAMES)
+    assert '<p class="status flagged">Flagged</p>' in page
+    assert "probes flagged" in page
 
 
 def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):

@@ -5,14 +5,14 @@ unit-test fixture site (renders, DOM holds the rows and charts, no console
 errors). The second drives one Chromium through the DevTools protocol
 (:mod:`tests.browser.cdp`, stdlib only, ``--remote-debugging-pipe``) over a site
 with LMArena's real model names and category keys (:mod:`tests.browser.site`):
-the main board, a category board and a model page, at 390x844 and 1280x800,
-light and dark (``Emulation.setEmulatedMedia``). Each of the 12 views must have
-no element wider than the viewport outside a scroller of its own, the board's
-top row in the first screen, no console errors, and no serious or critical
-axe-core violation (axe from ``tests/browser/node_modules``, pinned by its
+the main board, a category board, a model page and the vote-audit page, at
+390x844 and 1280x800, light and dark (``Emulation.setEmulatedMedia``). Each of
+the 16 views must have no element wider than the viewport outside a scroller of
+its own, the top row (first probe card on the audit page) in the first screen,
+no console errors, and no serious or critical axe-core violation (axe from ``tests/browser/node_modules``, pinned by its
 package-lock.json, injected with ``Runtime.evaluate``: no network at test time).
 
-Screenshots of every view (first screen and full page) go to
+Screenshots of every view (first screen and full page, 32 PNGs) go to
 ``$ARENA_SCREENSHOTS`` (a temporary folder by default); the run prints where.
 
 Needs Debian's ``chromium`` and ``fonts-liberation`` packages and ``npm ci`` in
@@ -155,11 +155,11 @@ def test_console_error_detection_is_not_vacuous(tmp_path):
     assert any("boom" in line for line in console_errors(res.stderr)), res.stderr[-2000:]
 
 
-# ------------------------------------------------- the 12 views, through DevTools
+# ------------------------------------------------- the 16 views, through DevTools
 
 BROWSER_DIR = Path(__file__).parent / "browser"
 AXE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("board", "category", "model")
+PAGES = ("board", "category", "model", "audit")
 SIZES = {"390": (390, 844), "1280": (1280, 800)}
 THEMES = ("light", "dark")
 VIEWS = [(p, w, t) for p in PAGES for w in SIZES for t in THEMES]
@@ -268,7 +268,7 @@ def test_no_page_level_horizontal_scroll(seen, page, width, theme):
 @pytest.mark.parametrize(("page", "width", "theme"), views("first-screen"))
 def test_top_row_in_first_screen(seen, page, width, theme):
     f = seen[page, width, theme].facts
-    row = f["firstRow"] if page == "model" else f["boardRow"]
+    row = f["boardRow"] if page in ("board", "category") else f["firstRow"]
     assert row is not None, f"{page}: no table row found"
     assert 0 <= row["top"] and row["bottom"] <= f["innerHeight"], (
         f"{page} at {width} px ({theme}): the top row ({row['selector']}: {row['text']!r}) "

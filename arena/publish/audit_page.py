@@ -7,19 +7,37 @@ from dataclasses import dataclass
 
 from arena.publish.context import Link
 
-__all__ = ["AuditPage", "ProbeView", "JudgeView", "audit_page", "AUDIT_FILE"]
+__all__ = ["AuditPage", "ProbeView", "JudgeView", "audit_page", "AUDIT_FILE", "STATUS_WORDS"]
 
 AUDIT_FILE = "audit.html"
 
 
+#: Probe status -> (word on the page, CSS class of its badge).
+STATUS_WORDS = {
+    "flagged": ("Flagged", "flagged"),
+    "within band": ("Within band", "ok"),
+    "undecided": ("Undecided", "undecided"),
+    "skipped": ("Skipped", "skipped"),
+}
+
+
 @dataclass(frozen=True)
 class ProbeView:
+    name: str
     title: str
     estimate: str
     interval: str
     band: str
-    status: str  # "flagged", "within band", "undecided", "skipped", "descriptive"
+    status: str  # "flagged", "within band", "undecided", "skipped"
     verdict: str
+
+    @property
+    def status_word(self) -> str:
+        return STATUS_WORDS[self.status][0]
+
+    @property
+    def status_class(self) -> str:
+        return STATUS_WORDS[self.status][1]
 
 
 @dataclass(frozen=True)
@@ -32,6 +50,8 @@ class JudgeView:
 @dataclass(frozen=True)
 class AuditPage:
     title: str
+    description: str
+    summary: str
     snapshot_id: int
     board_label: str
     votes: int
@@ -55,6 +75,12 @@ def _num(x: float | None, unit: str) -> str:
     return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}"
 
 
+def _unit(x: float | None, unit: str) -> str:
+    if x is None:
+        return ""
+    return " judge" if unit == "judges" and x == 1 else f" {unit}"
+
+
 def _band(band: list, unit: str) -> str:
     lo, hi = band
     lo_s = "−∞" if lo is None else _num(lo, unit)
@@ -72,6 +98,20 @@ def _status(p: dict) -> str:
         return "within band"
     inside = (lo is None or p["low"] >= lo) and (hi is None or p["high"] <= hi)
     return "within band" if inside else "undecided"
+
+
+def _summary(counts: dict[str, int], probes: int, judges: int) -> str:
+    """ "2 of 7 probes flagged, 4 within their band, 1 undecided; 1 judge flagged"."""
+    parts = [f"{counts['flagged']} of {probes} probes flagged"]
+    if counts["within band"]:
+        parts.append(f"{counts['within band']} within their band")
+    for status in ("undecided", "skipped"):
+        if counts[status]:
+            parts.append(f"{counts[status]} {status}")
+    text = ", ".join(parts)
+    if judges:
+        text += f"; {judges} judge{'s' if judges != 1 else ''} flagged"
+    return text
 
 
 def audit_page(
@@ -92,23 +132,31 @@ def audit_page(
         )
         probes.append(
             ProbeView(
+                name=p["name"],
                 title=p["title"],
-                estimate=_num(p["estimate"], unit) + ("" if p["estimate"] is None else f" {unit}"),
+                estimate=_num(p["estimate"], unit) + _unit(p["estimate"], unit),
                 interval=interval,
                 band=_band(p["band"], unit),
                 status=_status(p),
-                verdict=p["verdict"],
+                verdict=p["verdict"].replace("+-", "±"),
             )
         )
+    counts = {k: sum(p.status == k for p in probes) for k in STATUS_WORDS}
     judges = []
     for p in doc["probes"]:
         if p["name"] == "anomaly" and not p["skipped"]:
             for r in p["details"]["judges"]:
                 if r["flagged"]:
                     judges.append(JudgeView(r["judge"], int(r["votes"]), ", ".join(r["reasons"])))
+    summary = _summary(counts, len(probes), len(judges))
     opts = doc["options"]
     return AuditPage(
         title=f"Vote audit · {board_label}",
+        description=(
+            f"Vote-quality audit of the {board_label} leaderboard, "
+            f"snapshot {int(doc['snapshot'])}: {summary}."
+        ),
+        summary=summary,
         snapshot_id=int(doc["snapshot"]),
         board_label=board_label,
         votes=int(doc["votes"]),

@@ -49,7 +49,7 @@
     scrollHeight: document.documentElement.scrollHeight,
     offenders: offenders.slice(0, 20),
     boardRow: rect("table.board tbody tr:has(> th[scope=row])"),
-    firstRow: rect("main table tbody tr:has(> th[scope=row])"),
+    firstRow: rect("main table tbody tr:has(> th[scope=row]), main .probe"),
     title: document.title,
   };
 })()

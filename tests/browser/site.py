@@ -3,7 +3,10 @@
 LMArena's own model names (the longest ones: they are what breaks a phone
 layout), two overall snapshots (so the page has changes and a history), LMArena's
 category keys as boards (so the navigation is as long as the real one), and a
-few hostile names from :data:`tests.publish_fixtures.EVIL_NAMES`.
+few hostile names from :data:`tests.publish_fixtures.EVIL_NAMES`. The main
+snapshot carries a stored vote audit (run for real on synthetic votes, one judge
+with a long name always picking the first-shown answer), so the site has its
+audit page.
 """
 
 from __future__ import annotations
@@ -13,6 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from arena.audit.read import save_audit
+from arena.audit.report import run_audit
+from arena.audit.setup import AuditOptions
+from arena.audit.votes import Votes
 from arena.db.models import Model
 from arena.db.session import open_engine
 from arena.publish import publish_site
@@ -44,8 +51,29 @@ REAL_NAMES = (
 CATEGORIES = ("math", "creative_writing", "if", "criteria.domain_knowledge")
 
 
+def _audit(names: list[str], rng: np.random.Generator) -> dict:
+    """A real audit document of synthetic votes with judges and questions."""
+    m, n = len(names), 1500
+    strength = np.linspace(1.0, -1.0, m)
+    a = rng.integers(m, size=n)
+    b = (a + rng.integers(1, m, size=n)) % m
+    judge = [f"judge-{int(j):02d}" for j in rng.integers(25, size=n)]
+    judge[::6] = ["annotator-with-a-rather-long-identifier-0007"] * len(judge[::6])
+    biased = np.array([j.startswith("annotator") for j in judge])
+    a_wins = biased | (rng.random(n) < 1 / (1 + np.exp(strength[b] - strength[a])))
+    votes = Votes.build(
+        names,
+        a,
+        b,
+        np.where(a_wins, 0, 1).astype(np.int8),
+        judge=judge,
+        question=[f"q{int(q)}" for q in rng.integers(40, size=n)],
+    )
+    return run_audit(votes, AuditOptions(rounds=30)).as_dict()
+
+
 def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
-    """Write the database and publish it; returns ``{"board", "category", "model"}`` pages."""
+    """Write the database and publish it; returns the pages the test visits by kind."""
     engine = open_engine(f"sqlite:///{db_path}")
     rng = np.random.default_rng(13)
     names = list(REAL_NAMES[:6]) + list(EVIL_NAMES[:3]) + list(REAL_NAMES[6:])
@@ -54,7 +82,7 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
     try:
         with engine.begin() as conn:
             for k in range(2):
-                add_snapshot(
+                main = add_snapshot(
                     conn,
                     names=names,
                     strength=strength + rng.normal(0, 8, len(names)),
@@ -75,6 +103,7 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
                     unranked=1,
                     diagnostics=diag,
                 )
+            save_audit(conn, main, {"snapshot": main, **_audit(names[:8], rng)})
             conn.execute(
                 Model.__table__.update().where(Model.name == names[-1]).values(hidden=True)
             )
@@ -83,4 +112,9 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
         engine.dispose()
     category = next(f for f in report.files if f.startswith("board-category-math"))
     model = next(f for f in report.files if f.startswith("models/gemini-2-5-flash-lite"))
-    return {"board": out / "index.html", "category": out / category, "model": out / model}
+    return {
+        "board": out / "index.html",
+        "category": out / category,
+        "model": out / model,
+        "audit": out / "audit.html",
+    }
