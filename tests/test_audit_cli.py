@@ -83,7 +83,7 @@ def test_audit_page_in_published_site(run_cli, tmp_path):
     # One card per probe, its status in words.
     assert page.count('<li class="probe ') == len(PROBE_NAMES)
     assert '<p class="status flagged">Flagged</p>' in page
-    assert "probes flagged" in page
+    assert "probes flagged" in page and '<meta name="description"' in page
 
 
 def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):
