@@ -61,6 +61,18 @@ def check_category(conn: Connection, category: str) -> None:
         raise SnapshotError(unknown("category", category, known, list_known=True))
 
 
+def check_source(conn: Connection, source: str) -> None:
+    """Raise :class:`SnapshotError` listing the sources battles were ingested with if ``source`` is not one."""
+    from sqlalchemy import select
+
+    from arena.db.models import Battle
+
+    found = conn.execute(select(Battle.source).where(Battle.source == source).limit(1)).first()
+    if found is None:
+        known = conn.execute(select(Battle.source).where(Battle.source.is_not(None)).distinct())
+        raise SnapshotError(unknown("source", source, sorted(known.scalars()), list_known=True))
+
+
 def check_models(board: Board, *names: str) -> None:
     """Raise :class:`SnapshotError` with "did you mean" suggestions for a model not on ``board``."""
     known = [r.model for r in board.rows]

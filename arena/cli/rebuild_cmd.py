@@ -303,6 +303,7 @@ def rebuild_command(
             read=read,
         )
     except RebuildError as exc:
+        _check_selection(app, category, source)
         raise click.ClickException(f"{exc}; no snapshot was written") from None
     for warning in result.warnings:
         warn(warning)
@@ -314,6 +315,20 @@ def rebuild_command(
         f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.watermark} "
         f"in {result.seconds:.2f}s (read: {result.read})"
     )
+
+
+def _check_selection(app, category: str | None, source: str | None) -> None:
+    """A failed rebuild of a category or source the database does not know: say so, with the known ones."""
+    from arena.compare import SnapshotError, check_category, check_source
+
+    checks = [("--category", check_category, category), ("--source", check_source, source)]
+    with app.engine().connect() as conn:
+        for option, check, value in checks:
+            try:
+                if value is not None:
+                    check(conn, value)
+            except SnapshotError as exc:
+                raise click.ClickException(f"{option}: {exc}; no snapshot was written") from None
 
 
 COMMANDS = [rebuild_command]

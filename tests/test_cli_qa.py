@@ -1,0 +1,37 @@
+"""User errors found by using the CLI on real data (qa-user): one line, the option, the known names."""
+
+from __future__ import annotations
+
+import pytest
+
+BATTLES = "model_a,model_b,winner\nm1,m2,model_a\nm2,m1,tie\nm1,m2,model_b\n"
+
+
+@pytest.fixture
+def small_db(run_cli, tmp_path):
+    path = tmp_path / "b.csv"
+    path.write_text(BATTLES)
+    run_cli("ingest", str(path), "--source", "crowd", "-q")
+    return run_cli
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("--source", "crowds"), "--source: unknown source 'crowds'; did you mean crowd?"),
+        (("--source", "gpt4"), "--source: unknown source 'gpt4'; known: crowd"),
+        (("--category", "math"), "--category: unknown category 'math'; there is no category yet"),
+    ],
+)
+def test_rebuild_of_unknown_source_or_category_names_it(small_db, args, expected):
+    result = small_db("rebuild", *args, "--rounds", "10", ok=False)
+    assert result.exit_code == 1
+    assert expected in result.output
+    assert "ingest battles first" not in result.output
+    assert "Traceback" not in result.output
+    assert small_db("snapshots", "--format", "json").output.strip() == "[]"
+
+
+def test_rebuild_of_known_source_still_works(small_db):
+    result = small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1")
+    assert "snapshot 1: source:crowd" in result.output
