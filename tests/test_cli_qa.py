@@ -35,3 +35,31 @@ def test_rebuild_of_unknown_source_or_category_names_it(small_db, args, expected
 def test_rebuild_of_known_source_still_works(small_db):
     result = small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1")
     assert "snapshot 1: source:crowd" in result.output
+
+
+def test_audit_shows_no_interval_for_point_probes_and_rounds_bands(run_cli, tmp_path):
+    import csv
+    import io
+    import json
+    import re
+
+    from tests.test_audit_cli import _battles
+
+    path = tmp_path / "votes.csv"
+    _battles(path)
+    run_cli("ingest", str(path), "-q", "--map", "question=question_id")
+    run_cli("rebuild", "--rounds", "50")
+    doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json").output)
+    rows = {
+        r["probe"]: r
+        for r in csv.DictReader(
+            io.StringIO(run_cli("audit", "--rounds", "50", "--format", "csv").output)
+        )
+    }
+    for p in doc["probes"]:
+        row = rows[p["name"]]
+        point = p["low"] is not None and p["low"] == p["high"] == p["estimate"]
+        assert (row["low"] == "") == point, (p["name"], row)
+        for bound in re.findall(r"[-\d.e+]+", row["band"]):
+            assert len(bound.lstrip("-").replace(".", "").lstrip("0")) <= 3, row["band"]
+    assert rows["influence"]["low"] == rows["influence"]["high"] == ""

@@ -112,8 +112,7 @@ def audit_command(
         {
             "probe": p["name"],
             "estimate": _num(p["estimate"]),
-            "low": _num(p["low"]),
-            "high": _num(p["high"]),
+            **_interval(p),
             "unit": p["unit"],
             "band": "skipped" if p["skipped"] else _band(p["band"]),
             "flag": "FLAG" if p["flagged"] else "",
@@ -147,10 +146,17 @@ def audit_command(
         emit(flagged, JUDGE_COLUMNS, "table")
 
 
+def _interval(p: dict) -> dict:
+    """``low``/``high``, left empty for a count or maximum that has no interval (low = high = estimate)."""
+    if p["low"] is not None and p["low"] == p["high"] == p["estimate"]:
+        return {"low": None, "high": None}
+    return {"low": _num(p["low"]), "high": _num(p["high"])}
+
+
 def _band(band) -> str:
     lo, hi = band
-    lo = "-inf" if lo is None else f"{lo:g}"
-    hi = "inf" if hi is None else f"{hi:g}"
+    lo = "-inf" if lo is None else f"{lo:.3g}"
+    hi = "inf" if hi is None else f"{hi:.3g}"
     return f"[{lo}, {hi}]"
 
 
