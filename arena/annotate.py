@@ -139,7 +139,13 @@ def annotate(conn: Connection, annotations: Iterable[Annotation]) -> int:
     if missing:
         shown = ", ".join(repr(m) for m in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise AnnotateError(f"unknown model {shown}{more} (see `arena models`)")
+        hint = "see `arena models`"
+        if len(missing) == 1:
+            from arena.words import did_you_mean
+
+            close = did_you_mean(missing[0], list(conn.execute(select(Model.name)).scalars()))
+            hint = f"did you mean {' or '.join(close)}?" if close else hint
+        raise AnnotateError(f"unknown model {shown}{more} ({hint})")
     changed = 0
     for a in items:
         values = a.changes()

@@ -26,7 +26,11 @@ class PlanInputs:
         try:
             return self.names.index(name)
         except ValueError:
-            raise KeyError(f"model {name!r} is not on board {self.snapshot.board!r}") from None
+            from arena.words import unknown
+
+            raise KeyError(
+                f"{unknown('model', name, self.names)} (board {self.snapshot.board!r})"
+            ) from None
 
 
 def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:

@@ -63,3 +63,38 @@ def test_audit_shows_no_interval_for_point_probes_and_rounds_bands(run_cli, tmp_
         for bound in re.findall(r"[-\d.e+]+", row["band"]):
             assert len(bound.lstrip("-").replace(".", "").lstrip("0")) <= 3, row["band"]
     assert rows["influence"]["low"] == rows["influence"]["high"] == ""
+
+
+def _example_lines(*path: str) -> list[list[str]]:
+    """The ``arena ...`` lines of a command's Example: block, as argument lists (comments cut)."""
+    import shlex
+
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    text = CliRunner().invoke(cli, [*path, "--help"]).output
+    block = text.split("Example:")[1].split("Options:")[0]
+    lines = [ln.split("#")[0].strip() for ln in block.splitlines()]
+    return [shlex.split(ln)[1:] for ln in lines if ln.startswith("arena ") and "&&" not in ln]
+
+
+def test_help_examples_run_on_the_bundled_data(lmarena_db):
+    """Examples a user pastes after `arena demo`: model names and options that exist there."""
+    power = [ln for ln in _example_lines("plan", "power") if len(ln) == 4 and "--format" not in ln]
+    rebuild = [ln for ln in _example_lines("rebuild") if "--category" in ln]
+    assert power and rebuild
+    for args in rebuild:
+        assert "snapshot" in lmarena_db.run_cli(*args, "--rounds", "50", "-q").output
+    lmarena_db.run_cli("rebuild", "--rounds", "50", "-q")
+    for args in power:
+        out = lmarena_db.run_cli(*args).output
+        assert args[2] in out and args[3] in out
+
+
+def test_unknown_model_suggests_close_names(small_db):
+    out = small_db("models", "annotate", "M1", "--organisation", "X", ok=False)
+    assert out.exit_code == 1 and "did you mean m1?" in out.output
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    out = small_db("plan", "power", "m1", "m3", ok=False)
+    assert out.exit_code == 1 and "unknown model 'm3'" in out.output

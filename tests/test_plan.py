@@ -103,4 +103,4 @@ def test_plan_cli(run_cli, tmp_path):
     one = json.loads(run_cli("plan", "power", "model-0", "model-1", "--format", "json").output)
     assert [(r["model_a"], r["model_b"]) for r in one["pairs"]] == [("model-0", "model-1")]
     bad = run_cli("plan", "power", "model-0", "nobody", ok=False)
-    assert bad.exit_code != 0 and "'nobody' is not on board" in bad.output
+    assert bad.exit_code != 0 and "unknown model 'nobody'" in bad.output

@@ -35,7 +35,7 @@ def annotate_command(
 
     \b
     Example:
-        arena models annotate gpt-4o --organisation OpenAI --licence proprietary
+        arena models annotate gemini-2.5-pro --organisation Google --licence proprietary
         arena models annotate my-test-model --hide
         arena models annotate --from models.csv
     """

@@ -60,7 +60,7 @@ def compare_command(app, model_a, model_b, snapshot_id, category, style_control,
     \b
     Example:
         arena compare gemini-2.5-pro o3-2025-04-16
-        arena compare gemini-2.5-pro o3-2025-04-16 --style-control
+        arena compare gemini-2.5-pro o3-2025-04-16 --style-control  # needs style metadata
     """
     from dataclasses import asdict
 

@@ -74,7 +74,7 @@ def plan_group(ctx, snapshot_id, category, component, rule, n_draws, seed, fmt) 
     Example:
         arena plan --format csv > weights.csv
         arena plan --rule tiers --n 500 --seed 1 --format csv > next.csv
-        arena plan power gpt-4o claude-3-opus
+        arena plan power gemini-2.5-pro o3-2025-04-16
         arena plan --component 2 --format json
     """
     if ctx.invoked_subcommand is not None:
@@ -137,7 +137,7 @@ def power_command(app, models, snapshot_id, category, component, target, fmt) ->
 
     \b
     Example:
-        arena plan power gpt-4o claude-3-opus
+        arena plan power gemini-2.5-pro o3-2025-04-16
         arena plan power --format json
     """
     import numpy as np

@@ -262,7 +262,7 @@ def rebuild_command(
     Example:
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
-        arena rebuild --category math --cluster judge --tiers holm
+        arena rebuild --category math --tiers holm
         arena rebuild --components separate --all-categories
         arena rebuild --style-reg 0.5 --style-feature sentiment
         arena audit && arena rebuild --exclude-flagged

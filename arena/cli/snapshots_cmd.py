@@ -104,8 +104,8 @@ def diff_command(app, old, new, style_control, category, component, fmt):
 
     \b
     Example:
-        arena diff 3 4
-        arena diff --style-control
+        arena diff 1 12           # two snapshots of one board (ids: arena snapshots)
+        arena diff --style-control  # battles with style metadata (conv_metadata)
         arena diff --style-control --category math --format json
     """
     from arena.compare import SnapshotError, diff, resolve_board
