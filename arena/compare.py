@@ -167,7 +167,8 @@ class DiffRow:
     old_rank_ub: int | None
     tier: int | None
     old_tier: int | None
-    #: place in the board's rating order (not a rank the data support; see rank_ub)
+    #: the model's column in the snapshot's samples (model order, not rating order; never
+    #: a rank: see rank_ub)
     position: int | None = None
     old_position: int | None = None
 

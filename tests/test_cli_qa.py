@@ -98,3 +98,15 @@ def test_unknown_model_suggests_close_names(small_db):
     small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
     out = small_db("plan", "power", "m1", "m3", ok=False)
     assert out.exit_code == 1 and "unknown model 'm3'" in out.output
+
+
+def test_diff_shows_no_sample_column_that_reads_like_a_rank(small_db):
+    import json
+
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    table = small_db("diff", "1", "2").output
+    assert "position" not in table.splitlines()[0] and "rank_ub" in table
+    assert "position" not in small_db("diff", "1", "2", "--format", "csv").output.splitlines()[0]
+    rows = json.loads(small_db("diff", "1", "2", "--format", "json").output)
+    assert rows and all("position" not in r and "old_position" not in r for r in rows)

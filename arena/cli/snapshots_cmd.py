@@ -35,8 +35,6 @@ DIFF_COLUMNS = [
     "ci_high",
     "old_ci_low",
     "old_ci_high",
-    "position",
-    "old_position",
     "rank_ub",
     "old_rank_ub",
     "tier",
@@ -133,7 +131,10 @@ def diff_command(app, old, new, style_control, category, component, fmt):
             "and the options' effects",
             err=True,
         )
-    rows = [asdict(r) for r in result.rows]
+    # a row's position is its column in the snapshot's samples (model order): it reads
+    # like a rank, which it is not, so it stays out of the output (rank_ub is the rank)
+    hidden = ("position", "old_position")
+    rows = [{k: v for k, v in asdict(r).items() if k not in hidden} for r in result.rows]
     if fmt == "table":
         for r in rows:
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
