@@ -87,6 +87,7 @@ def resolve_snapshot_id(
     snapshot_id: int | None = None,
     category: str | None = None,
     style: bool = False,
+    source: str | None = None,
 ) -> int:
     """``snapshot_id`` itself, else the id of the latest snapshot of the board of
     ``category`` (or overall), style-controlled with ``style``.
@@ -98,7 +99,7 @@ def resolve_snapshot_id(
     """
     if snapshot_id is not None:
         return snapshot_id
-    key = board_key(category=category, style=style)
+    key = board_key(category=category, source=source, style=style)
     latest = latest_snapshot_id(conn, key)
     if latest is None:
         hint = " (style-controlled boards need battles with style metadata)" if style else ""
@@ -113,8 +114,10 @@ def resolve_board(
     category: str | None = None,
     style: bool = False,
     component: int | None = None,
+    source: str | None = None,
 ) -> Board:
-    """The board of ``snapshot_id``, else the latest snapshot of ``category`` (or overall).
+    """The board of ``snapshot_id``, else the latest snapshot of ``category`` and/or
+    ``source`` (``arena rebuild --source``), or overall.
 
     With ``style``, the style-controlled board: the latest one of the
     category, or the one paired with ``snapshot_id`` when that is a raw board.
@@ -128,12 +131,16 @@ def resolve_board(
         wrote no board for that comparable set.
     """
     if component is not None:
-        board = resolve_board(conn, snapshot_id=snapshot_id, category=category)
+        board = resolve_board(conn, snapshot_id=snapshot_id, category=category, source=source)
         board = component_board(conn, board, component)
         return resolve_board(conn, snapshot_id=board.snapshot.id, style=style)
     if snapshot_id is None and category is not None:
         check_category(conn, category)
-    snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category, style=style)
+    if snapshot_id is None and source is not None:
+        check_source(conn, source)
+    snapshot_id = resolve_snapshot_id(
+        conn, snapshot_id=snapshot_id, category=category, style=style, source=source
+    )
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")
@@ -320,6 +327,7 @@ def compare(
     category: str | None = None,
     style: bool = False,
     component: int | None = None,
+    source: str | None = None,
 ) -> HeadToHead:
     """Head-to-head verdict between two models of one snapshot (see :class:`HeadToHead`).
 
@@ -329,8 +337,9 @@ def compare(
     model_a, model_b : str
         Model names; the verdict is about A against B.
     snapshot_id : int, optional
-        Default: the latest snapshot of ``category`` (or of the overall board).
-    category : str, optional
+        Default: the latest snapshot of ``category`` and/or ``source`` (or of the
+        overall board).
+    category, source : str, optional
     component : int, optional
         Compare on the board of this comparable set (``--components
         separate``). Default: the main board, or the board of the set both
@@ -346,7 +355,12 @@ def compare(
     if model_a == model_b:
         raise ValueError("compare two different models")
     board = resolve_board(
-        conn, snapshot_id=snapshot_id, category=category, style=style, component=component
+        conn,
+        snapshot_id=snapshot_id,
+        category=category,
+        style=style,
+        component=component,
+        source=source,
     )
     check_models(board, model_a, model_b)
     connected = True

@@ -110,3 +110,18 @@ def test_diff_shows_no_sample_column_that_reads_like_a_rank(small_db):
     assert "position" not in small_db("diff", "1", "2", "--format", "csv").output.splitlines()[0]
     rows = json.loads(small_db("diff", "1", "2", "--format", "json").output)
     assert rows and all("position" not in r and "old_position" not in r for r in rows)
+
+
+def test_leaderboard_and_compare_read_the_board_of_a_source(small_db):
+    import json
+
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1", "-q")
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")  # overall is the latest
+    doc = json.loads(small_db("leaderboard", "--source", "crowd", "--format", "json").output)
+    assert doc["snapshot"]["id"] == 2 and doc["snapshot"]["board"] == "source:crowd"
+    assert json.loads(small_db("leaderboard", "--format", "json").output)["snapshot"]["id"] == 3
+    out = small_db("compare", "m1", "m2", "--source", "crowd").output
+    assert "(snapshot 2, board source:crowd)" in out
+    bad = small_db("leaderboard", "--source", "crowds", ok=False)
+    assert bad.exit_code == 1 and "unknown source 'crowds'; did you mean crowd?" in bad.output

@@ -11,6 +11,7 @@ from arena.cli.options import (
     component_option,
     format_option,
     snapshot_option,
+    source_option,
     style_control_option,
 )
 from arena.cli.output import emit
@@ -43,11 +44,14 @@ def _text(h) -> list[str]:
 @click.argument("model_b")
 @snapshot_option
 @category_option("Use the latest snapshot of this category's board.")
+@source_option("Use the latest snapshot of this source's board (`arena rebuild --source`).")
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @component_option
 @format_option
 @click.pass_obj
-def compare_command(app, model_a, model_b, snapshot_id, category, style_control, component, fmt):
+def compare_command(
+    app, model_a, model_b, snapshot_id, category, source, style_control, component, fmt
+):
     """Head-to-head verdict: is MODEL_A really better than MODEL_B?
 
     Gives the rating difference with its paired bootstrap interval, the
@@ -76,6 +80,7 @@ def compare_command(app, model_a, model_b, snapshot_id, category, style_control,
                 category=category,
                 style=style_control == "on",
                 component=component,
+                source=source,
             )
         except (SnapshotError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None

@@ -9,6 +9,7 @@ from arena.cli.options import (
     component_option,
     format_option,
     snapshot_option,
+    source_option,
     style_control_option,
 )
 from arena.cli.output import emit
@@ -17,7 +18,12 @@ COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags
 
 
 def open_board(
-    app, snapshot_id: int | None, category: str | None, style: bool = False, component=None
+    app,
+    snapshot_id: int | None,
+    category: str | None,
+    style: bool = False,
+    component=None,
+    source: str | None = None,
 ):
     """The board asked for, or a one-line error."""
     from arena.compare import SnapshotError, resolve_board
@@ -25,7 +31,12 @@ def open_board(
     with app.engine().connect() as conn:
         try:
             return resolve_board(
-                conn, snapshot_id=snapshot_id, category=category, style=style, component=component
+                conn,
+                snapshot_id=snapshot_id,
+                category=category,
+                style=style,
+                component=component,
+                source=source,
             )
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
@@ -109,12 +120,15 @@ def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
 @click.command("leaderboard")
 @snapshot_option
 @category_option("Show the latest snapshot of this category's board.")
+@source_option("Show the latest snapshot of this source's board (`arena rebuild --source`).")
 @click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @component_option
 @format_option
 @click.pass_obj
-def leaderboard_command(app, snapshot_id, category, show_all, style_control, component, fmt):
+def leaderboard_command(
+    app, snapshot_id, category, source, show_all, style_control, component, fmt
+):
     """Show a snapshot: rank interval, tier, rating with its interval, battles.
 
     The rank column is the range of ranks the data allow: from 1 + the number
@@ -134,10 +148,11 @@ def leaderboard_command(app, snapshot_id, category, show_all, style_control, com
         arena leaderboard --category math --format json
         arena leaderboard --style-control --format json
         arena leaderboard --component 2
+        arena leaderboard --source gpt-4-judge   # after arena rebuild --source gpt-4-judge
     """
     from arena.snapshots import ROW_FIELDS
 
-    board = open_board(app, snapshot_id, category, style_control == "on", component)
+    board = open_board(app, snapshot_id, category, style_control == "on", component, source)
     doc = board.document(include_hidden=show_all)
     if fmt != "table":
         emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)

@@ -99,6 +99,11 @@ def category_option(help: str):
     return click.option("--category", type=str, default=None, help=help)
 
 
+def source_option(help: str):
+    """``--source NAME``: the board of battles of one source (``arena rebuild --source NAME``)."""
+    return click.option("--source", type=str, default=None, help=help)
+
+
 def _app(ctx: click.Context):
     from arena.cli import AppContext
 
