@@ -17,27 +17,13 @@ from arena.cli.output import emit
 COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
 
 
-def open_board(
-    app,
-    snapshot_id: int | None,
-    category: str | None,
-    style: bool = False,
-    component=None,
-    source: str | None = None,
-):
-    """The board asked for, or a one-line error."""
+def open_board(app, **where):
+    """The board ``arena.compare.resolve_board(conn, **where)`` picks, or a one-line error."""
     from arena.compare import SnapshotError, resolve_board
 
     with app.engine().connect() as conn:
         try:
-            return resolve_board(
-                conn,
-                snapshot_id=snapshot_id,
-                category=category,
-                style=style,
-                component=component,
-                source=source,
-            )
+            return resolve_board(conn, **where)
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
 
@@ -152,7 +138,14 @@ def leaderboard_command(
     """
     from arena.snapshots import ROW_FIELDS
 
-    board = open_board(app, snapshot_id, category, style_control == "on", component, source)
+    board = open_board(
+        app,
+        snapshot_id=snapshot_id,
+        category=category,
+        source=source,
+        style=style_control == "on",
+        component=component,
+    )
     doc = board.document(include_hidden=show_all)
     if fmt != "table":
         emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
