@@ -134,9 +134,11 @@ def add_snapshot(
     ).scalar_one()
     rows = []
     for i, name in enumerate(names):
-        r_ub = None
+        r_ub = r_lb = None
         if ranked[i]:
+            # best: one plus the models surely above; worst: the models not surely below
             r_ub = 1 + int(sum(1 for j in order if lo[j] > hi[i]))
+            r_lb = int(sum(1 for j in order if hi[j] >= lo[i]))
         rows.append(
             {
                 "snapshot_id": sid,
@@ -147,6 +149,7 @@ def add_snapshot(
                 "ci_high": float(hi[i]),
                 "rank": (order.index(i) + 1) if ranked[i] else None,
                 "rank_ub": r_ub,
+                "rank_lb": r_lb,
                 "tier": tier_of.get(i),
                 "battles": float(battles[i]),
                 "wins": float(wins[i]),

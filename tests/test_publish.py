@@ -182,7 +182,12 @@ def test_index_table_matches_snapshot(site):
         chg = tr.find("span", "chg")
         new = tr.find("span", "badge-new")
         if row.ranked:
-            assert rank == str(row.rank_ub)
+            want = (
+                str(row.rank_ub)
+                if row.rank_lb == row.rank_ub
+                else (f"{row.rank_ub}\u2013{row.rank_lb}")
+            )
+            assert row.rank_lb is not None and rank == want
             before = prev_rank.get(row.model, "absent")
             if before == "absent":
                 assert new is not None and new.text() == "new" and chg is None
@@ -200,6 +205,8 @@ def test_index_table_matches_snapshot(site):
         bar = tr.find("svg")
         assert bar is not None and bar.attrs["role"] == "img"
         assert bar.find("title").text() == f"interval {f1(row.ci_low)} to {f1(row.ci_high)}"
+    # the fixture's intervals overlap: some ranks are ranges, as on a real board
+    assert any("\u2013" in tr.find("span", "rk").text() for tr in body_rows)
     hidden = [r.model for r in board.rows if r.hidden]
     assert hidden == ["model-012"]
     assert "model-012" not in (out / "index.html").read_text(encoding="utf-8")
@@ -732,3 +739,14 @@ def test_open_graph_image_is_written_and_linked(site):
     model = parse(out / "models" / f"{slug('model-000')}.html")
     assert _meta(model, property="og:image") == "../og.svg"
     assert "og.svg" in site["report"].files
+
+
+def test_rank_text_never_shows_a_firm_rank_without_its_worst_bound():
+    from types import SimpleNamespace as Row
+
+    from arena.publish.fmt import rank_text
+
+    assert rank_text(Row(rank_ub=3, rank_lb=3)) == "3"
+    assert rank_text(Row(rank_ub=3, rank_lb=7)) == "3\u20137"
+    assert rank_text(Row(rank_ub=3, rank_lb=None)) == "3\u2013?"  # written before 0007
+    assert rank_text(Row(rank_ub=None, rank_lb=None)) == "\u2013"

@@ -61,10 +61,16 @@ def interval_words(low: float | None, high: float | None) -> str:
 
 
 def rank_text(row: BoardRow) -> str:
-    """The ranks the data allow: ``3`` when pinned, ``3\u20137`` otherwise, dash if unranked."""
+    """The ranks the data allow: ``3`` when pinned, ``3\u20137`` otherwise, dash if unranked.
+
+    A snapshot written before ranks had a worst bound (migration 0007) gives
+    ``3\u2013?``: its best rank alone must not read as a firm one.
+    """
     if row.rank_ub is None:
         return DASH
-    if row.rank_lb is None or row.rank_lb == row.rank_ub:
+    if row.rank_lb is None:
+        return f"{row.rank_ub}{DASH}?"
+    if row.rank_lb == row.rank_ub:
         return str(row.rank_ub)
     return f"{row.rank_ub}{DASH}{row.rank_lb}"
 

@@ -64,7 +64,10 @@ def flag_legend(tokens: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """(word, meaning) for each distinct flag in ``tokens``, in the order of FLAG_WORDS."""
     seen = set(tokens)
     known = [(w, m) for t, (w, m) in FLAG_WORDS.items() if t in seen]
-    other = [(flag_word(t), "a mark the rating run set") for t in sorted(seen - set(FLAG_WORDS))]
+    other = [
+        (flag_word(t), f"marked \u201c{t}\u201d by the rating run (no description known)")
+        for t in sorted(seen - set(FLAG_WORDS))
+    ]
     return tuple(known + other)
 
 
