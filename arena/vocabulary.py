@@ -9,11 +9,26 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["FALSE_WORDS", "GZIP_MAGIC", "TRUE_WORDS", "is_gzip", "is_web_url", "parse_bool"]
+__all__ = [
+    "FALSE_WORDS",
+    "GZIP_MAGIC",
+    "TAG_TRUE",
+    "TRUE_WORDS",
+    "is_gzip",
+    "is_web_url",
+    "parse_bool",
+]
 
 #: Words read as true / false (compared lower-cased, surrounding blanks ignored).
 TRUE_WORDS = frozenset({"1", "1.0", "true", "yes", "y"})
 FALSE_WORDS = frozenset({"0", "0.0", "false", "no", "n"})
+#: The cells of a boolean category-tag column that put a battle in the category:
+#: a boolean as exports write it, exactly (compared as is, so the ingest's
+#: column path tests a whole column in one C-level pass).  Deliberately not
+#: the yes-words above: LMArena's exports carry score columns beside the tags
+#: (``creative_writing.score`` holds yes/no, ``if.score`` holds 1.0) that must
+#: not become categories.
+TAG_TRUE = frozenset({"true", "True", "TRUE"})
 #: The first two bytes of every gzip stream (RFC 1952).
 GZIP_MAGIC = b"\x1f\x8b"
 

@@ -16,12 +16,13 @@ from typing import Any
 
 from arena.db.models import MODEL_NAME_MAX
 from arena.ingest.errors import RowError
+from arena.vocabulary import TAG_TRUE
 
 #: Longest stored text of ids, judges, questions, categories.
 TEXT_MAX = 255
 LANGUAGE_MAX = 64
 #: Values of a boolean tag column that put a battle in that category.
-TRUE = frozenset({"true", "True", "TRUE"})
+TRUE = TAG_TRUE
 #: Battle weights are bounded: one row weighing 1e308 would decide every rating.
 WEIGHT_MAX = 1e6
 #: Default limit of battles one aggregated-count row may stand for (``--max-expand``).

@@ -2,46 +2,35 @@
 
 from __future__ import annotations
 
-import csv
 import gzip
-import json
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import IO, Any
+from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
 from arena.db.models import IngestBatch, utcnow
 from arena.db.session import announce_wait, take_write_lock
 from arena.ingest.bulk import BulkConflict
+from arena.ingest.chunks import Location, read_chunks, where
 from arena.ingest.fields import EXPAND_MAX
 from arena.ingest.records import (
-    ColumnBlock,
-    ParsedBattle,
     RowError,
-    Schema,
-    csv_block_parser,
-    csv_parser,
-    parse_json_object,
-    resolve_schema,
 )
+from arena.ingest.rejects import RejectSink
 from arena.ingest.sources import (
-    BadJson,
-    CsvBlock,
     InputError,
     InputFile,
     detect_format,
-    iter_json_array,
-    iter_jsonl,
     open_binary,
     open_input,
-    read_csv,
 )
 from arena.ingest.writer import BattleWriter
 
+#: Records per chunk (tests make it small to exercise several chunks).
 CHUNK_ROWS = 20_000
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far
 
@@ -118,155 +107,6 @@ class IngestReport:
         return dict(self.__dict__)
 
 
-#: First row of a rejects file (``--rejects`` refuses to replace a file without it).
-REJECTS_HEADER = ("file", "location", "field", "error", "record")
-
-
-@dataclass
-class RejectSink:
-    """Where ``--skip-invalid`` puts rejected records: a CSV with the reason."""
-
-    stream: IO[str]
-    _writer: Any = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._writer = csv.writer(self.stream, lineterminator="\n")
-        self._writer.writerow(REJECTS_HEADER)
-
-    def add(self, file: str, location: str, error: RowError | str, record: Any) -> None:
-        fld = error.field if isinstance(error, RowError) else ""
-        self._writer.writerow(
-            [file, location, fld, str(error), json.dumps(record, ensure_ascii=False)]
-        )
-
-
-Location = int | str  # a CSV line number, or "line N" / "record N" for JSON
-
-
-def _where(location: Location) -> str:
-    return f"line {location}" if isinstance(location, int) else location
-
-
-def _json_records(
-    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
-) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
-    """Yield (location, raw record, parsed battle or the error) of a JSON or JSON-lines file."""
-    items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
-    schemas: dict[frozenset[str], Schema | RowError] = {}
-    for location, obj in items:
-        if isinstance(obj, BadJson):
-            yield location, None, RowError("json", f"invalid JSON: {obj.message}")
-            continue
-        if not isinstance(obj, dict):
-            yield location, obj, RowError("json", "not a JSON object")
-            continue
-        keys = frozenset(obj)
-        schema = schemas.get(keys)
-        if schema is None:
-            try:
-                schema = resolve_schema(list(obj), mapping, max_expand=max_expand)
-            except RowError as exc:
-                schema = exc
-            schemas[keys] = schema
-        if isinstance(schema, RowError):
-            yield location, obj, schema
-            continue
-        try:
-            yield location, obj, parse_json_object(schema, obj)
-        except RowError as exc:
-            yield location, obj, exc
-
-
-@dataclass
-class Chunk:
-    """Up to CHUNK_ROWS parsed records, with what is needed to report on any of them.
-
-    A block of plain CSV rows arrives as ``columns`` (validated column-wise);
-    anything else as one :class:`ParsedBattle` per battle.
-    """
-
-    columns: ColumnBlock | None = None
-    battles: list[ParsedBattle] = field(default_factory=list)
-    where: list[Location] = field(default_factory=list)
-    records: Any = field(default_factory=list)  # a list, or _BlockRecords
-    errors: list[tuple[Location, RowError, Any]] = field(default_factory=list)
-    rows_read: int = 0
-
-
-def _csv_chunks(
-    source: InputFile, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
-) -> Iterator[Chunk]:
-    """CSV blocks, parsed column-wise where the shape allows, else row by row."""
-    header, read = read_csv(source, binary)
-    try:
-        schema = resolve_schema(header, mapping, max_expand=max_expand)
-    except RowError as exc:
-        raise InputError(f"{source.display}: line 1: {exc}") from None
-    block_parser = csv_block_parser(schema, header)
-    parse = csv_parser(schema, header)
-    while True:
-        block = read(CHUNK_ROWS)
-        if not len(block):
-            return
-        columns = block_parser(block) if block_parser is not None else None
-        if columns is not None:
-            yield Chunk(
-                columns=columns,
-                where=block.lines,
-                records=_BlockRecords(block),
-                rows_read=len(block),
-            )
-            continue
-        chunk = Chunk()
-        for line_no, row in zip(block.lines, block.all_rows(), strict=True):
-            try:
-                parsed = parse(row)
-            except RowError as exc:
-                parsed = exc
-            _add(chunk, line_no, row, parsed)
-        yield chunk
-
-
-class _BlockRecords:
-    """The raw records of a column block, built only for the few that are reported."""
-
-    def __init__(self, block: CsvBlock) -> None:
-        self.block = block
-
-    def __getitem__(self, i: int) -> list[str]:
-        return self.block.row(i)
-
-
-def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:
-    chunk.rows_read += 1
-    if isinstance(parsed, RowError):
-        chunk.errors.append((location, parsed, record))
-    elif isinstance(parsed, list):  # an aggregated record stands for several battles
-        chunk.battles.extend(parsed)
-        chunk.where.extend([location] * len(parsed))
-        chunk.records.extend([record] * len(parsed))
-    else:
-        chunk.battles.append(parsed)
-        chunk.where.append(location)
-        chunk.records.append(record)
-
-
-def _chunks(
-    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
-) -> Iterator[Chunk]:
-    if fmt == "csv":
-        yield from _csv_chunks(source, binary, mapping, max_expand)
-        return
-    chunk = Chunk()
-    for location, record, parsed in _json_records(source, fmt, binary, mapping, max_expand):
-        _add(chunk, location, record, parsed)
-        if len(chunk.battles) >= CHUNK_ROWS:
-            yield chunk
-            chunk = Chunk()
-    if chunk.rows_read:
-        yield chunk
-
-
 def _load(
     engine: Engine,
     src: InputFile,
@@ -311,11 +151,11 @@ def _load(
 
         def reject(location: Location, error: RowError | str, record: Any) -> None:
             if rejects is None:
-                raise IngestError(f"{src.display}: {_where(location)}: {error}")
-            buffered.append((src.display, _where(location), error, record))
+                raise IngestError(f"{src.display}: {where(location)}: {error}")
+            buffered.append((src.display, where(location), error, record))
             report.rejected += 1
 
-        for chunk in _chunks(src, fmt, binary, mapping, max_expand):
+        for chunk in read_chunks(src, fmt, binary, mapping, max_expand, rows=CHUNK_ROWS):
             if writer.bulk is None:
                 # rows this file will add, from how far the first chunk got into it
                 done = raw.tell() if not raw.closed else size

@@ -7,13 +7,38 @@ in ``--rejects`` once truncated the database to 33 bytes).
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any
 
-from arena.ingest.loader import REJECTS_HEADER, RejectSink
+from arena.ingest.errors import RowError
+
+#: First row of a rejects file (``--rejects`` refuses to replace a file without it).
+REJECTS_HEADER = ("file", "location", "field", "error", "record")
+
+
+@dataclass
+class RejectSink:
+    """Where ``--skip-invalid`` puts rejected records: a CSV with the reason."""
+
+    stream: IO[str]
+    _writer: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._writer = csv.writer(self.stream, lineterminator="\n")
+        self._writer.writerow(REJECTS_HEADER)
+
+    def add(self, file: str, location: str, error: RowError | str, record: Any) -> None:
+        fld = error.field if isinstance(error, RowError) else ""
+        self._writer.writerow(
+            [file, location, fld, str(error), json.dumps(record, ensure_ascii=False)]
+        )
 
 
 class RejectsTargetError(Exception):

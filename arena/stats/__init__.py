@@ -14,7 +14,7 @@ loop per resample.
   :func:`benjamini_hochberg` (:func:`adjust_pvalues`) over their pairs;
 * planning: :func:`items_needed`, :func:`items_needed_paired`,
   :func:`simulate_power`, :func:`simulate_power_paired`; :func:`chance_test`;
-* any metric (issue 15): :func:`paired_verdict` (the test that decides and
+* any metric (accuracy or not): :func:`paired_verdict` (the test that decides and
   why), :func:`ratio_interval` / :func:`compare_ratios` (bits per byte),
   :func:`variance_components`, :func:`two_stage_interval`,
   :func:`two_stage_difference`;
@@ -74,14 +74,8 @@ from arena.stats.power import (
     simulate_power_paired,
 )
 from arena.stats.ratio import RatioComparison, compare_ratios, ratio_interval
-from arena.stats.variance import (
-    TwoStageInterval,
-    VarianceComponents,
-    design_se,
-    two_stage_difference,
-    two_stage_interval,
-    variance_components,
-)
+from arena.stats.twostage import TwoStageInterval, two_stage_difference, two_stage_interval
+from arena.stats.variance import VarianceComponents, design_se, variance_components
 
 __all__ = [
     "two_stage_difference",

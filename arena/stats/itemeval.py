@@ -20,12 +20,8 @@ from arena.stats.paired import PAIRED_TESTS, paired_verdict
 from arena.stats.ranking import verdict_ranks, verdict_tiers
 from arena.stats.ratio import compare_ratios, ratio_interval
 from arena.stats.scorefile import DESIGN_COLUMNS, ScoreTable
-from arena.stats.variance import (
-    VarianceComponents,
-    two_stage_difference,
-    two_stage_interval,
-    variance_components,
-)
+from arena.stats.twostage import two_stage_difference, two_stage_interval
+from arena.stats.variance import VarianceComponents, variance_components
 
 __all__ = ["ModelScore", "ScoreError", "ScoreEvaluation", "ScorePair", "evaluate_scores"]
 

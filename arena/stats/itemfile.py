@@ -97,7 +97,7 @@ def parse_spec(spec: str) -> tuple[Path, str | None]:
     return Path(path), name.strip()
 
 
-def _strip_gz(path: Path) -> str:
+def name_without_gz(path: Path) -> str:
     name = path.name
     return name[:-3] if name.endswith(".gz") else name
 
@@ -110,8 +110,8 @@ def _open_text(path: Path) -> io.TextIOBase:
     return open(path, encoding="utf-8", newline="")
 
 
-def _detect(path: Path) -> str:
-    name = _strip_gz(path).lower()
+def detect_kind(path: Path) -> str:
+    name = name_without_gz(path).lower()
     if name.endswith((".jsonl", ".json")):
         return "jsonl"
     if name.endswith(".csv"):
@@ -125,7 +125,7 @@ def _detect(path: Path) -> str:
 
 def harness_names(path: Path) -> tuple[str, str]:
     """(model, benchmark) implied by a harness samples file's path."""
-    stem = _strip_gz(path).rsplit(".", 1)[0]
+    stem = name_without_gz(path).rsplit(".", 1)[0]
     match = _HARNESS_NAME.match(stem)
     if match:
         parent = path.resolve().parent.name or stem
@@ -172,12 +172,13 @@ def _json_records(path: Path) -> Iterator[tuple[int, dict]]:
         yield lineno, rec
 
 
-def _read_jsonl(
-    path: Path, out: ItemScores, *, model: str | None, metric: str, filter_name: str | None
-) -> None:
-    default_model, benchmark = harness_names(path)
-    model = model or default_model
-    out.benchmarks.add(benchmark)
+def harness_rows(path: Path, metric: str, filter_name: str | None) -> list[tuple[int, str, object]]:
+    """``(line, doc_id, value of metric)`` of an lm-evaluation-harness samples file.
+
+    Records of another filter than ``filter_name`` are skipped; a file with
+    several filters needs one chosen.  Raises :class:`ItemFileError` naming
+    the line and field.
+    """
     filters: set[str] = set()
     rows = []
     for lineno, rec in _json_records(path):
@@ -206,6 +207,16 @@ def _read_jsonl(
         raise ItemFileError(path, None, "filter", f"no records with filter {filter_name!r}")
     if not rows:
         raise ItemFileError(path, None, None, "no records")
+    return rows
+
+
+def _read_jsonl(
+    path: Path, out: ItemScores, *, model: str | None, metric: str, filter_name: str | None
+) -> None:
+    default_model, benchmark = harness_names(path)
+    model = model or default_model
+    out.benchmarks.add(benchmark)
+    rows = harness_rows(path, metric, filter_name)
     for lineno, item, raw in rows:
         out.add(model, item, _binary(raw, path, lineno, metric), str(path), lineno)
 
@@ -265,7 +276,7 @@ def csv_records(
 
 
 def _read_csv(path: Path, out: ItemScores, *, model: str | None) -> None:
-    out.benchmarks.add(_strip_gz(path).rsplit(".", 1)[0])
+    out.benchmarks.add(name_without_gz(path).rsplit(".", 1)[0])
     need = ["item", "score"] if model else ["model", "item", "score"]
     for line, cells in csv_records(path, required=need):
         out.add(
@@ -293,7 +304,7 @@ def read_results(
     out = ItemScores()
     for spec in specs:
         path, name = parse_spec(spec)
-        kind = _detect(path) if path.is_file() else None
+        kind = detect_kind(path) if path.is_file() else None
         if kind is None:
             raise ItemFileError(path, None, None, "no such file")
         try:

@@ -26,13 +26,14 @@ import numpy as np
 
 from arena.stats.itemfile import (
     ItemFileError,
-    _detect,
-    _json_records,
-    _strip_gz,
     csv_records,
+    detect_kind,
     harness_names,
+    harness_rows,
+    name_without_gz,
     parse_spec,
 )
+from arena.vocabulary import parse_bool
 
 __all__ = ["DESIGN_COLUMNS", "ScoreTable", "read_scores"]
 
@@ -154,9 +155,9 @@ def _number(raw: object, path, line, name: str) -> float:
         value = float(raw)
     else:
         text = str(raw).strip()
-        lowered = text.lower()
-        if lowered in ("true", "false"):
-            return 1.0 if lowered == "true" else 0.0
+        word = parse_bool(text)  # the yes/no words every reader accepts; "1", "0.0" as numbers
+        if word is not None:
+            return float(word)
         try:
             value = float(text)
         except ValueError:
@@ -187,23 +188,7 @@ def _read_csv(path: Path, out: ScoreTable, *, model, numerator, denominator) -> 
 def _read_jsonl(path: Path, out: ScoreTable, *, model, metric, filter_name, run) -> None:
     default_model, _ = harness_names(path)
     model = model or default_model
-    filters = set()
-    rows = []
-    for line, rec in _json_records(path):
-        if "doc_id" not in rec:
-            raise ItemFileError(path, line, "doc_id", "missing")
-        filt = rec.get("filter")
-        if filter_name is not None and filt is not None and filt != filter_name:
-            continue
-        if filt is not None:
-            filters.add(str(filt))
-        if metric not in rec:
-            raise ItemFileError(path, line, metric, "missing; choose with --metric")
-        rows.append((line, str(rec["doc_id"]), rec[metric]))
-    if len(filters) > 1:
-        raise ItemFileError(path, None, "filter", f"records from several filters ({', '.join(sorted(filters))}); choose one with --filter")  # fmt: skip
-    if not rows:
-        raise ItemFileError(path, None, None, "no records")
+    rows = harness_rows(path, metric, filter_name)
     for line, item, raw in rows:
         if isinstance(raw, list):
             if len(raw) != 2:
@@ -248,10 +233,10 @@ def read_scores(
             raise ItemFileError(path, None, None, "no such file")
     for path, name in parsed:
         try:
-            if _detect(path) == "jsonl":
+            if detect_kind(path) == "jsonl":
                 model = name or harness_names(path)[0]
                 runs_of[model] = runs_of.get(model, 0) + 1
-                run = _strip_gz(path)
+                run = name_without_gz(path)
                 _read_jsonl(path, out, model=name, metric=metric, filter_name=filter_name, run=str(path.parent / run))  # fmt: skip
             else:
                 _read_csv(path, out, model=name, numerator=numerator, denominator=denominator)

@@ -1,0 +1,170 @@
+"""Reading an input file as chunks of parsed records (the ingest's input side).
+
+A CSV file arrives in blocks that the column fast path validates column-wise
+(:func:`arena.ingest.records.csv_block_parser`) where the shape allows, else
+row by row; JSON and JSON lines record by record.  Every chunk keeps, beside
+its battles, where each came from and the raw record, so a rejected one can
+be reported with its line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from arena.ingest.records import (
+    ColumnBlock,
+    ParsedBattle,
+    RowError,
+    Schema,
+    csv_block_parser,
+    csv_parser,
+    parse_json_object,
+    resolve_schema,
+)
+from arena.ingest.sources import (
+    BadJson,
+    CsvBlock,
+    InputError,
+    InputFile,
+    iter_json_array,
+    iter_jsonl,
+    read_csv,
+)
+
+__all__ = ["Chunk", "Location", "read_chunks", "where"]
+
+
+Location = int | str  # a CSV line number, or "line N" / "record N" for JSON
+
+
+def where(location: Location) -> str:
+    return f"line {location}" if isinstance(location, int) else location
+
+
+def _json_records(
+    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
+) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
+    """Yield (location, raw record, parsed battle or the error) of a JSON or JSON-lines file."""
+    items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
+    schemas: dict[frozenset[str], Schema | RowError] = {}
+    for location, obj in items:
+        if isinstance(obj, BadJson):
+            yield location, None, RowError("json", f"invalid JSON: {obj.message}")
+            continue
+        if not isinstance(obj, dict):
+            yield location, obj, RowError("json", "not a JSON object")
+            continue
+        keys = frozenset(obj)
+        schema = schemas.get(keys)
+        if schema is None:
+            try:
+                schema = resolve_schema(list(obj), mapping, max_expand=max_expand)
+            except RowError as exc:
+                schema = exc
+            schemas[keys] = schema
+        if isinstance(schema, RowError):
+            yield location, obj, schema
+            continue
+        try:
+            yield location, obj, parse_json_object(schema, obj)
+        except RowError as exc:
+            yield location, obj, exc
+
+
+@dataclass
+class Chunk:
+    """Up to rows parsed records, with what is needed to report on any of them.
+
+    A block of plain CSV rows arrives as ``columns`` (validated column-wise);
+    anything else as one :class:`ParsedBattle` per battle.
+    """
+
+    columns: ColumnBlock | None = None
+    battles: list[ParsedBattle] = field(default_factory=list)
+    where: list[Location] = field(default_factory=list)
+    records: Any = field(default_factory=list)  # a list, or _BlockRecords
+    errors: list[tuple[Location, RowError, Any]] = field(default_factory=list)
+    rows_read: int = 0
+
+
+def _csv_chunks(
+    source: InputFile, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int, rows: int
+) -> Iterator[Chunk]:
+    """CSV blocks, parsed column-wise where the shape allows, else row by row."""
+    header, read = read_csv(source, binary)
+    try:
+        schema = resolve_schema(header, mapping, max_expand=max_expand)
+    except RowError as exc:
+        raise InputError(f"{source.display}: line 1: {exc}") from None
+    block_parser = csv_block_parser(schema, header)
+    parse = csv_parser(schema, header)
+    while True:
+        block = read(rows)
+        if not len(block):
+            return
+        columns = block_parser(block) if block_parser is not None else None
+        if columns is not None:
+            yield Chunk(
+                columns=columns,
+                where=block.lines,
+                records=_BlockRecords(block),
+                rows_read=len(block),
+            )
+            continue
+        chunk = Chunk()
+        for line_no, row in zip(block.lines, block.all_rows(), strict=True):
+            try:
+                parsed = parse(row)
+            except RowError as exc:
+                parsed = exc
+            _add(chunk, line_no, row, parsed)
+        yield chunk
+
+
+class _BlockRecords:
+    """The raw records of a column block, built only for the few that are reported."""
+
+    def __init__(self, block: CsvBlock) -> None:
+        self.block = block
+
+    def __getitem__(self, i: int) -> list[str]:
+        return self.block.row(i)
+
+
+def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:
+    chunk.rows_read += 1
+    if isinstance(parsed, RowError):
+        chunk.errors.append((location, parsed, record))
+    elif isinstance(parsed, list):  # an aggregated record stands for several battles
+        chunk.battles.extend(parsed)
+        chunk.where.extend([location] * len(parsed))
+        chunk.records.extend([record] * len(parsed))
+    else:
+        chunk.battles.append(parsed)
+        chunk.where.append(location)
+        chunk.records.append(record)
+
+
+def read_chunks(
+    source: InputFile,
+    fmt: str,
+    binary: IO[bytes],
+    mapping: Mapping[str, str],
+    max_expand: int,
+    *,
+    rows: int,
+) -> Iterator[Chunk]:
+    """The file's records in chunks of about ``rows`` battles, parsed, errors kept beside them."""
+    if fmt == "csv":
+        yield from _csv_chunks(source, binary, mapping, max_expand, rows)
+        return
+    chunk = Chunk()
+    for location, record, parsed in _json_records(source, fmt, binary, mapping, max_expand):
+        _add(chunk, location, record, parsed)
+        if len(chunk.battles) >= rows:
+            yield chunk
+            chunk = Chunk()
+    if chunk.rows_read:
+        yield chunk
