@@ -16,7 +16,8 @@ Modules (one job each):
   solvers of those arrays.
 * :mod:`~arena.engine.graph` -- MLE existence (strong connectivity of the
   beats graph) and per-model flags.
-* :mod:`~arena.engine.fit` -- the exact Bradley–Terry MLE: :func:`fit`.
+* :mod:`~arena.engine.fit` -- the exact Bradley–Terry MLE: :func:`fit`;
+  :mod:`~arena.engine.messages` -- the flag sentences and model names of its warnings.
 * :mod:`~arena.engine.scale` -- the Elo scale and the win probability.
 * :mod:`~arena.engine.sampling` -- exact, fast multinomial resampling.
 * :mod:`~arena.engine.bootstrap` -- vectorised (cluster) bootstrap: :func:`bootstrap`;

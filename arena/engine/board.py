@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
-from arena.engine.fit import check_names
+from arena.engine.messages import check_names
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_lb, rank_ub
 from arena.engine.rate import Ratings, rate

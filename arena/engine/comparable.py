@@ -17,8 +17,9 @@ import numpy as np
 from arena.engine.components import Components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
-from arena.engine.fit import SCALE, Fit, fit_warnings
+from arena.engine.fit import SCALE, Fit
 from arena.engine.graph import existence, model_flags
+from arena.engine.messages import fit_warnings
 from arena.engine.smallsample import score_bounds
 
 if TYPE_CHECKING:

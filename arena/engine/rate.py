@@ -14,7 +14,7 @@ from arena.engine.comparable import extend_to_all
 from arena.engine.components import Components, design_components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
-from arena.engine.fit import Fit, check_anchor, check_names, fit, flag_warnings, model_label
+from arena.engine.fit import Fit, check_anchor, fit
 from arena.engine.intervals import (
     CI_METHODS,
     analytic_intervals,
@@ -26,6 +26,7 @@ from arena.engine.intervals import (
     ratings_fields,
     report_rounds,
 )
+from arena.engine.messages import check_names, flag_warnings, model_label
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 from arena.engine.sparse_bootstrap import sparse_bootstrap

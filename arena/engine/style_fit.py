@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from arena.engine.blas import one_blas_thread
-from arena.engine.fit import check_anchor, check_davidson, fit_warnings, resolve_prior, solve_model
+from arena.engine.fit import check_anchor, check_davidson, resolve_prior, solve_model
 from arena.engine.graph import existence, model_flags
+from arena.engine.messages import fit_warnings
 from arena.engine.newton import GTOL_REL
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.style_design import StyleTable

@@ -1,0 +1,85 @@
+"""What the engine says about models: flag sentences and model names in messages.
+
+:func:`flag_warnings` turns per-model flags (``never_won``, ``disconnected``,
+...) into one sentence per flag naming the models; :func:`fit_warnings` adds
+the prior's sentence when the MLE does not exist.  Names are table indices
+unless the caller gives ``names`` (:func:`check_names`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FLAG_SENTENCES", "check_names", "fit_warnings", "flag_warnings", "model_label"]
+
+
+def check_names(names, n_models: int) -> list[str] | None:
+    """Model names by table index (for messages), or None; one name per model."""
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if len(names) != n_models:
+        raise ValueError(f"names: expected one name per model ({n_models}), got {len(names)}")
+    return names
+
+
+def model_label(idx: int, names=None) -> str:
+    """``'gpt-4o'`` with names, ``3`` (the table index) without."""
+    return str(idx) if names is None else repr(names[idx])
+
+
+#: Per-flag sentences: (flag, verb phrase for one model, for several).
+FLAG_SENTENCES = (
+    (
+        "no_battles",
+        "has no battles: rating set to the mean/anchor, interval from the prior",
+        "have no battles: rating set to the mean/anchor, interval from the prior",
+    ),
+    ("never_won", "never won (nor tied)", "never won (nor tied)"),
+    ("never_lost", "never lost (nor tied)", "never lost (nor tied)"),
+    (
+        "disconnected",
+        "is not connected by battles to the comparable set of models: no rating on its scale",
+        "are not connected by battles to the comparable set of models: no rating on its scale",
+    ),
+    (
+        "no_mle",
+        "sits where wins and losses do not pin a finite rating",
+        "sit where wins and losses do not pin a finite rating",
+    ),
+    ("few_battles", "has very few battles: wide interval", "have very few battles: wide intervals"),
+)
+
+
+def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
+    """One sentence per flag that some model carries, naming the models.
+
+    Parameters
+    ----------
+    flags : list of tuple of str
+        Per-model flags.
+    names : sequence of str, optional
+        Model names by index; without them models are named by index.
+    """
+    from arena.words import name_list
+
+    out = []
+    for flag, one, several in FLAG_SENTENCES:
+        idx = [i for i, f in enumerate(flags) if flag in f]
+        if idx:
+            who = name_list(str(i) if names is None else names[i] for i in idx)
+            out.append(f"model {who} {one}" if len(idx) == 1 else f"models {who} {several}")
+    return out
+
+
+def fit_warnings(
+    flags: list[tuple[str, ...]], mle_exists: bool, lam: float, names=None
+) -> list[str]:
+    out = flag_warnings(flags, names)
+    if not mle_exists:
+        if lam > 0:
+            out.append(
+                f"the maximum-likelihood estimate does not exist; ratings use a weak Gaussian "
+                f"prior with precision {lam:g} (prior SD {1 / np.sqrt(lam):.3g} logits)"
+            )
+    return out
