@@ -28,8 +28,9 @@ MLE.  ``prior=0`` demands the MLE and raises :class:`ValueError` when it does
 not exist; ``prior=lam > 0`` always fits the MAP estimate with precision
 ``lam``.
 
-(A little over 400 lines: the checks and the set-up shared with the sparse
-point fit, :func:`fit_problem` and :func:`finish_fit`, belong with the model.)
+The checks and the set-up shared with the sparse point fit
+(:func:`fit_problem` and :func:`finish_fit`) live here with the model; the
+warnings' sentences are in :mod:`arena.engine.messages`.
 """
 
 from __future__ import annotations
