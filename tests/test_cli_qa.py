@@ -125,3 +125,20 @@ def test_leaderboard_and_compare_read_the_board_of_a_source(small_db):
     assert "(snapshot 2, board source:crowd)" in out
     bad = small_db("leaderboard", "--source", "crowds", ok=False)
     assert bad.exit_code == 1 and "unknown source 'crowds'; did you mean crowd?" in bad.output
+
+
+def test_diff_without_ids_is_the_latest_snapshot_against_the_one_before(small_db, tmp_path):
+    import json
+
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    one = small_db("diff", ok=False)
+    assert one.exit_code == 1 and "board 'overall' has one snapshot (1)" in one.output
+    more = tmp_path / "more.csv"
+    more.write_text("model_a,model_b,winner\nm1,m3,model_a\nm3,m2,tie\nm2,m3,model_a\n")
+    small_db("ingest", str(more), "-q")
+    small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1", "-q")
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    rows = json.loads(small_db("diff", "--format", "json").output)
+    assert json.loads(small_db("diff", "1", "3", "--format", "json").output) == rows
+    assert {r["model"]: r["status"] for r in rows}["m3"] == "new"
+    assert small_db("diff", "1", ok=False).exit_code == 2

@@ -81,7 +81,7 @@ def test_diff_raw_against_style(style_db):
     for r in kept:
         assert r["rating"] is not None and r["d_rating"] is not None
         assert "position" not in r and "old_position" not in r  # a sample column, not a rank
-    assert style_db("diff", ok=False).exit_code == 2
+    assert style_db("diff", "1", ok=False).exit_code == 2
     assert style_db("diff", "1", "--style-control", ok=False).exit_code == 2
 
 

@@ -83,7 +83,7 @@ def snapshots_command(ctx, fmt):
 @click.argument("old", type=int, required=False)
 @click.argument("new", type=int, required=False)
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
-@category_option("With --style-control and no ids: this category's latest boards.")
+@category_option("With no ids: this category's latest boards.")
 @component_option
 @format_option
 @click.pass_obj
@@ -93,7 +93,8 @@ def diff_command(app, old, new, style_control, category, component, fmt):
     Snapshots of different boards (overall vs a category) are refused; options
     that change the numbers (ties, cluster, ci, level, prior, anchor,
     min-battles) are compared and a difference is a loud warning.
-    With --style-control and no snapshot ids: the latest raw board against its
+    With no snapshot ids: the board's latest snapshot against the one before it
+    (overall, or --category). With --style-control and no ids: the latest raw board against its
     style-controlled board from the same rebuild (each model's rank and rating
     change once answer length and markdown are held fixed); --component N
     picks comparable set N's boards (`arena rebuild --components separate`).
@@ -102,6 +103,7 @@ def diff_command(app, old, new, style_control, category, component, fmt):
 
     \b
     Example:
+        arena diff                # the overall board: latest snapshot against the one before
         arena diff 1 12           # two snapshots of one board (ids: arena snapshots)
         arena diff --style-control  # battles with style metadata (conv_metadata)
         arena diff --style-control --category math --format json
@@ -109,8 +111,8 @@ def diff_command(app, old, new, style_control, category, component, fmt):
     from arena.compare import SnapshotError, diff, resolve_board
 
     style = style_control == "on"
-    if (old is None) != (new is None) or (old is None and not style):
-        raise click.UsageError("give two snapshot ids OLD NEW, or --style-control")
+    if (old is None) != (new is None):
+        raise click.UsageError("give two snapshot ids OLD NEW, or none")
     if old is not None and (style or category or component):
         raise click.UsageError(
             "--style-control/--category/--component pick the boards only without ids"
@@ -119,8 +121,7 @@ def diff_command(app, old, new, style_control, category, component, fmt):
         try:
             if old is None:
                 raw = resolve_board(conn, category=category, component=component)
-                old = raw.snapshot.id
-                new = resolve_board(conn, snapshot_id=old, style=True).snapshot.id
+                old, new = _latest_pair(conn, raw.snapshot, style)
             result = diff(conn, old, new)
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
@@ -140,6 +141,22 @@ def diff_command(app, old, new, style_control, category, component, fmt):
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
                 r[key] = None if r[key] is None else round(r[key], 1)
     emit(rows, DIFF_COLUMNS, fmt)
+
+
+def _latest_pair(conn, latest, style: bool) -> tuple[int, int]:
+    """No ids: the raw board against its style board, else its previous snapshot against it."""
+    from arena.compare import SnapshotError, resolve_board
+    from arena.snapshots import previous_snapshot_id
+
+    if style:
+        return latest.id, resolve_board(conn, snapshot_id=latest.id, style=True).snapshot.id
+    previous = previous_snapshot_id(conn, latest)
+    if previous is None:
+        raise SnapshotError(
+            f"board {latest.board!r} has one snapshot ({latest.id}): nothing to diff yet; "
+            "run `arena rebuild` again after new battles"
+        )
+    return previous, latest.id
 
 
 def retention_options(prefix: str = ""):
