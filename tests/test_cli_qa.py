@@ -142,3 +142,9 @@ def test_diff_without_ids_is_the_latest_snapshot_against_the_one_before(small_db
     assert json.loads(small_db("diff", "1", "3", "--format", "json").output) == rows
     assert {r["model"]: r["status"] for r in rows}["m3"] == "new"
     assert small_db("diff", "1", ok=False).exit_code == 2
+    only = small_db("diff", "--source", "crowd", ok=False)
+    assert only.exit_code == 1 and "board 'source:crowd' has one snapshot (2)" in only.output
+    small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1", "-q")
+    by_source = json.loads(small_db("diff", "--source", "crowd", "--format", "json").output)
+    assert by_source == json.loads(small_db("diff", "2", "4", "--format", "json").output)
+    assert small_db("diff", "2", "4", "--source", "crowd", ok=False).exit_code == 2

@@ -10,6 +10,7 @@ from arena.cli.options import (
     category_option,
     component_option,
     format_option,
+    source_option,
     style_control_option,
 )
 from arena.cli.output import emit
@@ -84,17 +85,18 @@ def snapshots_command(ctx, fmt):
 @click.argument("new", type=int, required=False)
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @category_option("With no ids: this category's latest boards.")
+@source_option("With no ids: this source's latest boards (`arena rebuild --source`).")
 @component_option
 @format_option
 @click.pass_obj
-def diff_command(app, old, new, style_control, category, component, fmt):
+def diff_command(app, old, new, style_control, category, source, component, fmt):
     """Show what moved between two snapshots of one board: ratings, intervals, ranks, tiers.
 
     Snapshots of different boards (overall vs a category) are refused; options
     that change the numbers (ties, cluster, ci, level, prior, anchor,
     min-battles) are compared and a difference is a loud warning.
     With no snapshot ids: the board's latest snapshot against the one before it
-    (overall, or --category). With --style-control and no ids: the latest raw board against its
+    (overall, or --category / --source). With --style-control and no ids: the latest raw board against its
     style-controlled board from the same rebuild (each model's rank and rating
     change once answer length and markdown are held fixed); --component N
     picks comparable set N's boards (`arena rebuild --components separate`).
@@ -113,14 +115,14 @@ def diff_command(app, old, new, style_control, category, component, fmt):
     style = style_control == "on"
     if (old is None) != (new is None):
         raise click.UsageError("give two snapshot ids OLD NEW, or none")
-    if old is not None and (style or category or component):
+    if old is not None and (style or category or source or component):
         raise click.UsageError(
-            "--style-control/--category/--component pick the boards only without ids"
+            "--style-control/--category/--source/--component pick the boards only without ids"
         )
     with app.engine().connect() as conn:
         try:
             if old is None:
-                raw = resolve_board(conn, category=category, component=component)
+                raw = resolve_board(conn, category=category, source=source, component=component)
                 old, new = _latest_pair(conn, raw.snapshot, style)
             result = diff(conn, old, new)
         except SnapshotError as exc:
