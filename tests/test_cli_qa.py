@@ -148,3 +148,24 @@ def test_diff_without_ids_is_the_latest_snapshot_against_the_one_before(small_db
     by_source = json.loads(small_db("diff", "--source", "crowd", "--format", "json").output)
     assert by_source == json.loads(small_db("diff", "2", "4", "--format", "json").output)
     assert small_db("diff", "2", "4", "--source", "crowd", ok=False).exit_code == 2
+
+
+def test_plan_and_audit_read_the_board_of_a_source(small_db, tmp_path):
+    import json
+
+    more = tmp_path / "more.csv"
+    more.write_text("model_a,model_b,winner\nm1,m3,model_a\nm3,m2,tie\nm2,m3,model_a\n")
+    small_db("ingest", str(more), "-q")
+    small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1", "-q")
+    small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
+    plan = json.loads(small_db("plan", "--source", "crowd", "--format", "json").output)
+    assert plan["snapshot"] == 1
+    assert json.loads(small_db("plan", "--format", "json").output)["snapshot"] == 2
+    power = json.loads(
+        small_db("plan", "power", "m1", "m2", "--source", "crowd", "--format", "json").output
+    )
+    assert power["snapshot"] == 1
+    audit = small_db("audit", "--source", "crowd", "--probe", "position", "--rounds", "10")
+    assert "audit of snapshot 1 (source:crowd)" in audit.output
+    bad = small_db("plan", "--source", "crowds", ok=False)
+    assert bad.exit_code == 1 and "unknown source 'crowds'" in bad.output

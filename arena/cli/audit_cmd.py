@@ -14,6 +14,7 @@ from arena.cli.options import (
     rounds_option,
     seed_option,
     snapshot_option,
+    source_option,
 )
 from arena.cli.output import emit
 from arena.cli.progress import phase_reporter
@@ -29,6 +30,7 @@ def _num(x):
 @click.command("audit")
 @snapshot_option
 @category_option("Audit the latest snapshot of this category's board.")
+@source_option("Audit the latest snapshot of this source's board (`arena rebuild --source`).")
 @component_option
 @click.option(
     "--probe",
@@ -52,7 +54,19 @@ def _num(x):
 @quiet_option
 @click.pass_obj
 def audit_command(
-    app, snapshot_id, category, component, probes, level, alpha, rounds, seed, no_store, fmt, quiet
+    app,
+    snapshot_id,
+    category,
+    source,
+    component,
+    probes,
+    level,
+    alpha,
+    rounds,
+    seed,
+    no_store,
+    fmt,
+    quiet,
 ) -> None:
     """Audit the votes behind a snapshot: position bias, tie convention,
     intransitivity, vote clustering, judge influence, anomalous judges and
@@ -78,13 +92,17 @@ def audit_command(
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
     progress = phase_reporter(quiet=quiet)
-    if component is not None:
+    if component is not None or source is not None:
         from arena.compare import SnapshotError, resolve_board
 
         with app.engine().connect() as conn:
             try:
                 board = resolve_board(
-                    conn, snapshot_id=snapshot_id, category=category, component=component
+                    conn,
+                    snapshot_id=snapshot_id,
+                    category=category,
+                    source=source,
+                    component=component,
                 )
             except SnapshotError as exc:
                 raise click.ClickException(str(exc)) from None
@@ -93,7 +111,7 @@ def audit_command(
         info, report = audit_snapshot(
             app.engine(),
             snapshot_id=snapshot_id,
-            board=board_key(category=category),
+            board=board_key(category=category, source=source),
             level=level,
             alpha=alpha,
             seed=seed,

@@ -10,6 +10,7 @@ from arena.cli.options import (
     format_option,
     seed_option,
     snapshot_option,
+    source_option,
 )
 from arena.cli.output import emit
 
@@ -17,18 +18,16 @@ WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
 POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles_needed"]
 
 
-def _inputs(app, snapshot_id, category, component=None):
-    from arena.compare import SnapshotError, resolve_board, resolve_snapshot_id
+def _inputs(app, snapshot_id, category, component=None, source=None):
+    from arena.compare import SnapshotError, resolve_board
     from arena.plan_store import plan_inputs
 
     with app.engine().connect() as conn:
         try:
-            if component is not None:
-                board = resolve_board(
-                    conn, snapshot_id=snapshot_id, category=category, component=component
-                )
-                snapshot_id = board.snapshot.id
-            snapshot_id = resolve_snapshot_id(conn, snapshot_id=snapshot_id, category=category)
+            board = resolve_board(
+                conn, snapshot_id=snapshot_id, category=category, source=source, component=component
+            )
+            snapshot_id = board.snapshot.id
             inputs = plan_inputs(conn, snapshot_id)
         except SnapshotError as exc:
             raise click.ClickException(str(exc)) from None
@@ -38,11 +37,13 @@ def _inputs(app, snapshot_id, category, component=None):
 
 
 PLAN_CATEGORY = "Plan for the latest snapshot of this category's board."
+PLAN_SOURCE = "Plan for the latest snapshot of this source's board (`arena rebuild --source`)."
 
 
 @click.group("plan", invoke_without_command=True)
 @snapshot_option
 @category_option(PLAN_CATEGORY)
+@source_option(PLAN_SOURCE)
 @component_option
 @click.option(
     "--rule",
@@ -61,7 +62,7 @@ PLAN_CATEGORY = "Plan for the latest snapshot of this category's board."
 @seed_option
 @format_option
 @click.pass_context
-def plan_group(ctx, snapshot_id, category, component, rule, n_draws, seed, fmt) -> None:
+def plan_group(ctx, snapshot_id, category, source, component, rule, n_draws, seed, fmt) -> None:
     """Sampling probabilities per pair for the next battles (ranked models).
 
     Lists every pair of ranked models with its battles so far and the
@@ -85,7 +86,7 @@ def plan_group(ctx, snapshot_id, category, component, rule, n_draws, seed, fmt) 
 
     if n_draws is not None and n_draws < 1:
         raise click.BadParameter("must be at least 1", param_hint="--n")
-    inp = _inputs(ctx.obj, snapshot_id, category, component)
+    inp = _inputs(ctx.obj, snapshot_id, category, component, source)
     models = np.flatnonzero(inp.ranked)
     try:
         plan = pair_weights(
@@ -123,11 +124,12 @@ def plan_group(ctx, snapshot_id, category, component, rule, n_draws, seed, fmt) 
 @click.argument("models", nargs=-1)
 @snapshot_option
 @category_option(PLAN_CATEGORY)
+@source_option(PLAN_SOURCE)
 @component_option
 @click.option("--power", "target", type=float, default=0.8, show_default=True, help="Target power.")
 @format_option
 @click.pass_obj
-def power_command(app, models, snapshot_id, category, component, target, fmt) -> None:
+def power_command(app, models, snapshot_id, category, source, component, target, fmt) -> None:
     """Battles needed to separate two models, or every adjacent ranked pair.
 
     Closed form at the board's confidence level: with the current difference
@@ -146,7 +148,7 @@ def power_command(app, models, snapshot_id, category, component, target, fmt) ->
 
     if not 0 < target < 1:
         raise click.BadParameter("must be between 0 and 1", param_hint="--power")
-    inp = _inputs(app, snapshot_id, category, component)
+    inp = _inputs(app, snapshot_id, category, component, source)
     if len(models) == 2:
         try:
             pairs = [(inp.index(models[0]), inp.index(models[1]))]
