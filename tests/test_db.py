@@ -196,3 +196,36 @@ def test_upgrade_0003_keeps_battles_links_and_uniqueness(db_url, tmp_path):
     command.upgrade(cfg, "head")
     assert contents() == before
     engine.dispose()
+
+
+def test_postgres_url_spellings_reach_psycopg():
+    """libpq's ``postgres://`` and a bare ``postgresql://`` both use psycopg 3."""
+    from sqlalchemy import text
+
+    from tests.conftest import _pg_url
+
+    url = _pg_url()
+    for scheme in ("postgres://", "postgresql://"):
+        bare = scheme + url.split("://", 1)[1]
+        engine = create_db_engine(bare)
+        assert engine.dialect.driver == "psycopg"
+        with engine.connect() as conn:
+            assert conn.execute(text("select 1")).scalar() == 1
+        engine.dispose()
+
+
+def test_missing_postgres_driver_says_how_to_install(monkeypatch):
+    import sys
+
+    from click.testing import CliRunner
+
+    from arena.cli import cli
+
+    # A plain `pip install .` has no psycopg: behave as if it were not installed.
+    for name in [m for m in sys.modules if m == "psycopg" or m.startswith("psycopg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    result = CliRunner().invoke(cli, ["--db", "postgresql://u:secret@127.0.0.1/x", "models"])
+    assert result.exit_code == 1, result.output
+    assert "pip install 'arena[postgres]'" in result.output
+    assert "secret" not in result.output and "Traceback" not in result.output

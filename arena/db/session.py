@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from arena import resources
@@ -98,13 +98,34 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.close()
 
 
+def _with_driver(url: URL) -> URL:
+    """``postgres://`` and ``postgresql://`` as ``postgresql+psycopg://``.
+
+    ``postgres://`` is libpq's (and many hosts') spelling, which SQLAlchemy does
+    not know; a bare ``postgresql://`` means psycopg2 on SQLAlchemy 2.0 but
+    psycopg on 2.1. The project ships (and tests) psycopg 3 only.
+    """
+    if url.drivername in ("postgres", "postgresql"):
+        return url.set(drivername="postgresql+psycopg")
+    return url
+
+
 def create_db_engine(url: str, *, wait: float = DEFAULT_WAIT) -> Engine:
     """An engine for ``url`` that waits up to ``wait`` seconds for other commands' locks."""
     try:
-        parsed = make_url(url)
+        parsed = _with_driver(make_url(url))
         sqlite = parsed.get_backend_name() == "sqlite"
         engine = create_engine(parsed, **({"connect_args": {"timeout": wait}} if sqlite else {}))
-    except (ArgumentError, ModuleNotFoundError, ImportError, ValueError) as exc:
+    except ModuleNotFoundError as exc:
+        hint = (
+            " (PostgreSQL needs its driver: pip install 'arena[postgres]')"
+            if exc.name and exc.name.startswith("psycopg")
+            else ""
+        )
+        raise DatabaseError(
+            mask_passwords(f"cannot use database URL {url!r}: {exc}{hint}")
+        ) from None
+    except (ArgumentError, ImportError, ValueError) as exc:
         raise DatabaseError(mask_passwords(f"cannot use database URL {url!r}: {exc}")) from None
     if sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
