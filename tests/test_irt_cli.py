@@ -60,6 +60,17 @@ def test_select_reports_held_out_validation(results_csv):
     assert doc["spearman"] > 0.5
 
 
+def test_select_with_too_few_held_out_models_reports_no_correlation(results_csv):
+    """Two held-out models agree in order half the time by chance: no 'spearman 1.0'."""
+    result = CliRunner().invoke(
+        cli, ["irt", "select", str(results_csv), "--n", "25", "--holdout", "2", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["spearman"] is None and doc["kendall"] is None and doc["pairs"] <= 1
+    assert "too few for a rank correlation" in result.stderr
+
+
 def test_bad_input_is_one_line(results_csv, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("model,item,score\na,1,1\na,2,0.5\n")

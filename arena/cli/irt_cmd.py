@@ -205,7 +205,7 @@ def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdou
     """
     import numpy as np
 
-    from arena.stats.subset import validate_subset
+    from arena.stats.subset import MIN_CORRELATION_MODELS, validate_subset
 
     models, items, y = _matrix(results, metric, filter_name)
     holdout = holdout or max(2, len(models) // 5)
@@ -225,11 +225,18 @@ def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdou
         }  # fmt: skip
         for item, j in zip(v.selection.items, v.selection.indices, strict=True)
     ]
+    if np.isnan(v.spearman):
+        _say(
+            quiet,
+            f"warning: {holdout} held-out models are too few for a rank correlation "
+            f"(fewer than {MIN_CORRELATION_MODELS}); spearman and kendall are left empty, "
+            "judge the subset by its pairs",
+        )
     summary = {
         "n": len(chosen),
         "heldout_models": [models[i] for i in v.heldout],
-        "spearman": v.spearman,
-        "kendall": v.kendall,
+        "spearman": None if np.isnan(v.spearman) else v.spearman,
+        "kendall": None if np.isnan(v.kendall) else v.kendall,
         "pairs": v.pairs,
         "same_order": v.same_order,
         "not_contradicted": v.not_contradicted,

@@ -38,7 +38,9 @@ class SubsetValidation:
     subset_theta, subset_se : ndarray
         Their abilities from the subset alone.
     spearman, kendall : float
-        Rank correlations of subset ability with full accuracy.
+        Rank correlations of subset ability with full accuracy; NaN with fewer
+        than :data:`MIN_CORRELATION_MODELS` held-out models, where a
+        correlation of 1.0 is what chance gives often (2 models: half the time).
     pairs : int
         Held-out pairs compared (ties in full accuracy left out).
     same_order : float
@@ -65,6 +67,16 @@ class SubsetValidation:
     not_contradicted: float
     resolved: float
     level: float
+
+
+#: Fewest held-out models for which a rank correlation is reported at all.
+MIN_CORRELATION_MODELS = 5
+
+
+def _correlation(test, x: np.ndarray, y: np.ndarray) -> float:
+    if x.size < MIN_CORRELATION_MODELS:
+        return float("nan")
+    return float(test(x, y).statistic)
 
 
 def validate_subset(
@@ -143,8 +155,8 @@ def validate_subset(
         full_score=full,
         subset_theta=ab.theta,
         subset_se=ab.se,
-        spearman=float(stats.spearmanr(ab.theta, full).statistic),
-        kendall=float(stats.kendalltau(ab.theta, full).statistic),
+        spearman=_correlation(stats.spearmanr, ab.theta, full),
+        kendall=_correlation(stats.kendalltau, ab.theta, full),
         pairs=n_pairs,
         same_order=share(agree),
         not_contradicted=share(agree | ~confident),
