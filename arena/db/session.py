@@ -116,17 +116,16 @@ def create_db_engine(url: str, *, wait: float = DEFAULT_WAIT) -> Engine:
         parsed = _with_driver(make_url(url))
         sqlite = parsed.get_backend_name() == "sqlite"
         engine = create_engine(parsed, **({"connect_args": {"timeout": wait}} if sqlite else {}))
-    except ModuleNotFoundError as exc:
+    except (ArgumentError, ImportError, ValueError) as exc:
+        missing = getattr(exc, "name", None) or ""  # the module an ImportError names
         hint = (
             " (PostgreSQL needs its driver: pip install 'arena[postgres]')"
-            if exc.name and exc.name.startswith("psycopg")
+            if missing.startswith("psycopg")
             else ""
         )
         raise DatabaseError(
             mask_passwords(f"cannot use database URL {url!r}: {exc}{hint}")
         ) from None
-    except (ArgumentError, ImportError, ValueError) as exc:
-        raise DatabaseError(mask_passwords(f"cannot use database URL {url!r}: {exc}")) from None
     if sqlite:
         event.listen(engine, "connect", _sqlite_pragmas)
     elif engine.dialect.name == "postgresql":
