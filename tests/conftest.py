@@ -101,6 +101,16 @@ def engine(db_url):
     eng.dispose()
 
 
+def run_file_command(args, *, ok=True):
+    """Run an ``arena`` command that reads files, not a database (eval, irt)."""
+    from arena.cli import cli
+
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
 def cli_for(url: str):
     """``run(*args)``: invoke the CLI against ``url``; returns the click Result."""
     from arena.cli import cli

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from arena.cli import cli
+from tests.conftest import run_file_command
 
 DATA = Path(__file__).parent / "data"
 HARNESS = DATA / "eval_harness"
@@ -20,11 +19,7 @@ Y_FILE = next((HARNESS / "model-y").glob("samples_*.jsonl"))
 EXAMPLE_TOL = 0.0101
 
 
-def run(args, *, ok=True):
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    if ok:
-        assert result.exit_code == 0, result.output
-    return result
+run = run_file_command
 
 
 def write_issue_example(path: Path) -> Path:

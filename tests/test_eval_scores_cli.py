@@ -6,16 +6,10 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from arena.cli import cli
+from tests.conftest import run_file_command
 
-
-def run(args, *, ok=True):
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    if ok:
-        assert result.exit_code == 0, result.output
-    return result
+run = run_file_command
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,9 @@ from click.testing import CliRunner
 from scipy.special import expit
 
 from arena.cli import cli
+from tests.conftest import run_file_command
 
-
-def run(args, *, ok=True):
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    if ok:
-        assert result.exit_code == 0, result.output
-    return result
+run = run_file_command
 
 
 @pytest.fixture(scope="module")
