@@ -41,6 +41,36 @@ def count(value: float) -> int | float:
     return int(v) if math.isfinite(v) and v.is_integer() else v
 
 
+#: Significant digits of the floats that the rating commands (``leaderboard``,
+#: ``compare``, ``diff``, ``audit``, ``plan``) and the site's downloads write as
+#: JSON and CSV. Ratings (hundreds to thousands) keep 0.01 Elo, far below any
+#: interval's width; interval bounds come from float32 bootstrap samples
+#: (``snapshot_samples``), whose ~7 digits print as ``36.266946411132814`` in
+#: full; a plan's small probabilities keep their order (0.00803077). The audit
+#: has rounded this way from the start (:func:`arena.audit.result.clean`).
+#: ``arena eval`` and ``arena irt`` print full precision: an item bank is reread.
+DIGITS = 6
+
+
+def tidy(value: Any) -> Any:
+    """``value`` for output: finite floats to :data:`DIGITS` significant digits.
+
+    Walks dicts, lists and tuples (tuples become lists, as JSON writes them);
+    numpy scalars become Python numbers; integers, text, booleans, ``None`` and
+    non-finite floats pass unchanged. Counts are integers before they get here
+    (:func:`count`), so a rating that happens to be whole stays a float.
+    """
+    if isinstance(value, float):
+        return float(f"{value:.{DIGITS}g}") if math.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: tidy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [tidy(v) for v in value]
+    if hasattr(value, "item") and hasattr(value, "dtype") and getattr(value, "ndim", 1) == 0:
+        return tidy(value.item())  # a numpy scalar
+    return value
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -110,4 +140,13 @@ def to_json(obj: Any) -> str:
     return json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False)
 
 
-__all__ = ["FORMATS", "count", "csv_safe", "render_csv", "render_table", "to_json"]
+__all__ = [
+    "DIGITS",
+    "FORMATS",
+    "count",
+    "csv_safe",
+    "render_csv",
+    "render_table",
+    "tidy",
+    "to_json",
+]

@@ -10,6 +10,7 @@ from arena.audit.anomaly import fastchat_score, fisher_test, pair_pvalues
 from arena.audit.coverage import gini
 from arena.audit.offset import group_fit
 from arena.audit.report import run_audit
+from arena.audit.result import tripped_by
 from arena.audit.setup import AuditOptions, Board
 from arena.audit.transitivity import triad_shares
 from arena.audit.votes import Votes
@@ -78,6 +79,37 @@ def test_position_bias_of_one_judge():
     p = run_audit(v, OPTS, only=("position",)).probe("position")
     flagged = [r["judge"] for r in p.details["judges"] if r["flagged"]]
     assert flagged == ["j000"]
+
+
+def test_position_flag_raised_by_one_judge_says_so():
+    """A flag from one judge beside a pooled estimate inside the band names both."""
+
+    def override(k, a, b, j, rng):
+        return A_WINS if j == 0 else None  # one judge of 60 always picks the first shown
+
+    v = simulate(STRENGTH, 30000, judges=60, seed=3, override=override)
+    p = run_audit(v, OPTS, only=("position",)).probe("position")
+    assert p.flagged and -10 <= p.low and p.high <= 10  # the pooled interval is inside
+    assert p.verdict.startswith("Flagged: pooled OK; judge j000 flagged. Pooled: ")
+    assert "No position bias" not in p.verdict
+    assert "Judge j000: +" in p.verdict and "Elo or more on its own votes" in p.verdict
+    assert p.as_dict()["details"]["flagged_by"] == {
+        "pooled": False,
+        "judges": ["j000"],
+        "categories": [],
+    }
+    # nothing flagged: the plain sentence, and nothing tripped
+    q = run_audit(simulate(STRENGTH, 6000, seed=2), OPTS, only=("position",)).probe("position")
+    assert not q.flagged and not q.verdict.startswith("Flagged")
+    assert q.details["flagged_by"] == {"pooled": False, "judges": [], "categories": []}
+
+
+def test_tripped_by_words():
+    assert tripped_by("OK", {"judge": ["j7"], "category": []}) == "pooled OK; judge j7 flagged"
+    assert (
+        tripped_by("flagged", {"judge": [], "category": ["math", "if"]})
+        == "pooled flagged; categories math and if flagged"
+    )
 
 
 def test_score_interval_coverage_by_simulation():
@@ -312,3 +344,44 @@ def test_count_estimates_are_integers_in_json():
     assert probes["anomaly"]["estimate"] == 4 and probes["ties"]["estimate"] >= 1
     text = json.dumps(doc)
     assert '"estimate": 4,' in text and '"estimate": 4.0' not in text
+
+
+def test_audit_page_says_what_flagged_a_stored_position_probe():
+    """An audit stored before the verdict named its cause reads "No position bias" beside
+    the flag; the page opens it with what tripped the flag."""
+    from arena.publish.audit_page import audit_page
+
+    judge = {"judge": "j00", "votes": 300, "estimate": 400.0, "low": 250.0, "high": 900.0}
+    probe = {
+        "name": "position",
+        "title": "Position bias (first-shown advantage)",
+        "estimate": 3.2,
+        "low": -1.3,
+        "high": 7.7,
+        "unit": "Elo",
+        "band": [-10.0, 10.0],
+        "flagged": True,
+        "verdict": "No position bias beyond +-10 Elo: +3.2 (-1.3 to +7.7). "
+        "1 judge(s) show their own position bias beyond the band.",
+        "skipped": None,
+        "details": {
+            "order_changes": [],
+            "judges": [{**judge, "flagged": True}, {**judge, "judge": "j01", "flagged": False}],
+            "categories": [],
+        },
+    }
+    doc = {
+        "snapshot": 1,
+        "votes": 30000,
+        "judges": 2,
+        "options": {"level": 0.95, "alpha": 0.05},
+        "probes": [probe],
+    }
+    page = audit_page(doc, board_label="Overall", nav=(), attribution=None)
+    (view,) = page.probes
+    assert view.status == "flagged"
+    assert view.verdict.startswith("Flagged: pooled OK; judge j00 flagged. No position bias")
+    # a verdict that already says it is left as written
+    new = {**probe, "verdict": "Flagged: pooled OK; judge j00 flagged. Pooled: +3.2 Elo"}
+    (view,) = audit_page({**doc, "probes": [new]}, board_label="O", nav=(), attribution=None).probes
+    assert view.verdict == "Flagged: pooled OK; judge j00 flagged. Pooled: +3.2 Elo"

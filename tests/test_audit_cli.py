@@ -65,6 +65,34 @@ def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
     assert bad.exit_code != 0 and "--level" in bad.output and "Traceback" not in bad.output
 
 
+def test_position_flag_names_the_judge_in_table_and_json(run_cli, tmp_path):
+    """One judge of 150 always picks the first shown; pooled, the bias is inside the band."""
+    rng = np.random.default_rng(5)
+    n, models = 30000, 8
+    strength = np.linspace(1.2, -1.2, models)
+    a = rng.integers(models, size=n)
+    b = (a + rng.integers(1, models, size=n)) % models
+    judge = rng.integers(150, size=n)
+    first = (judge == 0) | (rng.random(n) < 1 / (1 + np.exp(strength[b] - strength[a])))
+    path = tmp_path / "votes.csv"
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["model_a", "model_b", "winner", "judge"])
+        for k in range(n):
+            w.writerow(
+                [f"m{a[k]}", f"m{b[k]}", "model_a" if first[k] else "model_b", f"j{judge[k]:03d}"]
+            )
+    run_cli("ingest", str(path), "-q")
+    run_cli("rebuild", "--rounds", "20", "-q")
+    args = ("audit", "--probe", "position", "--no-store")
+    (p,) = json.loads(run_cli(*args, "--format", "json").output)["probes"]
+    assert p["flagged"] and -10 <= p["low"] and p["high"] <= 10
+    assert p["verdict"].startswith("Flagged: pooled OK; judge j000 flagged.")
+    assert p["details"]["flagged_by"] == {"pooled": False, "judges": ["j000"], "categories": []}
+    table = run_cli(*args).output
+    assert "FLAG  Flagged: pooled OK; judge j000 flagged." in table
+
+
 def test_audit_page_in_published_site(run_cli, tmp_path):
     path = tmp_path / "votes.csv"
     _battles(path, n=900)

@@ -16,7 +16,7 @@ from sqlalchemy import update
 
 from arena.categories import label_for
 from arena.db.models import Model
-from arena.formats import render_csv, to_json
+from arena.formats import render_csv, tidy, to_json
 from arena.publish import PublishError, publish_site
 from arena.publish.context import slug
 from arena.snapshots import ROW_FIELDS, load_board, load_pairs
@@ -336,18 +336,18 @@ def test_hostile_names_render_as_text_everywhere(site):
     page = out / "models" / f"{slug('<script>alert(1)</script>')}.html"
     assert parse(page).find("h1").text() == "<script>alert(1)</script>"
 
-    # JSON: exactly the `arena leaderboard --format json` document.
+    # JSON: exactly the `arena leaderboard --format json` document (floats rounded alike).
     raw = (out / "leaderboard.json").read_text(encoding="utf-8")
     want = board.document()
     want["snapshot"] = {**want["snapshot"], "board_label": "Overall"}
-    assert raw == to_json(want) + "\n"
+    assert raw == to_json(tidy(want)) + "\n"
     doc_json = json.loads(raw)
     assert {r["model"] for r in doc_json["rows"]} >= set(EVIL_NAMES)
     assert doc_json["snapshot"]["hidden_models"] == 1
 
     # CSV: same as `--format csv`; formula-looking cells neutralised.
     raw_csv = (out / "leaderboard.csv").read_text(encoding="utf-8")
-    assert raw_csv == render_csv([r.as_dict() for r in board.visible_rows()], ROW_FIELDS)
+    assert raw_csv == render_csv([tidy(r.as_dict()) for r in board.visible_rows()], ROW_FIELDS)
     rows = list(csv.DictReader(io.StringIO(raw_csv)))
     assert tuple(rows[0]) == ROW_FIELDS
     models = {r["model"] for r in rows}

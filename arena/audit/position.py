@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from arena.audit.offset import group_fit
-from arena.audit.result import Probe, outside
+from arena.audit.result import Probe, outside, pooled_state, tripped_by
 from arena.audit.setup import SCALE, Board
 from arena.audit.votes import NO_KEY
 from arena.engine.fit import fit
 
-__all__ = ["position_bias", "POSITION_BAND"]
+__all__ = ["position_bias", "position_verdict", "POSITION_BAND"]
 
 #: Innocent band (Elo): between equal models the first-shown wins at most ~51.4%.
 POSITION_BAND = (-10.0, 10.0)
@@ -34,6 +36,51 @@ def _order_changes(board: Board) -> list[dict]:
                     }
                 )
     return out
+
+
+def _own(rows: list[dict], key: str, kind: str, plural: str) -> str:
+    """The one flagged member's own estimate, or how many members are flagged."""
+    hit = [r for r in rows if r["flagged"]]
+    if len(hit) == 1:
+        r = hit[0]
+        lo, hi = r["low"], r["high"]
+        if math.isfinite(lo) and math.isfinite(hi):
+            size = f"{r['estimate']:+.1f} Elo ({lo:+.1f} to {hi:+.1f})"
+        else:  # every vote for one side: no finite estimate, a one-sided interval
+            size = f"{lo:+.1f} Elo or more" if math.isfinite(lo) else f"{hi:+.1f} Elo or less"
+        return f" {kind.capitalize()} {r[key]}: {size} on its own votes."
+    return f" {len(hit)} {plural} show their own position bias beyond the band." if hit else ""
+
+
+def position_verdict(gamma: float, low: float, high: float, pooled: str, details: dict) -> str:
+    """The probe's sentence; a flag raised by judges or categories says so first.
+
+    Per-judge and per-category flags also flag the probe, so a pooled estimate
+    inside the band can stand beside a flag; the sentence then opens with
+    "Flagged: pooled OK; judge X flagged" instead of "No position bias".
+    ``pooled`` is :func:`arena.audit.result.pooled_state` of the pooled interval.
+    """
+    cats = [r["category"] for r in details["categories"] if r["flagged"]]
+    judges = [r["judge"] for r in details["judges"] if r["flagged"]]
+    interval = f"{gamma:+.1f} Elo ({low:+.1f} to {high:+.1f})"
+    side = "first" if gamma > 0 else "second"
+    if judges or cats:
+        pooled_words = {
+            "flagged": f"the {side}-shown answer favoured beyond the +-10 Elo band",
+            "OK": "within +-10 Elo",
+            "undecided": "the data cannot tell whether it exceeds +-10 Elo",
+        }[pooled]
+        return (
+            f"Flagged: {tripped_by(pooled, {'judge': judges, 'category': cats})}. "
+            f"Pooled: {interval}, {pooled_words}."
+            + _own(details["judges"], "judge", "judge", "judges")
+            + _own(details["categories"], "category", "category", "categories")
+        )
+    if pooled == "flagged":
+        return f"The {side}-shown answer has an advantage of {interval}, beyond the +-10 Elo band."
+    if pooled == "OK":
+        return f"No position bias beyond +-10 Elo: {gamma:+.1f} ({low:+.1f} to {high:+.1f})."
+    return f"Position advantage {interval}: the data cannot tell whether it exceeds +-10 Elo."
 
 
 def position_bias(board: Board) -> Probe:
@@ -102,20 +149,13 @@ def position_bias(board: Board) -> Probe:
             }
             row["flagged"] = outside(row["low"], row["high"], POSITION_BAND)
             details["categories"].append(row)
-    n_j = sum(r["flagged"] for r in details["judges"])
-    n_c = sum(r["flagged"] for r in details["categories"])
-    flagged = flagged or n_j > 0 or n_c > 0
-    if outside(low, high, POSITION_BAND):
-        side = "first" if gamma > 0 else "second"
-        verdict = f"The {side}-shown answer has an advantage of {gamma:+.1f} Elo ({low:+.1f} to {high:+.1f}), beyond the +-10 Elo band."
-    elif low >= POSITION_BAND[0] and high <= POSITION_BAND[1]:
-        verdict = f"No position bias beyond +-10 Elo: {gamma:+.1f} ({low:+.1f} to {high:+.1f})."
-    else:
-        verdict = f"Position advantage {gamma:+.1f} Elo ({low:+.1f} to {high:+.1f}): the data cannot tell whether it exceeds +-10 Elo."
-    if n_j:
-        verdict += f" {n_j} judge(s) show their own position bias beyond the band."
-    if n_c:
-        verdict += f" {n_c} categor(ies) show position bias beyond the band."
+    judges = [r["judge"] for r in details["judges"] if r["flagged"]]
+    cats = [r["category"] for r in details["categories"] if r["flagged"]]
+    pooled = pooled_state(low, high, POSITION_BAND)
+    # which of the three families tripped the flag, for a reader of the JSON
+    details["flagged_by"] = {"pooled": pooled == "flagged", "judges": judges, "categories": cats}
+    flagged = flagged or bool(judges) or bool(cats)
+    verdict = position_verdict(gamma, low, high, pooled, details)
     if details["order_changes"]:
         verdict += (
             f" Fitting the term swaps {len(details['order_changes'])} ranked pair(s) (point order)."

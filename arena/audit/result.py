@@ -6,7 +6,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["COUNT_UNITS", "Probe", "outside", "skipped", "clean"]
+from arena.words import name_list
+
+__all__ = ["COUNT_UNITS", "Probe", "outside", "pooled_state", "skipped", "clean", "tripped_by"]
 
 #: Units of probes whose estimate, interval and band are counts (integers in JSON).
 COUNT_UNITS = frozenset({"pairs", "judges", "models", "battles", "votes"})
@@ -15,6 +17,28 @@ COUNT_UNITS = frozenset({"pairs", "judges", "models", "battles", "votes"})
 def outside(low: float, high: float, band: tuple[float, float]) -> bool:
     """True when the whole interval ``[low, high]`` lies outside ``band``."""
     return bool(high < band[0] or low > band[1])
+
+
+def pooled_state(low: float, high: float, band: tuple[float, float]) -> str:
+    """``"flagged"`` (interval outside the band), ``"OK"`` (inside) or ``"undecided"``."""
+    if outside(low, high, band):
+        return "flagged"
+    return "OK" if low >= band[0] and high <= band[1] else "undecided"
+
+
+def tripped_by(pooled: str, members: dict[str, list[str]]) -> str:
+    """What flagged a probe that has a pooled estimate and flagged members.
+
+    ``"pooled OK; judge j7 flagged"``, ``"pooled flagged; categories math and if
+    flagged"``: ``pooled`` is a :func:`pooled_state`, ``members`` maps a kind
+    (singular) to the names flagged.
+    """
+    parts = [f"pooled {pooled}"]
+    for kind, names in members.items():
+        if names:
+            plural = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+            parts.append(f"{kind if len(names) == 1 else plural} {name_list(names)} flagged")
+    return "; ".join(parts)
 
 
 def clean(value: Any) -> Any:

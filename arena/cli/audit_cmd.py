@@ -124,7 +124,7 @@ def audit_command(
         raise click.ClickException(str(exc)) from None
     doc = {"snapshot": info.id, "board": info.board, **report.as_dict()}
     if fmt == "json":
-        emit([], [], fmt, json_obj=doc)
+        emit([], [], fmt, json_obj=doc, rounded=True)
         return
     rows = [
         {
@@ -139,7 +139,7 @@ def audit_command(
         for p in doc["probes"]
     ]
     if fmt == "csv":
-        emit(rows, COLUMNS, fmt)
+        emit(rows, COLUMNS, fmt, rounded=True)
         return
     click.echo(
         f"audit of snapshot {info.id} ({info.board}): {report.n_votes} votes, "

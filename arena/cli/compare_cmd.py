@@ -85,10 +85,10 @@ def compare_command(
         except (SnapshotError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
     if fmt == "json":
-        emit([], [], "json", json_obj=h.document())
+        emit([], [], "json", json_obj=h.document(), rounded=True)
     elif fmt == "csv":
         flat = asdict(h)
-        emit([flat], list(flat), "csv")
+        emit([flat], list(flat), "csv", rounded=True)
     else:
         click.echo("\n".join(_text(h)))
 

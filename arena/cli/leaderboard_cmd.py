@@ -148,7 +148,7 @@ def leaderboard_command(
     )
     doc = board.document(include_hidden=show_all)
     if fmt != "table":
-        emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
+        emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc, rounded=True)
         return
     s = doc["snapshot"]
     opts = s["options"]

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from arena.cli.options import format_option, quiet_option
-from arena.formats import render_csv, render_table, to_json
+from arena.formats import render_csv, render_table, tidy, to_json
 
 __all__ = ["emit", "format_option", "quiet_option", "warn"]
 
@@ -25,12 +25,18 @@ def emit(
     fmt: str,
     *,
     json_obj: Any = None,
+    rounded: bool = False,
 ) -> None:
     """Write ``rows`` to stdout in ``fmt``.
 
     ``json_obj`` replaces the plain list of rows in JSON output when a command
     has a richer document to offer (a snapshot header plus rows, say).
+    ``rounded``: floats to :data:`arena.formats.DIGITS` significant digits in
+    JSON and CSV (the rating commands; tables have their own short formats).
     """
+    if rounded and fmt != "table":
+        rows = [tidy(dict(r)) for r in rows]
+        json_obj = tidy(json_obj)
     if fmt == "json":
         click.echo(to_json(json_obj if json_obj is not None else [dict(r) for r in rows]))
     elif fmt == "csv":

@@ -117,6 +117,7 @@ def plan_group(ctx, snapshot_id, category, source, component, rule, n_draws, see
         WEIGHT_COLUMNS,
         fmt,
         json_obj={"snapshot": inp.snapshot.id, "rule": rule, "pairs": rows},
+        rounded=True,
     )
 
 
@@ -170,9 +171,11 @@ def power_command(app, models, snapshot_id, category, source, component, target,
         {
             "model_a": inp.names[a],
             "model_b": inp.names[b],
-            "difference": round(float(d), 1),
-            "se": round(float(s), 1),
-            "power_now": round(float(p), 3),
+            # unrounded: JSON and CSV round every float alike (arena.formats.tidy),
+            # the table prints its own short form
+            "difference": float(d),
+            "se": float(s),
+            "power_now": float(p),
             "battles_needed": int(k) if np.isfinite(k) else None,
         }
         for a, b, d, s, p, k in zip(i, j, delta, se, now, need, strict=True)
@@ -182,6 +185,7 @@ def power_command(app, models, snapshot_id, category, source, component, target,
         POWER_COLUMNS,
         fmt,
         json_obj={"snapshot": inp.snapshot.id, "level": inp.level, "power": target, "pairs": rows},
+        rounded=True,
     )
 
 

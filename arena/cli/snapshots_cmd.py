@@ -142,7 +142,7 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
         for r in rows:
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
                 r[key] = None if r[key] is None else round(r[key], 1)
-    emit(rows, DIFF_COLUMNS, fmt)
+    emit(rows, DIFF_COLUMNS, fmt, rounded=True)
 
 
 def _latest_pair(conn, latest, style: bool) -> tuple[int, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from arena.audit.result import pooled_state, tripped_by
 from arena.publish.context import Link
 
 __all__ = ["AuditPage", "ProbeView", "JudgeView", "audit_page", "AUDIT_FILE", "STATUS_WORDS"]
@@ -100,6 +101,26 @@ def _status(p: dict) -> str:
     return "within band" if inside else "undecided"
 
 
+def _verdict(p: dict) -> str:
+    """The probe's sentence, ``+-`` as ``±``.
+
+    An audit stored before position verdicts said what tripped the flag reads
+    "No position bias ..." beside "Flagged" when only judges or categories were
+    flagged; it gets the "Flagged: pooled OK; judge X flagged." opening the
+    probe writes now (:func:`arena.audit.position.position_verdict`).
+    """
+    text = p["verdict"]
+    if p["name"] == "position" and p["flagged"] and not text.startswith("Flagged"):
+        members = {
+            kind: [r[kind] for r in p["details"].get(key, []) if r["flagged"]]
+            for kind, key in (("judge", "judges"), ("category", "categories"))
+        }
+        if any(members.values()) and p["low"] is not None:
+            pooled = pooled_state(p["low"], p["high"], tuple(p["band"]))
+            text = f"Flagged: {tripped_by(pooled, members)}. {text}"
+    return text.replace("+-", "±")
+
+
 def _summary(counts: dict[str, int], probes: int, judges: int) -> str:
     """ "2 of 7 probes flagged, 4 within their band, 1 undecided; 1 judge flagged"."""
     parts = [f"{counts['flagged']} of {probes} probes flagged"]
@@ -138,7 +159,7 @@ def audit_page(
                 interval=interval,
                 band=_band(p["band"], unit),
                 status=_status(p),
-                verdict=p["verdict"].replace("+-", "±"),
+                verdict=_verdict(p),
             )
         )
     counts = {k: sum(p.status == k for p in probes) for k in STATUS_WORDS}

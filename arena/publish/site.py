@@ -33,7 +33,7 @@ from arena.audit.read import load_audit
 from arena.categories import stored_labels
 from arena.component_boards import is_current
 from arena.db.models import Snapshot
-from arena.formats import render_csv, to_json
+from arena.formats import render_csv, tidy, to_json
 from arena.publish import context as ctx
 from arena.publish.atomic import (
     MARKER,
@@ -178,7 +178,7 @@ def _download_json(site: ctx.SiteBoard) -> bytes:
     """The `arena leaderboard --format json` document, plus the board's label."""
     doc = site.board.document()
     doc["snapshot"] = {**doc["snapshot"], "board_label": site.label}
-    return (to_json(doc) + "\n").encode("utf-8")
+    return (to_json(tidy(doc)) + "\n").encode("utf-8")
 
 
 def _files(
@@ -215,7 +215,7 @@ def _files(
             render("leaderboard.html", page=page, audit_href=audit_href).encode("utf-8"),
         )
         yield site.downloads[0], _download_json(site)
-        rows = [r.as_dict() for r in board.visible_rows()]
+        rows = [tidy(r.as_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
     if audit is not None:
         page = audit_page(

@@ -83,13 +83,19 @@ _CHAR_W = 6.2
 def _label_side(x0: float, x1: float, text: str, lo: float, hi: float) -> tuple[float, str, int]:
     """Where a model's name goes: right of its interval if it fits there, else left of
     it; an interval too wide for either gets its name above the line, at the plot's
-    left end. Returns (x, text-anchor, baseline shift)."""
+    left end (its row is then taller: see :data:`_ABOVE`). Returns (x, text-anchor,
+    baseline shift)."""
     need = len(text) * _CHAR_W + 6
     if hi - x1 >= need:
         return x1 + 6, "start", 4
     if x0 - lo >= need:
         return x0 - 6, "end", 4
-    return lo + 2, "start", -3
+    return lo + 2, "start", -5
+
+
+#: Extra height of a row whose name sits above its line: without it that name
+#: overlaps the name of the row above when that one sits at the left end too.
+_ABOVE = 10
 
 
 def interval_chart(
@@ -100,18 +106,34 @@ def interval_chart(
     Each name sits beside its own interval (the leaders' to the left, the others'
     to the right), so the chart needs no label column and is narrow enough for a
     phone: drawn at 85 % to 120 % of its size (inline style), its 11 px text never
-    shrinks below ~9 px.
+    shrinks below ~9 px. A name that fits on neither side gets a line of its own
+    above its interval.
     """
     # Tier names sit in their own right margin so they never cover an interval.
     row, top, left, right = 16, 24, 16, 52
     plot_w = width - left - right
-    height = top + row * len(items) + 8
+    shorts = clip_all([it.label for it in items], 25)
+    places, tops, y0 = [], [], top
+    for it, short in zip(items, shorts, strict=True):
+        x0, x1, xr = (axis.x(v, plot_w, left) for v in (it.low, it.high, it.rating))
+        place = _label_side(x0, x1, short, left, left + plot_w)
+        y0 += _ABOVE if place[2] < 0 else 0
+        places.append((x0, x1, xr, place))
+        tops.append(y0)  # the top of the row's line
+        y0 += row
+    tops.append(y0)
+    height = y0 + 8
     parts = [
         f'<svg class="chart intervals" viewBox="0 0 {width} {height}" '
         f'style="min-width:{round(width * 0.85)}px;max-width:{round(width * 1.2)}px" '
         f'role="img" aria-labelledby="ic-t ic-d"><title id="ic-t">{escape(title)}</title>'
         f'<desc id="ic-d">{escape(desc)}</desc>'
     ]
+
+    def band_top(i: int) -> float:
+        # a row's band includes the line of its name above it
+        return tops[i] - (_ABOVE if i < len(items) and places[i][3][2] < 0 else 0)
+
     # Tier bands first so they sit under the marks.
     start = 0
     for i in range(1, len(items) + 1):
@@ -122,13 +144,15 @@ def interval_chart(
         ):
             band = items[start].band
             cls = "band0" if band == 0 else "band1" if band == 1 else "bandu"
+            y_top = top if start == 0 else band_top(start)
+            y_end = tops[-1] if i == len(items) else band_top(i)
             parts.append(
-                f'<rect class="{cls}" x="0" y="{top + row * start}" width="{width}" '
-                f'height="{row * (i - start)}"/>'
+                f'<rect class="{cls}" x="0" y="{num(y_top)}" width="{width}" '
+                f'height="{num(y_end - y_top)}"/>'
             )
             name = f"Tier {items[start].tier}" if items[start].tier is not None else "not ranked"
             parts.append(
-                f'<text class="tl" x="{width - 4}" y="{top + row * start + 11}" '
+                f'<text class="tl" x="{width - 4}" y="{num(y_top + 11)}" '
                 f'text-anchor="end">{escape(name)}</text>'
             )
             start = i
@@ -142,11 +166,9 @@ def interval_chart(
     # One group per model: its <title> is the tooltip of the label, line and dot
     # (300 models: ~80 KB of the main page, so each row is written tersely).
     parts.append('</g><g text-anchor="end">')
-    shorts = clip_all([it.label for it in items], 25)
     for i, it in enumerate(items):
-        y = top + row * i + row / 2
-        x0, x1, xr = (axis.x(v, plot_w, left) for v in (it.low, it.high, it.rating))
-        tx, anchor, dy = _label_side(x0, x1, shorts[i], left, left + plot_w)
+        y = tops[i] + row / 2
+        x0, x1, xr, (tx, anchor, dy) = places[i]
         tier = f"tier {it.tier}" if it.tier is not None else "not ranked"
         tip = f"{it.label}: rating {_f1(it.rating)}, interval {_f1(it.low)} to {_f1(it.high)}"
         side = ' text-anchor="start"' if anchor == "start" else ""
