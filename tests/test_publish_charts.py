@@ -284,6 +284,42 @@ def test_interval_and_history_marks_have_tooltips():
     ]
 
 
+def _label_boxes(root: ET.Element) -> list[tuple[str, float, float, float, float]]:
+    """(name, x0, x1, y0, y1) of each model name, at 6.2 px a character, 11 px text."""
+    boxes = []
+    for g in _all(root, "g"):
+        for t in _children(g, "text"):
+            if t.get("class") == "tick":
+                continue
+            x, y, w = float(t.get("x")), float(t.get("y")), len(_text(t)) * 6.2
+            x0 = x if t.get("text-anchor") == "start" else x - w
+            boxes.append((_text(t), x0, x0 + w, y - 9, y + 3))  # ascent 9, descent 3
+    return boxes
+
+
+def test_interval_chart_names_never_overlap():
+    """A name left of its interval at the left edge, then an interval too wide for its
+    name on either side (its name goes above its line): the two names must not touch."""
+    items = [
+        IntervalItem("gemini-2.5-pro-preview-05-06", 1200, 1190, 1210, 0, 1),
+        IntervalItem("amazon-nova-experimental-chat-05-14", 1140, 1120, 1165, 0, 1),
+        IntervalItem("qwen3-235b-a22b-no-thinking", 1110, 960, 1290, 1, 2),
+        IntervalItem("o3-2025-04-16", 1100, 1090, 1110, 1, 2),
+    ]
+    root = _svg(interval_chart(items, Axis.around([950], [1300]), title="t", desc="d"))
+    boxes = _label_boxes(root)
+    assert len(boxes) == 4
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            apart = a[2] <= b[1] or b[2] <= a[1] or a[4] <= b[3] or b[4] <= a[3]
+            assert apart, f"{a[0]!r} overlaps {b[0]!r}"
+    # the wide interval's name sits above its line, inside the chart
+    (wide,) = [b for b in boxes if b[0].startswith("qwen3")]
+    line_y = float(_all(root, "path")[2].get("d").split()[1].split("H")[0])  # "Mx0 yHx1"
+    assert wide[4] < line_y
+    assert float(root.get("viewBox").split()[3]) >= max(b[4] for b in boxes)
+
+
 # ---------------------------------------------------------------- 3. round ticks
 
 
