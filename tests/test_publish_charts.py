@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -420,6 +421,39 @@ def test_history_line_and_date_labels():
     dates = [_text(t) for t in _all(root, "text") if _text(t).startswith("2026")]
     assert 2 <= len(dates) <= 7 and len(set(dates)) == len(dates) and dates[-1] == "2026-01-10"
     assert "One snapshot" not in _text(root)
+
+
+def test_history_spaces_snapshots_by_time():
+    """Snapshots on days 0, 70, 84 and 90 sit at 0, 70/90, 84/90 and 1 of the width;
+    the dates under them never overlap (84 and 90 are closer than a label is wide)."""
+    start = datetime(2026, 9, 1, 10, tzinfo=UTC)
+    days = [0, 70, 84, 90]
+    pts = [
+        HistoryPoint(f"d{d:02d}-2026", 1000 + d / 10, 990, 1020, start + timedelta(days=d))
+        for d in days
+    ]
+    root = _svg(history_chart(pts, title="t", desc="d"))
+    xs = [float(c.get("cx")) for c in _all(root, "circle")]
+    share = [(x - xs[0]) / (xs[-1] - xs[0]) for x in xs]
+    assert share == pytest.approx([d / 90 for d in days], abs=0.002)
+    dates = [t for t in _all(root, "text") if _text(t).startswith("d")]
+    assert [_text(t) for t in dates][-1] == "d90-2026" and len(dates) >= 2
+    spans = []
+    for t in dates:
+        x, w = float(t.get("x")), len(_text(t)) * 6.2
+        anchor = t.get("text-anchor")
+        x0 = x if anchor == "start" else x - w if anchor == "end" else x - w / 2
+        spans.append((x0, x0 + w))
+    spans.sort()
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+    # naive datetimes (SQLite) are UTC, in snapshot order; no times: evenly, as before
+    naive = [replace(p, at=p.at.replace(tzinfo=None)) for p in pts]
+    assert _all(_svg(history_chart(naive, title="t", desc="d")), "circle")[1].get("cx") == (
+        _all(root, "circle")[1].get("cx")
+    )
+    even = _svg(history_chart([replace(p, at=None) for p in pts], title="t", desc="d"))
+    xs = [float(c.get("cx")) for c in _all(even, "circle")]
+    assert np.allclose(np.diff(xs), np.diff(xs)[0], atol=0.11)  # written to 0.1
 
 
 # ---------------------------------------------------------------- 7. top N

@@ -93,7 +93,7 @@ def model_page(
     label = display(row)
     chart = None
     points = [
-        svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi)
+        svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi, at)
         for _, at, r, lo, hi in hist
         if None not in (r, lo, hi)
     ]

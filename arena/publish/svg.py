@@ -12,9 +12,9 @@ the numbers). Heatmaps are in :mod:`arena.publish.heatmaps`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
@@ -191,6 +191,8 @@ class HistoryPoint:
     rating: float
     low: float
     high: float
+    #: When the snapshot was computed: the chart spaces snapshots by it (evenly without).
+    at: datetime | None = None
 
 
 def _point_tip(p: HistoryPoint) -> str:
@@ -223,11 +225,59 @@ def _one_snapshot(p: HistoryPoint, *, head: str, width: int) -> Markup:
     return Markup("".join(parts))
 
 
+#: Width of a date label (``2026-11-24``) at the charts' 11 px font, and the gap kept
+#: between two labels.
+_DATE_W, _DATE_GAP = 10 * _CHAR_W, 10
+
+
+def _seconds(at: datetime) -> float:
+    # SQLite hands back naive datetimes that were written as UTC
+    return (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).timestamp()
+
+
+def _x_positions(points: Sequence[HistoryPoint], left: float, width: float) -> list[float]:
+    """By time when every point has one and they span some; else evenly, in order."""
+    n = len(points)
+    if all(p.at is not None for p in points):
+        t = [_seconds(p.at) for p in points]
+        span = max(t) - min(t)
+        if span > 0:
+            return [left + width * (v - min(t)) / span for v in t]
+    return [left + width * i / (n - 1) for i in range(n)]
+
+
+def _date_labels(xs: Sequence[float], labels: Sequence[str], most: int = 6) -> list[int]:
+    """Which points get a date under them: the newest, then the oldest, then the others
+    newest first, each only where it overlaps no label placed before and is not the
+    same date again; at most ``most``. Spaced by time, snapshots a few days apart
+    sit closer than a label is wide."""
+    n = len(xs)
+
+    def span(i: int) -> tuple[float, float]:
+        # end labels are anchored inwards so the dates are never cut off
+        if i == n - 1:
+            return xs[i] - _DATE_W, xs[i]
+        if i == 0:
+            return xs[i], xs[i] + _DATE_W
+        return xs[i] - _DATE_W / 2, xs[i] + _DATE_W / 2
+
+    placed: list[int] = []
+    for i in [n - 1, 0, *range(n - 2, 0, -1)]:
+        if len(placed) == most or any(labels[i] == labels[j] for j in placed):
+            continue
+        lo, hi = span(i)
+        if all(hi + _DATE_GAP <= span(j)[0] or span(j)[1] + _DATE_GAP <= lo for j in placed):
+            placed.append(i)
+    return sorted(placed)
+
+
 def history_chart(
     points: Sequence[HistoryPoint], *, title: str, desc: str, width: int = 640, height: int = 220
 ) -> Markup:
     """Rating with its interval at each snapshot of a board, oldest on the left.
 
+    Snapshots are placed by the time they were computed (``HistoryPoint.at``), so a
+    week between two reads as a week; points without times are spaced evenly.
     One snapshot is not a history: the chart then says "one snapshot so far"
     and shows that snapshot's interval on a horizontal axis.
     """
@@ -240,11 +290,10 @@ def history_chart(
         return _one_snapshot(points[0], head=head, width=width)
     left, right, top, bottom = 52, 16, 14, 40
     pw, ph = width - left - right, height - top - bottom
+    if all(p.at is not None for p in points):
+        points = sorted(points, key=lambda p: _seconds(p.at))  # stable: id order on ties
     axis = Axis.around([p.low for p in points], [p.high for p in points], ticks=4)
     n = len(points)
-
-    def xpos(i: int) -> float:
-        return left + pw * i / (n - 1)
 
     def ypos(v: float) -> float:
         return top + ph - axis.x(v, ph)
@@ -258,7 +307,7 @@ def history_chart(
         )
     parts.append("</g>")
     # Each coordinate is formatted once (a publish draws ~300 of these charts).
-    xs = [num(xpos(i)) for i in range(n)]
+    xs = [num(x) for x in _x_positions(points, left, pw)]
     lo, hi, mid = ([num(ypos(getattr(p, f))) for p in points] for f in ("low", "high", "rating"))
     band = [f"{x},{y}" for x, y in zip(xs, hi, strict=True)]
     band += [f"{x},{y}" for x, y in zip(reversed(xs), reversed(lo), strict=True)]
@@ -271,15 +320,8 @@ def history_chart(
             f'<g>{tooltip(_point_tip(p))}<line class="ci" x1="{x}" x2="{x}" '
             f'y1="{lo[i]}" y2="{hi[i]}"/><circle class="pt" cx="{x}" cy="{mid[i]}" r="3"/></g>'
         )
-    # Date labels: at most about six, never the same date twice, the newest always.
-    step = max(1, math.ceil(n / 6))
-    shown = [i for i in range(n) if i == n - 1 or (i % step == 0 and n - 1 - i >= step)]
-    last = None
-    for i in shown:
-        if points[i].label == last:
-            continue
-        last = points[i].label
-        # End labels are anchored inwards so the dates are never cut off.
+    # Date labels: at most six, never two that touch, never the same date twice.
+    for i in _date_labels([float(x) for x in xs], [p.label for p in points]):
         anchor = "start" if i == 0 else "end" if i == n - 1 else "middle"
         parts.append(
             f'<text class="tick" x="{xs[i]}" y="{height - bottom + 18}" '
