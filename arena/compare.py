@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection
 
-from arena.component_boards import common_set, component_board, linked
+from arena.component_boards import common_set, component_board, linked, same_set
 from arena.engine.compare import compare_pair
 from arena.formats import count
 from arena.snapshots import (
@@ -23,7 +23,6 @@ from arena.snapshots import (
     SnapshotError,
     SnapshotInfo,
     board_key,
-    component_number,
     latest_snapshot_id,
     load_board,
     load_pairs,
@@ -219,7 +218,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
         )
     before = {r.model: r for r in a.rows}
     after = {r.model for r in b.rows}
-    if component_number(a.snapshot.board) > 1 and not after & before.keys():
+    if not same_set(a, b):
         raise SnapshotError(
             f"snapshots {old} and {new} of board {b.snapshot.board} hold different comparable "
             "sets (no model in common: sets are numbered by battles in each rebuild), so there "

@@ -24,7 +24,28 @@ from arena.snapshots import (
     paired_board_key,
 )
 
-__all__ = ["common_set", "component_board", "component_snapshots", "is_current", "linked"]
+__all__ = [
+    "common_set",
+    "component_board",
+    "component_snapshots",
+    "is_current",
+    "linked",
+    "same_set",
+]
+
+
+def same_set(old: Board, new: Board) -> bool:
+    """Whether two snapshots of one board key rank the same comparable set.
+
+    A main board (set 1) always does. Set N >= 2 is numbered anew by each rebuild
+    (by battles), so two snapshots of ``KEY|component:N`` hold one set only when
+    they share a model: ``arena diff`` refuses the pair otherwise, and the
+    published page shows no rank changes against it (its arrows would compare
+    other models' ranks).
+    """
+    if component_number(new.snapshot.board) == 1:
+        return True
+    return not {r.model for r in old.rows}.isdisjoint(r.model for r in new.rows)
 
 
 def component_snapshots(conn: Connection, info: SnapshotInfo) -> dict[int, int]:

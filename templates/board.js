@@ -23,9 +23,12 @@
   }
   var keys = all.map(function (r, i) {
     var name = r.querySelector("th bdi");
+    name = name ? name.textContent.toLowerCase() : "";
     return {
       i: i,
-      name: name ? name.textContent.toLowerCase() : "",
+      name: name,
+      // the filter also finds the model's key and organisation (data-find, one per line)
+      find: r.getAttribute("data-find") || name,
       rank: number(r.querySelector(".rk")),
       rating: number(r.querySelector(".rt")),
       battles: number(r.querySelector("td.battles"))
@@ -88,7 +91,7 @@
     var q = filter ? filter.value.trim().toLowerCase() : "";
     var shown = 0;
     all.forEach(function (r, i) {
-      var hit = !q || keys[i].name.indexOf(q) >= 0;
+      var hit = !q || keys[i].find.indexOf(q) >= 0;
       r.hidden = !hit;
       if (hit) shown += 1;
     });

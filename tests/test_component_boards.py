@@ -181,6 +181,15 @@ def test_diff_refuses_set_boards_with_no_model_in_common(run_cli, engine, tmp_pa
     result = run_cli("diff", str(snaps[0]["id"]), str(snaps[1]["id"]), ok=False)
     assert result.exit_code != 0 and "different comparable sets" in result.output
     assert _json(run_cli, "leaderboard", "--component", "3")["rows"][0]["model"].startswith("beta")
+    # the published set-2 page (gamma now) compares with nothing: its previous snapshot
+    # is beta's set, so no arrows, nobody "new", and the facts line says why
+    site = tmp_path / "site"
+    run_cli("publish", str(site), "-q")
+    (page,) = site.glob("board-overall-component-2-*.html")
+    html = page.read_text()
+    assert "gamma-0" in html and "beta-0" not in html
+    assert "badge-new" not in html and 'class="chg' not in html
+    assert "the previous snapshot of this board holds another comparable set" in html
 
 
 def test_site_has_a_page_per_set_only_beside_its_main_board(split_db, tmp_path):

@@ -37,7 +37,7 @@ from arena.db.session import open_engine
 from arena.publish import publish_site
 from arena.publish.context import slug
 from tests.browser.cdp import CHROMIUM_FLAGS, Browser, Page
-from tests.browser.site import build_browser_site
+from tests.browser.site import GROK_DISPLAY, build_browser_site
 from tests.publish_fixtures import build_site_db
 from tests.test_publish import Node, _Builder
 
@@ -295,6 +295,72 @@ def test_screenshots_are_not_blank(seen):
         w, h, distinct = png_facts(v.shot)
         assert (w, h) == SIZES[view[1]], view
         assert distinct > 60, f"{view}: screenshot looks empty ({distinct} distinct byte values)"
+
+
+#: Facts about the board table after the script has run (one expression).
+BOARD_STATE = """(() => {
+  const table = document.getElementById("board");
+  const shown = (el) => el.offsetParent !== null;
+  const rows = [...table.querySelectorAll("tbody tr:not(.tier-head)")].filter(shown);
+  return {
+    sorted: table.classList.contains("sorted"),
+    rows: rows.length,
+    ranked: rows.filter((r) => r.querySelector(".rk").textContent.trim() !== "\u2013").length,
+    tags: rows.map((r) => r.querySelector(".tier-tag")).filter((t) => t && shown(t))
+      .map((t) => t.textContent),
+    bands: [...table.tBodies].filter((b) => !b.hidden && b.classList.contains("band0")).length,
+    heads: [...table.querySelectorAll("tr.tier-head")].filter(shown).length,
+    names: rows.map((r) => r.querySelector("th bdi").textContent),
+  };
+})()"""
+
+
+def _filter(page: Page, text: str) -> dict:
+    page.evaluate(
+        "(() => { const f = document.getElementById('board-filter');"
+        f" f.value = {text!r}; f.dispatchEvent(new Event('input')); }})()"
+    )
+    return page.evaluate(BOARD_STATE)
+
+
+def test_board_sort_keeps_tiers_and_filter_finds_key_and_organisation(tmp_path):
+    """Sorted by rating, every ranked row says its tier (the bands are gone); sorted
+    back by rank, the bands return. The name filter finds a model by its key and
+    its organisation, not only by the name shown."""
+    if CHROMIUM is None:
+        not_installed("CHROMIUM NOT INSTALLED: browser test not run")
+    pages = build_browser_site(tmp_path / "arena.db", tmp_path / "site")
+    with Browser(CHROMIUM, tmp_path / "profile") as browser:
+        page = browser.new_page()
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=390,
+            height=844,
+            deviceScaleFactor=1,
+            mobile=True,
+        )
+        page.navigate(pages["board"].as_uri())
+        start = page.evaluate(BOARD_STATE)
+        assert not start["sorted"] and start["tags"] == [] and start["heads"] >= 3
+        page.evaluate("document.querySelector('th[data-sort=rating] button').click()")
+        by_rating = page.evaluate(BOARD_STATE)
+        assert by_rating["sorted"] and by_rating["heads"] == 0 and by_rating["bands"] == 0
+        assert len(by_rating["tags"]) == by_rating["ranked"] > 0
+        assert all(t.startswith("tier ") for t in by_rating["tags"])
+        page.evaluate("document.querySelector('th[data-sort=rank] button').click()")
+        back = page.evaluate(BOARD_STATE)
+        assert not back["sorted"] and back["tags"] == []
+        assert (back["heads"], back["bands"], back["names"]) == (
+            start["heads"],
+            start["bands"],
+            start["names"],
+        )
+        google = _filter(page, "google")
+        assert google["names"] and all(n.startswith("gemini-") for n in google["names"])
+        assert len(google["names"]) == sum(n.startswith("gemini-") for n in start["names"])
+        assert _filter(page, "grok-4-0709")["names"] == [GROK_DISPLAY]
+        assert _filter(page, "grok 4")["names"] == [GROK_DISPLAY]
+        assert _filter(page, "o3-2025")["names"] == ["o3-2025-04-16"]
 
 
 def test_checks_are_not_vacuous(tmp_path):

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from markupsafe import Markup
 
+from arena.component_boards import same_set
 from arena.publish import svg
 from arena.publish.fmt import (
     display,
@@ -91,6 +92,13 @@ def coefficient_view(c: StyleCoefficient) -> CoefficientView:
     )
 
 
+def _find_text(row: BoardRow) -> str:
+    """The name filter's words for a row beyond its shown name (``RowView.find``)."""
+    words = [w for w in (row.model, row.organisation) if w and w != display(row)]
+    # one per line: a query (one line) never matches across two of them
+    return "\n".join([display(row), *words]).lower() if words else ""
+
+
 def _row_view(
     row: BoardRow,
     axis: svg.Axis,
@@ -120,6 +128,8 @@ def _row_view(
         losses=fmt_count(row.losses),
         ties=fmt_count(row.ties),
         flags=tuple(flag_word(f) for f in row.flags),
+        tier=f"tier {row.tier}" if row.ranked and row.tier is not None else "",
+        find=_find_text(row),
         bar=svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis, label=words)
         if has_bar
         else Markup(""),
@@ -221,7 +231,13 @@ def leaderboard_page(
     lows = [r.ci_low if r.ranked else r.rating for r in rated]
     highs = [r.ci_high if r.ranked else r.rating for r in rated]
     axis = svg.Axis.around(lows, highs)
-    before = {r.model: r.rank_ub for r in site.previous.rows} if site.previous is not None else None
+    # Rank changes only against the same comparable set: a set's board (N >= 2) is
+    # renumbered by each rebuild, so its previous snapshot may hold other models.
+    previous = site.previous
+    other_set = previous is not None and not same_set(previous, board)
+    if other_set:
+        previous = None
+    before = {r.model: r.rank_ub for r in previous.rows} if previous is not None else None
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
     has_style_change = board.style_controlled and site.paired is not None
     if has_style_change:
@@ -252,7 +268,12 @@ def leaderboard_page(
         n_visible=len(rows),
         hidden_count=sum(1 for r in board.rows if r.hidden),
         axis_ticks=(_tick(axis.lo), _tick(axis.hi)),
-        has_change=site.previous is not None,
+        has_change=previous is not None,
+        no_change=(
+            "the previous snapshot of this board holds another comparable set, so no rank changes"
+            if other_set
+            else "the first snapshot of this board, so no rank changes yet"
+        ),
         legend=flag_legend(f for r in rows for f in r.flags),
         charts=tuple(charts),
         downloads=(

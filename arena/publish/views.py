@@ -48,6 +48,12 @@ class RowView:
     # Style-controlled pages only: rank (UB) change against the paired raw board.
     style_change: str = ""
     style_change_text: str = ""
+    #: "tier 2", "" when unranked: shown under the rank only when the script sorts
+    #: the board by another column (the tier bands are gone then)
+    tier: str = ""
+    #: What the name filter matches besides the shown name, lowercase, one per line:
+    #: the model's key when a display name is shown, its organisation ("" if none)
+    find: str = ""
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,8 @@ class LeaderboardPage:
     n_visible: int
     hidden_count: int
     axis_ticks: tuple[str, str]
-    #: the Change column: only when a previous snapshot of the board exists
+    #: the Change column: only when a previous snapshot of the board exists (of the
+    #: same comparable set)
     has_change: bool
     legend: tuple[tuple[str, str], ...]  # (flag word, meaning) of the flags shown
     charts: tuple[Chart, ...]
@@ -106,6 +113,8 @@ class LeaderboardPage:
     # The rank-change column against the raw board (a style page whose raw page exists).
     has_style_change: bool = False
     coefficients: tuple[CoefficientView, ...] = ()
+    #: why there are no rank changes (facts line), when ``has_change`` is false
+    no_change: str = ""
 
 
 @dataclass(slots=True)  # not frozen: built ~30k times per publish, frozen init is slower

@@ -25,7 +25,7 @@ from arena.db.session import open_engine
 from arena.publish import publish_site
 from tests.publish_fixtures import BASE_TIME, EVIL_NAMES, add_snapshot
 
-__all__ = ["REAL_NAMES", "CATEGORIES", "build_browser_site"]
+__all__ = ["REAL_NAMES", "CATEGORIES", "GROK_DISPLAY", "ORGANISATIONS", "build_browser_site"]
 
 #: From LMArena's arena-human-preference-140k, longest first.
 REAL_NAMES = (
@@ -49,6 +49,9 @@ REAL_NAMES = (
     "minimax-m1",
 )
 CATEGORIES = ("math", "creative_writing", "if", "criteria.domain_knowledge")
+#: Organisation by model-name prefix (``arena models annotate NAME --organisation``).
+ORGANISATIONS = {"gemini-": "Google", "claude-": "Anthropic", "o3-": "OpenAI"}
+GROK_DISPLAY = "Grok 4"
 
 
 def _audit(names: list[str], rng: np.random.Generator) -> dict:
@@ -106,6 +109,19 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
             save_audit(conn, main, {"snapshot": main, **_audit(names[:8], rng)})
             conn.execute(
                 Model.__table__.update().where(Model.name == names[-1]).values(hidden=True)
+            )
+            # organisations and one display name, as `arena models annotate` sets them:
+            # the board's name filter finds a model by either, and by its key
+            for prefix, org in ORGANISATIONS.items():
+                conn.execute(
+                    Model.__table__.update()
+                    .where(Model.name.startswith(prefix))
+                    .values(organisation=org)
+                )
+            conn.execute(
+                Model.__table__.update()
+                .where(Model.name == "grok-4-0709")
+                .values(display_name=GROK_DISPLAY)
             )
         report = publish_site(engine, out)
     finally:
