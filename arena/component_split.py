@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from arena.engine.components import components, other_sets, subtable
+from arena.engine.components import components, other_sets, split_pairs, subtables
 from arena.engine.options import FitOptions
 from arena.store import BoardData
 from arena.store_style import StyleBattles
@@ -47,35 +47,75 @@ class ComponentBoard:
 def split_board(
     data: BoardData, fit: FitOptions, style: tuple[StyleBattles, np.ndarray] | None = None
 ) -> list[ComponentBoard]:
-    """The boards of ``data``'s comparable sets other than the largest (none if connected)."""
+    """The boards of ``data``'s comparable sets other than the largest (none if connected).
+
+    Every cell (and style battle) is assigned to its sets in one pass
+    (:func:`arena.engine.components.split_pairs`), so a board of thousands of
+    small sets splits in O(cells), not O(sets x cells).
+    """
     comps = components(data.table, ties=fit.ties, both_bad=fit.both_bad, position=fit.position)
+    sets = other_sets(comps)
+    if not sets:
+        return []
+    # one column-major copy: cutting columns of a CSR matrix reads all of it each time
+    by_cell = None if data.clusters is None else sp.csc_matrix(data.clusters)
+    styles = _style_parts(style, data, sets)
     out = []
-    for number, models in enumerate(other_sets(comps), start=2):
-        sub, cells = subtable(data.table, models)
-        clusters = None if data.clusters is None else sp.csr_matrix(data.clusters)[:, cells]
+    for number, (models, (sub, cells), part_style) in enumerate(
+        zip(sets, subtables(data.table, sets), styles, strict=True), start=2
+    ):
+        clusters = None if by_cell is None else by_cell[:, cells].tocsr()
         part = replace(
             data, model_ids=data.model_ids[models], table=sub, clusters=clusters, n_excluded=0
         )
         group = int(comps.weak[models[0]])
-        out.append(ComponentBoard(number, group, part, _restrict_style(style, part)))
+        out.append(ComponentBoard(number, group, part, _restrict_style(part_style, part)))
     return out
+
+
+def _style_parts(
+    style: tuple[StyleBattles, np.ndarray] | None, data: BoardData, sets: list[np.ndarray]
+) -> list[tuple[StyleBattles, np.ndarray] | None]:
+    """Per set: the style battles and the indices of those between two of its models."""
+    if style is None:
+        return [None] * len(sets)
+    sb = style[0]
+    # model ids -> table indices (-1: not on this board)
+    order = np.argsort(data.model_ids, kind="stable")
+    ids = data.model_ids[order]
+
+    def index_of(model_ids: np.ndarray) -> np.ndarray:
+        at = np.minimum(np.searchsorted(ids, model_ids), max(ids.size - 1, 0))
+        found = ids[at] == model_ids if ids.size else np.zeros(model_ids.size, bool)
+        return np.where(found, order[at], -1)
+
+    index, _, _, bounds = split_pairs(
+        index_of(np.asarray(sb.model_a)),
+        index_of(np.asarray(sb.model_b)),
+        sets,
+        data.table.n_models,
+    )
+    return [(sb, index[bounds[s] : bounds[s + 1]]) for s in range(len(sets))]
 
 
 def _restrict_style(
     style: tuple[StyleBattles, np.ndarray] | None, part: BoardData
 ) -> tuple[StyleBattles, np.ndarray] | None:
-    """The style battles between two models of ``part`` (None when there are none)."""
+    """The style battles between two models of ``part`` (None when there are none).
+
+    ``style`` is the board's style battles and the indices (ascending) of
+    those whose two models are both in ``part``.
+    """
     if style is None:
         return None
-    sb = style[0]
-    keep = np.isin(sb.model_a, part.model_ids) & np.isin(sb.model_b, part.model_ids)
-    if not keep.any():
+    sb, keep = style
+    if not keep.size:
         return None
     cut = {f: getattr(sb, f)[keep] for f in _PER_BATTLE}
     sub = replace(
         sb,
         **cut,
         cluster=None if sb.cluster is None else sb.cluster[keep],
-        n_missing=max(int(round(float(part.table.n.sum()))) - int(keep.sum()), 0),
+        n_missing=max(int(round(float(part.table.n.sum()))) - int(keep.size), 0),
     )
     return sub, np.unique(np.concatenate([sub.model_a, sub.model_b]))

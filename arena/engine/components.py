@@ -24,7 +24,7 @@ from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence
 
-__all__ = ["Components", "components", "other_sets", "subtable"]
+__all__ = ["Components", "components", "other_sets", "split_pairs", "subtable", "subtables"]
 
 
 @dataclass(frozen=True)
@@ -161,14 +161,116 @@ def other_sets(comps: Components) -> list[np.ndarray]:
     list of ndarray of int
         Sorted model indices, in component order (``k = 1, 2, ...``); the
         component itself is the only one with two or more models among them.
+
+    Notes
+    -----
+    One stable sort by component and one by group, then slices: O(M log M)
+    however many sets there are (a scan per set would cost sets x models).
     """
-    alone = comps.sizes[comps.strong[comps.strong >= 0]] == 1
-    lonely = np.flatnonzero(comps.strong >= 0)[alone]
+    used = np.flatnonzero(comps.strong >= 0)
+    alone = comps.sizes[comps.strong[used]] == 1
+    lonely = used[alone]
+    # members of every component, each in index order (stable sort of the labels)
+    by_comp = used[np.argsort(comps.strong[used], kind="stable")]
+    comp_end = np.cumsum(comps.sizes)
+    # models alone, grouped by their weakly connected group, each group in index order
+    lonely = lonely[np.argsort(comps.weak[lonely], kind="stable")]
+    groups, first, count = np.unique(comps.weak[lonely], return_index=True, return_counts=True)
+    lonely_of = {int(g): lonely[f : f + c] for g, f, c in zip(groups, first, count, strict=True)}
+    none = np.zeros(0, dtype=lonely.dtype)
     out = []
     for k in range(1, comps.n_components):
         if comps.sizes[k] < 2:
             continue
-        members = np.flatnonzero(comps.strong == k)
-        group = comps.weak[members[0]]
-        out.append(np.union1d(members, lonely[comps.weak[lonely] == group]))
+        members = by_comp[comp_end[k] - comps.sizes[k] : comp_end[k]]
+        group = int(comps.weak[members[0]])
+        out.append(np.union1d(members, lonely_of.get(group, none)))
+    return out
+
+
+def split_pairs(
+    a: np.ndarray, b: np.ndarray, sets: list[np.ndarray], n_models: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Which pairs ``(a[k], b[k])`` lie inside each set of models, for all sets at once.
+
+    Parameters
+    ----------
+    a, b : ndarray of int, shape (C,)
+        Model indices of each pair (cells, battles); negative: no model.
+    sets : list of ndarray of int
+        Sorted, distinct model indices per set; sets may share models.
+    n_models : int
+
+    Returns
+    -------
+    index : ndarray of intp
+        Pairs inside set 0, then set 1, ...; ascending within a set.
+    local_a, local_b : ndarray of intp
+        Position of ``a[index]`` and ``b[index]`` within their set.
+    bounds : ndarray of intp, shape (len(sets) + 1,)
+        Set ``s`` owns ``index[bounds[s]:bounds[s + 1]]``.
+
+    Notes
+    -----
+    Equal to ``subtable``'s ``keep`` per set, in O((C + memberships) log) time
+    rather than O(sets x C): each pair is expanded over the sets of the end
+    that belongs to fewer of them (one set, unless both ends are models shared
+    by several sets), and kept where the other end belongs to the same set.
+    """
+    n_sets = len(sets)
+    sizes = np.array([s.size for s in sets], dtype=np.intp)
+    set_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+    mem_model = np.concatenate([np.asarray(s, np.intp) for s in sets] or [np.zeros(0, np.intp)])
+    mem_set = np.repeat(np.arange(n_sets, dtype=np.intp), sizes)
+    # sorted by (set, model): a key's position minus its set's start is the local index
+    mem_key = mem_set.astype(np.int64) * n_models + mem_model
+    # the sets of each model, as slices of one array
+    by_model = np.argsort(mem_model, kind="stable")
+    per_model = np.bincount(mem_model, minlength=n_models)
+    model_start = np.concatenate([[0], np.cumsum(per_model)])
+    a = np.asarray(a, dtype=np.intp)
+    b = np.asarray(b, dtype=np.intp)
+    valid = (a >= 0) & (b >= 0)
+    na = np.where(valid, per_model[np.where(valid, a, 0)], 0)
+    nb = np.where(valid, per_model[np.where(valid, b, 0)], 0)
+    expand_a = na <= nb
+    x, y = np.where(expand_a, a, b), np.where(expand_a, b, a)
+    rep = np.minimum(na, nb)
+    pair = np.repeat(np.arange(a.size, dtype=np.intp), rep)
+    offset = np.arange(pair.size, dtype=np.intp) - np.repeat(np.cumsum(rep) - rep, rep)
+    sets_e = mem_set[by_model[model_start[x[pair]] + offset]]
+    key = sets_e.astype(np.int64) * n_models + y[pair]
+    at = np.minimum(np.searchsorted(mem_key, key), max(mem_key.size - 1, 0))
+    hit = mem_key[at] == key if mem_key.size else np.zeros(key.size, bool)
+    pair, sets_e = pair[hit], sets_e[hit]
+    # pairs were expanded in ascending order: a stable sort by set keeps that order
+    order = np.argsort(sets_e, kind="stable")
+    index, sets_e = pair[order], sets_e[order]
+    base = sets_e.astype(np.int64) * n_models
+    local_a = np.searchsorted(mem_key, base + a[index]) - set_start[sets_e]
+    local_b = np.searchsorted(mem_key, base + b[index]) - set_start[sets_e]
+    bounds = np.searchsorted(sets_e, np.arange(n_sets + 1)).astype(np.intp)
+    return index, local_a.astype(np.intp), local_b.astype(np.intp), bounds
+
+
+def subtables(table: CountTable, sets: list[np.ndarray]) -> list[tuple[CountTable, np.ndarray]]:
+    """``[subtable(table, s) for s in sets]`` in O(cells) rather than O(sets x cells).
+
+    See :func:`split_pairs`; the tables and cell indices are equal to
+    :func:`subtable`'s, array for array.
+    """
+    index, la, lb, bounds = split_pairs(table.a, table.b, sets, table.n_models)
+    out = []
+    for s, models in enumerate(sets):
+        lo, hi = bounds[s], bounds[s + 1]
+        keep = index[lo:hi]
+        sub = CountTable(
+            n_models=int(models.size),
+            a=la[lo:hi].astype(table.a.dtype),
+            b=lb[lo:hi].astype(table.b.dtype),
+            outcome=table.outcome[keep],
+            n=table.n[keep],
+            weight=table.weight[keep],
+        )
+        out.append((sub, keep))
     return out
