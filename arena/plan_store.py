@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from sqlalchemy import Connection
 
 from arena.snapshots import SnapshotInfo, load_board, load_pairs, load_samples
@@ -18,7 +19,7 @@ class PlanInputs:
     names: tuple[str, ...]  # in sample-column (position) order
     rating: np.ndarray
     samples: np.ndarray
-    pair_battles: np.ndarray
+    pair_battles: sp.csr_matrix  # battles per unordered pair, symmetric, by position
     ranked: np.ndarray
     level: float
 
@@ -50,10 +51,12 @@ def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:
     names = tuple(r.model for r in rows)
     pos = {n: k for k, n in enumerate(names)}
     m = len(names)
-    pairs = np.zeros((m, m))
-    for p in load_pairs(conn, snapshot_id):
-        i, j = pos[p.model_a], pos[p.model_b]
-        pairs[i, j] = pairs[j, i] = p.a_wins + p.b_wins + p.ties
+    records = load_pairs(conn, snapshot_id)
+    i = np.array([pos[p.model_a] for p in records], dtype=np.int64)
+    j = np.array([pos[p.model_b] for p in records], dtype=np.int64)
+    n = np.array([p.a_wins + p.b_wins + p.ties for p in records], dtype=np.float64)
+    # sparse: a 10,000-model board has 200k played pairs, not 100M cells
+    pairs = sp.csr_matrix((np.r_[n, n], (np.r_[i, j], np.r_[j, i])), shape=(m, m))
     return PlanInputs(
         snapshot=board.snapshot,
         names=names,

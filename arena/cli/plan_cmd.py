@@ -15,6 +15,8 @@ from arena.cli.options import (
 from arena.cli.output import emit
 
 WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
+#: Pairs listed without --top (about 1,400 ranked models); beyond, draws stream too.
+MAX_LISTED = 1_000_000
 POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles_needed"]
 
 
@@ -59,22 +61,33 @@ PLAN_SOURCE = "Plan for the latest snapshot of this source's board (`arena rebui
     default=None,
     help="Draw N battles (pairs in shown order) instead of listing weights.",
 )
+@click.option(
+    "--top",
+    type=int,
+    default=None,
+    help=f"List only the K most probable pairs (needed above {MAX_LISTED:,} pairs).",
+)
 @seed_option
 @format_option
 @click.pass_context
-def plan_group(ctx, snapshot_id, category, source, component, rule, n_draws, seed, fmt) -> None:
+def plan_group(
+    ctx, snapshot_id, category, source, component, rule, n_draws, top, seed, fmt
+) -> None:
     """Sampling probabilities per pair for the next battles (ranked models).
 
     Lists every pair of ranked models with its battles so far and the
-    probability a scheduler should give it; with --n, draws N battles from
-    those probabilities (shown order by a fair coin) as model_a,model_b rows.
-    With --component N: the pairs of comparable set N's board (`arena rebuild
-    --components separate`).
+    probability a scheduler should give it (with --top K, the K most
+    probable); with --n, draws N battles from those probabilities (shown
+    order by a fair coin) as model_a,model_b rows. With --component N: the
+    pairs of comparable set N's board (`arena rebuild --components separate`).
+    Boards of thousands of ranked models are planned a block of pairs at a
+    time (see docs/scale.md).
 
     \b
     Example:
         arena plan --format csv > weights.csv
         arena plan --rule tiers --n 500 --seed 1 --format csv > next.csv
+        arena plan --top 1000 --format csv > best-pairs.csv
         arena plan power gemini-2.5-pro o3-2025-04-16
         arena plan --component 2 --format json
     """
@@ -82,26 +95,43 @@ def plan_group(ctx, snapshot_id, category, source, component, rule, n_draws, see
         return
     import numpy as np
 
-    from arena.plan import draw_pairs, pair_weights
+    from arena.plan import draw_pairs
+    from arena.plan_pairs import draw_streamed, plan_pairs
 
     if n_draws is not None and n_draws < 1:
         raise click.BadParameter("must be at least 1", param_hint="--n")
+    if top is not None and top < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--top")
     inp = _inputs(ctx.obj, snapshot_id, category, component, source)
     models = np.flatnonzero(inp.ranked)
+    n_pairs = models.size * (models.size - 1) // 2
+    args = (inp.rating, inp.samples, inp.pair_battles)
+    kwargs = {"models": models, "rule": rule, "level": inp.level}
     try:
-        plan = pair_weights(
-            inp.rating, inp.samples, inp.pair_battles, models=models, rule=rule, level=inp.level
-        )
+        if n_draws is not None:
+            if n_pairs <= MAX_LISTED:
+                # every pair's probability in hand: the draws of arena.plan.draw_pairs
+                plan = plan_pairs(*args, **kwargs).plan
+                first, second = draw_pairs(plan, n_draws, seed=seed)
+            else:
+                first, second = draw_streamed(*args, n_draws, seed=seed, **kwargs)
+        else:
+            if top is None and n_pairs > MAX_LISTED:
+                raise click.ClickException(
+                    f"{models.size:,} ranked models make {n_pairs:,} pairs, too many to list: "
+                    "give --top K for the K most probable, or --n N to draw N battles"
+                )
+            planned = plan_pairs(*args, **kwargs, top=top)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     if n_draws is not None:
-        first, second = draw_pairs(plan, n_draws, seed=seed)
         rows = [
             {"model_a": inp.names[a], "model_b": inp.names[b]}
             for a, b in zip(first.tolist(), second.tolist(), strict=True)
         ]
         emit(rows, ["model_a", "model_b"], fmt)
         return
+    plan = planned.plan
     order = np.argsort(-plan.probability, kind="stable")
     rows = [
         {
@@ -112,13 +142,10 @@ def plan_group(ctx, snapshot_id, category, source, component, rule, n_draws, see
         }
         for k in order
     ]
-    emit(
-        rows,
-        WEIGHT_COLUMNS,
-        fmt,
-        json_obj={"snapshot": inp.snapshot.id, "rule": rule, "pairs": rows},
-        rounded=True,
-    )
+    doc = {"snapshot": inp.snapshot.id, "rule": rule, "pairs": rows}
+    if top is not None:
+        doc = {**doc, "top": top, "pairs_total": planned.n_pairs}
+    emit(rows, WEIGHT_COLUMNS, fmt, json_obj=doc, rounded=True)
 
 
 @plan_group.command("power")
