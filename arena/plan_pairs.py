@@ -17,15 +17,21 @@ order (``numpy.triu_indices``), so memory is O(blocks + M) whatever ``M``:
 
 So where :func:`arena.plan.pair_weights` can run, :func:`plan_pairs` gives its
 output, bit for bit. The one exception is ``rule="tiers"`` on boards where
-``R x P`` exceeds :data:`DIRECT_SE_MAX`: there each pair's bootstrap SE comes
-from the covariance of the two models' samples (one matrix product per block)
-instead of the standard deviation of their differences -- the same number to
-about 1e-12 relative, not the same float -- and the listed pairs' weights are
-recomputed from the differences (so the listing is still exact).
+``R x P`` exceeds :data:`DIRECT_SE_MAX` (where ``pair_weights`` would need
+``R x P x 8`` bytes): there each pair's bootstrap SE comes from the
+covariance of the two models' samples (one matrix product per block) instead
+of the standard deviation of their differences -- the same number to ~1e-12
+relative, not the same float. The probabilities' total then differs from the
+differences' in the last digits; the listing stays exact: every pair carries
+a bound on its rounding (``_Board._bound``), the cut keeps every pair whose
+upper bound reaches the ``top``-th lower bound, and the kept pairs' weights
+are recomputed from the differences (and checked against their bounds).
 
 The time is still O(P) (paper) or O(R P) (tiers, in BLAS): every pair carries
 weight in these rules (an unplayed pair's is ``sqrt(p(1-p))`` times a
-constant, so no pair can be dropped without changing the probabilities).
+constant, ``e^(-|d|/2)`` for a difference of ``d`` logits), so no pair can be
+left out without changing every probability; on the synthetic 10k board
+(ratings N(0, 1) logits) the farthest pairs still weigh ~1% of the closest.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from arena.plan import RULES, UNPLAYED, PairPlan
 __all__ = ["PlanPairs", "plan_pairs", "draw_streamed", "DIRECT_SE_MAX", "BLOCK"]
 
 #: Pairs per block (paper rule, and tiers from the covariance).
-BLOCK = 1 << 18
+BLOCK = 1 << 20
 #: Tiers: bootstrap differences per block when the SE comes from them.
 DIRECT_BLOCK = 1 << 23
 #: Tiers: above this many samples x pairs, the SE comes from the covariance.
@@ -51,8 +57,6 @@ DIRECT_SE_MAX = 1 << 27
 _PW_BLOCK = 128
 #: Listing cut: a weight this close below the ``top``-th is kept (ties in probability).
 _EXACT_MARGIN = 1 - 1e-9
-#: With covariance SEs the cut keeps weights down to half the ``top``-th.
-_COV_MARGIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,9 @@ class _Board:
                 xc = self.samples - self.samples.mean(axis=0)
                 self.centred = np.ascontiguousarray(xc)
                 self.var = np.einsum("ij,ij->j", xc, xc) / (r - 1)
+                self.sd = np.sqrt(self.var)
+                self.r = r
+                self.xmax = float(np.max(np.abs(self.samples))) if self.samples.size else 0.0
 
     def segments(self, lo: int, hi: int):
         """Rows and column ranges of the flat pairs ``lo .. hi-1``."""
@@ -127,7 +134,9 @@ class _Board:
         return rows, starts, ends
 
     def weights(self, rows, starts, ends, *, se_from: str | None = None):
-        """Positions ``a, b`` and weight of every pair in the segments, in flat order."""
+        """Positions ``a, b``, battles and weight of every pair in the segments, in flat
+        order, and ``h``: the weight from the differences lies within a factor
+        ``exp(+-h)`` of this one (0 unless the SEs come from the covariance)."""
         length = ends - starts
         a = np.repeat(rows, length)
         first = np.cumsum(length) - length
@@ -141,22 +150,50 @@ class _Board:
         battles = np.where(played, self.battles[at] if self.keys.size else 0.0, 0.0)
         n = np.maximum(battles, UNPLAYED)
         w = np.sqrt(s2 / n) - np.sqrt(s2 / (n + 1))
+        h = 0.0
         if self.rule == "tiers":
-            if (se_from or self.se_from) == "differences":
-                se = (self.samples[:, a] - self.samples[:, b]).std(axis=0, ddof=1)
+            covariance = (se_from or self.se_from) == "covariance"
+            if covariance:
+                se2 = self._var_covariance(rows, starts, a, b)
+                se = np.sqrt(np.maximum(se2, 0.0))
             else:
-                se = self._se_covariance(rows, starts, a, b)
+                se = (self.samples[:, a] - self.samples[:, b]).std(axis=0, ddof=1)
             z = np.abs(d) / np.maximum(se, 1e-9)
             w = w * np.exp(-0.5 * (z - self.c) ** 2)
-        return a, b, battles, w
+            if covariance:
+                h = self._bound(a, b, d, se2, z)
+        return a, b, battles, w, h
 
-    def _se_covariance(self, rows, starts, a, b):
-        """SE of each pair's difference from one product of the rows' and columns' samples."""
+    def _var_covariance(self, rows, starts, a, b):
+        """Variance of each pair's difference from one product of the rows' and columns'
+        samples (``rows`` ascending and distinct)."""
         lo = int(starts.min()) if starts.size else 0
         xc = self.centred
         cov = (xc[:, rows].T @ xc[:, lo:]) / (xc.shape[0] - 1)
-        var = self.var[a] + self.var[b] - 2 * cov[np.searchsorted(rows, a), b - lo]
-        return np.sqrt(np.maximum(var, 0.0))
+        return self.var[a] + self.var[b] - 2 * cov[np.searchsorted(rows, a), b - lo]
+
+    def _bound(self, a, b, d, se2, z):
+        """``h`` of :meth:`weights` for covariance SEs.
+
+        Both ways of computing the variance of a difference err by at most about
+        ``R u (sd_a + sd_b)^2`` (sums of ``R`` products, ``u`` the unit roundoff;
+        the differences of samples of size ``|x|`` add ``u |x| (sd_a + sd_b)``):
+        ``delta`` takes eight times that. Within ``se2 +- delta`` the critical
+        ratio ``z`` lies in ``[zlo, zhi]``, and the weight's factor
+        ``exp(-(z - c)^2 / 2)`` moves by at most ``exp(h)``, ``h`` half the
+        largest change of the (convex) ``(z - c)^2`` there: at an end.
+        """
+        u = np.finfo(float).eps / 2
+        spread = self.sd[a] + self.sd[b]
+        delta = 8 * u * (self.r * spread**2 + self.xmax * spread)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo2, hi2 = se2 - delta, se2 + delta
+            zlo = np.abs(d) / np.maximum(np.sqrt(hi2), 1e-9)
+            zhi = np.where(lo2 > 1e-18, np.abs(d) / np.sqrt(np.maximum(lo2, 1e-18)), np.inf)
+            f = (z - self.c) ** 2
+            h = 0.5 * np.maximum(np.abs((zlo - self.c) ** 2 - f), np.abs((zhi - self.c) ** 2 - f))
+        # other steps round the two ways alike but for a few ulps
+        return np.where(np.isfinite(h), h + 1e-12, np.inf)
 
 
 def _stream(board: _Board, visit) -> float:
@@ -172,8 +209,8 @@ def _stream(board: _Board, visit) -> float:
     def total(lo: int, n: int) -> float:
         if n <= board.block:
             rows, starts, ends = board.segments(lo, lo + n)
-            a, b, battles, w = board.weights(rows, starts, ends)
-            visit(lo, a, b, battles, w)
+            a, b, battles, w, h = board.weights(rows, starts, ends)
+            visit(lo, a, b, battles, w, h)
             return np.sum(w)
         half = n // 2
         half -= half % 8
@@ -215,15 +252,17 @@ def plan_pairs(
         for tiers beyond ``direct_se_max`` (module docstring).
     """
     board = _Board(rating, samples, pair_battles, models, rule, level, direct_se_max)
-    keep = _Keep(top, _COV_MARGIN if board.se_from == "covariance" else _EXACT_MARGIN)
+    keep = _Keep(top)
     total = _stream(board, keep.visit)
-    flat, a, b, battles, w = keep.result()
+    flat, a, b, battles, w, lower, upper = keep.result()
     if board.se_from == "covariance":
         # the kept pairs' weights from their differences, as pair_weights has them
-        # (one segment per pair, [b, b + 1), keeps their order)
-        approx = w
         w = _weights_from_differences(board, a, b)
-        _check_margin(approx, w)
+        if np.any((w < lower) | (w > upper)):
+            raise ValueError(
+                "tiers: a pair's SE from the covariance of the samples is outside its "
+                "rounding bound; plan a smaller board (all pairs from the differences)"
+            )
     prob = w / total if total > 0 else np.full(w.size, 1.0 / board.n_pairs)
     if top is not None and flat.size > top:
         chosen = np.sort(np.lexsort((flat, -prob))[:top])
@@ -249,33 +288,26 @@ def _weights_from_differences(board: _Board, a: np.ndarray, b: np.ndarray) -> np
     return out
 
 
-def _check_margin(approx: np.ndarray, exact: np.ndarray) -> None:
-    """The listing cut keeps covariance weights down to half the cut: exact while they
-    are within a third of the exact weights (they agree to ~1e-12 unless the samples
-    are degenerate)."""
-    scale = np.maximum(np.abs(exact), np.finfo(float).tiny)
-    if approx.size and float(np.max(np.abs(approx - exact) / scale)) > 1 / 3:
-        raise ValueError(
-            "tiers: the bootstrap SEs from the covariance of the samples are too inexact "
-            "to cut the listing; list all pairs of a smaller board instead"
-        )
-
-
 class _Keep:
-    """Collects the listed pairs (all, or those that can still be among the top)."""
+    """Collects the listed pairs: all, or those that can still be among the ``top``.
 
-    def __init__(self, top: int | None, margin: float):
-        self.top, self.margin = top, margin
+    Each pair's weight is known within ``[lower, upper]`` (one value unless the
+    SEs come from the covariance). The ``top``-th largest ``lower`` seen so far
+    is a lower bound of the final ``top``-th weight, so a pair whose ``upper``
+    is below it (less a few ulps: ties in probability) is never listed.
+    """
+
+    def __init__(self, top: int | None):
+        self.top = top
         self.parts: list[tuple] = []
         self.size = 0
         self.floor = 0.0
 
-    def visit(self, lo, a, b, battles, w):
-        cols = (lo + np.arange(w.size, dtype=np.int64), a, b, battles, w)
+    def visit(self, lo, a, b, battles, w, h):
+        lower, upper = (w, w) if np.isscalar(h) and h == 0 else (w * np.exp(-h), w * np.exp(h))
+        cols = (lo + np.arange(w.size, dtype=np.int64), a, b, battles, w, lower, upper)
         if self.top is not None:
-            # below the current top-th weight (a lower bound of the final one): never listed
-            keep = w >= self.floor
-            cols = tuple(x[keep] for x in cols)
+            cols = tuple(x[upper >= self.floor] for x in cols)
         self.parts.append(cols)
         self.size += cols[-1].size
         if self.top is not None and self.size > 4 * self.top + BLOCK:
@@ -283,12 +315,11 @@ class _Keep:
 
     def _cut(self):
         cols = [np.concatenate(x) for x in zip(*self.parts, strict=True)]
-        w = cols[-1]
-        if w.size > self.top:
-            kth = np.partition(w, w.size - self.top)[w.size - self.top]
-            self.floor = max(self.floor, kth * self.margin)
-            keep = w >= self.floor
-            cols = [x[keep] for x in cols]
+        lower, upper = cols[-2], cols[-1]
+        if lower.size > self.top:
+            kth = np.partition(lower, lower.size - self.top)[lower.size - self.top]
+            self.floor = max(self.floor, kth * _EXACT_MARGIN)
+            cols = [x[upper >= self.floor] for x in cols]
         self.parts = [tuple(cols)]
         self.size = cols[-1].size
 
@@ -320,7 +351,7 @@ def draw_streamed(
     board = _Board(rating, samples, pair_battles, models, rule, level, direct_se_max)
     row_total = np.zeros(board.m)
 
-    def visit(lo, a, b, battles, w):
+    def visit(lo, a, b, battles, w, h):
         row_total[:] += np.bincount(a, weights=w, minlength=board.m)
 
     _stream(board, visit)
@@ -339,7 +370,7 @@ def draw_streamed(
         fit = int(np.searchsorted(np.cumsum(length), board.block, "right"))
         stop = start + max(1, min(fit, 4 * board.block // max(int(length[0]), 1)))
         batch = picked[start:stop]
-        a, b, _, w = board.weights(batch, batch + 1, np.full(batch.size, board.m))
+        w = board.weights(batch, batch + 1, np.full(batch.size, board.m))[3]
         bounds = np.r_[0, np.cumsum(board.m - batch - 1)]
         for k, row in enumerate(batch):
             wr = w[bounds[k] : bounds[k + 1]]
