@@ -51,8 +51,9 @@ __all__ = ["PlanPairs", "plan_pairs", "draw_streamed", "DIRECT_SE_MAX", "BLOCK"]
 BLOCK = 1 << 20
 #: Tiers: bootstrap differences per block when the SE comes from them.
 DIRECT_BLOCK = 1 << 23
-#: Tiers: above this many samples x pairs, the SE comes from the covariance.
-DIRECT_SE_MAX = 1 << 27
+#: Tiers: above this many samples x pairs (1000 rounds x ~1M pairs: ~8 s in blocks), the SE
+#: comes from the covariance.
+DIRECT_SE_MAX = 1 << 30
 #: numpy's pairwise summation adds blocks of this many elements in one loop.
 _PW_BLOCK = 128
 #: Listing cut: a weight this close below the ``top``-th is kept (ties in probability).
