@@ -60,7 +60,9 @@ print(json.dumps({"rc": p.returncode, "wall": time.perf_counter() - t0,
 def run(python: str, db: str, args: list[str], cap_gb: float) -> str:
     cap = str(int(cap_gb * 2**30))
     cmd = [sys.executable, "-c", _WRAP, cap, python, "-m", "arena", "--db", db, *args]
-    res = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
+    # outside any checkout: `python -m arena` would import the package in the working directory
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
+    res = json.loads(out.stdout)
     what = "ok" if res["rc"] == 0 else f"FAILED (exit {res['rc']}: {' '.join(res['err'])[:100]})"
     return f"{res['cpu']:7.1f} s CPU {res['wall']:7.1f} s wall {res['rss_mb']:7.0f} MiB peak RSS  {what}"
 
