@@ -20,6 +20,7 @@ from arena.db.models import (
     SnapshotSamples,
     SnapshotStyleCoefficient,
 )
+from arena.ingest.dialects import write_numbers
 
 if TYPE_CHECKING:
     from arena.engine.board import BoardRating
@@ -107,19 +108,21 @@ def write_snapshot(
         )
     conn.execute(insert(SnapshotRow), rows)
     p = result.pairs
-    conn.execute(
-        insert(SnapshotPair),
-        [
-            dict(
-                snapshot_id=snapshot_id,
-                model_a_id=int(model_ids[lo]),
-                model_b_id=int(model_ids[hi]),
-                a_wins=float(p.lo_wins[j]),
-                b_wins=float(p.hi_wins[j]),
-                ties=float(p.ties[j]),
-            )
-            for j, (lo, hi) in enumerate(zip(p.lo.tolist(), p.hi.tolist(), strict=True))
-        ],
+    # up to M (M - 1) / 2 rows (432,000 at 1,000 models): columns as Python lists and
+    # the driver's bulk path; through SQLAlchemy's executemany this was 5 s of a rebuild
+    write_numbers(
+        conn,
+        SnapshotPair.__tablename__,
+        ("snapshot_id", "model_a_id", "model_b_id", "a_wins", "b_wins", "ties"),
+        zip(
+            model_ids[p.lo].tolist(),
+            model_ids[p.hi].tolist(),
+            p.lo_wins.tolist(),
+            p.hi_wins.tolist(),
+            p.ties.tolist(),
+            strict=True,
+        ),
+        first=snapshot_id,
     )
     samples = np.ascontiguousarray(ratings.samples, dtype="<f4")
     conn.execute(

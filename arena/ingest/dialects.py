@@ -298,16 +298,7 @@ class PostgresRows:
         return inserted
 
     def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
-        cursor = self.conn.connection.cursor()
-        try:
-            with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-                if isinstance(rows, str):
-                    copy.write(rows)
-                    return
-                for row in rows:
-                    copy.write_row(row)
-        finally:
-            cursor.close()
+        copy_rows(self.conn, table, columns, rows)
 
     def check_references(self) -> int | None:
         """A battle of this batch naming no stored model, where the triggers were off."""
@@ -324,6 +315,44 @@ class PostgresRows:
         ).scalar()
         self.conn.exec_driver_sql("SET LOCAL session_replication_role = origin")
         return bad
+
+
+def copy_rows(conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple] | str):
+    """PostgreSQL: ``COPY table (columns) FROM STDIN`` of tuples, or of ready COPY text."""
+    cursor = conn.connection.cursor()
+    try:
+        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            if isinstance(rows, str):
+                copy.write(rows)
+                return
+            for row in rows:
+                copy.write_row(row)
+    finally:
+        cursor.close()
+
+
+def write_numbers(
+    conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple], first: int
+) -> None:
+    """Rows of Python ints and finite floats, each preceded by the same int ``first``.
+
+    The bulk path for many rows of a few numbers (a snapshot's head-to-head pairs):
+    SQLite binds them through the driver's ``executemany`` with ``first`` a literal
+    (sqlite3 binds each parameter of each row; a float bound is stored bit for bit),
+    PostgreSQL COPYs text formatted at C speed, where ``repr`` of a float reads back
+    to the same double.  ``columns`` names ``first``'s column, then the rest.
+    """
+    first_sql = str(int(first))
+    if conn.dialect.name == "postgresql":
+        line = first_sql + "\t%r" * (len(columns) - 1) + "\n"
+        copy_rows(conn, table, columns, "".join(map(line.__mod__, rows)))
+        return
+    marks = ", ".join([first_sql, *["?"] * (len(columns) - 1)])
+    cursor = conn.connection.cursor()
+    try:
+        cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+    finally:
+        cursor.close()
 
 
 def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:
