@@ -14,7 +14,15 @@ from typing import Literal
 import numpy as np
 from scipy import special
 
-__all__ = ["PValues", "PairStats", "maxt_stepdown", "pair_stats"]
+__all__ = [
+    "PValues",
+    "PairStats",
+    "exact_pairs",
+    "maxt_stepdown",
+    "pair_stats",
+    "raw_pvalues",
+    "suffix_counts",
+]
 
 PValues = Literal["percentile", "normal"]
 
@@ -120,25 +128,109 @@ def maxt_stepdown(
     rest = slice(k0, f)
     a_idx, b_idx = a_idx[rest], b_idx[rest]
     centre, safe_sd, pos, t_rest = centre[rest], safe_sd[rest], pos[rest], t_sorted[rest]
-    n_rest = f - k0
-    if n_rest:
-        # Pairs x rounds layout: gathering whole rows of the transposed samples
-        # and accumulating along axis 0 both run over contiguous memory.
-        by_model = np.ascontiguousarray(samples_b.T)
-        centre, safe_sd, t_rest = centre[:, None], safe_sd[:, None], t_rest[:, None]
-        # Rounds are processed in chunks so the pairs x rounds block stays bounded.
-        step = max(1, _CHUNK_ELEMENTS // n_rest)
-        for r0 in range(0, rounds, step):
-            block = by_model[:, r0 : r0 + step]
-            dev = block[a_idx] - block[b_idx]
-            dev -= centre
-            np.abs(dev, out=dev)
-            dev /= safe_sd
-            dev[~pos] = 0.0
-            # suffix[k] = max deviation over steps k..F, per round
-            suffix = np.maximum.accumulate(dev[::-1], axis=0)[::-1]
-            counts[k0:] += np.count_nonzero(suffix >= t_rest, axis=1)
+    if f - k0:
+        counts[k0:] = suffix_counts(samples_b, a_idx, b_idx, centre, safe_sd, pos, t_rest)
     p = np.maximum.accumulate((1.0 + counts) / (rounds + 1.0))
     out = np.empty(f)
     out[desc] = np.minimum(p, 1.0)
     return out
+
+
+def suffix_counts(
+    samples_b: np.ndarray,
+    a_idx: np.ndarray,
+    b_idx: np.ndarray,
+    centre: np.ndarray,
+    safe_sd: np.ndarray,
+    pos: np.ndarray,
+    t: np.ndarray,
+) -> np.ndarray:
+    """Per step ``k`` (pairs in t-descending order), the rounds whose largest studentised
+    deviation over steps ``k ..`` of these pairs reaches ``t[k]``.
+
+    ``safe_sd`` is the bootstrap SD where ``pos`` (positive), else 1; such pairs
+    deviate by 0.
+    """
+    rounds = samples_b.shape[0]
+    n = t.size
+    counts = np.zeros(n, dtype=np.int64)
+    # Pairs x rounds layout: gathering whole rows of the transposed samples
+    # and accumulating along axis 0 both run over contiguous memory.
+    by_model = np.ascontiguousarray(samples_b.T)
+    centre, safe_sd, t = centre[:, None], safe_sd[:, None], t[:, None]
+    # Rounds are processed in chunks so the pairs x rounds block stays bounded.
+    step = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    for r0 in range(0, rounds, step):
+        block = by_model[:, r0 : r0 + step]
+        dev = block[a_idx] - block[b_idx]
+        dev -= centre
+        np.abs(dev, out=dev)
+        dev /= safe_sd
+        dev[~pos] = 0.0
+        # suffix[k] = max deviation over steps k..F, per round
+        suffix = np.maximum.accumulate(dev[::-1], axis=0)[::-1]
+        counts += np.count_nonzero(suffix >= t, axis=1)
+    return counts
+
+
+def exact_pairs(
+    rating_b: np.ndarray, samples_b: np.ndarray, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Centre, SD and t of the pairs ``(a[i], b[i])`` (board positions, ``a < b``),
+    bit for bit those of :func:`pair_stats` on the same ``samples_b``.
+
+    The sums over rounds are NumPy's, whose order follows the memory layout: a
+    block whose rounds are contiguous (``samples_b`` column-major, as
+    ``samples[:, order]`` always is) is summed pairwise column by column; a
+    row-major ``(rounds, w)`` block is summed round by round when ``w >= 2`` but a
+    single column pairwise.  So the differences are laid out here as
+    :func:`pair_stats` lays them out, and in the row-major case a pair it met alone
+    in its chunk is computed alone here too.
+    """
+    rounds, m = samples_b.shape
+    n = a.size
+    centre, sd = np.empty(n), np.empty(n)
+    by_rounds = samples_b.strides[0] < samples_b.strides[1]
+    width = max(1, _CHUNK_ELEMENTS // rounds)
+    c0 = a + 1 + (b - a - 1) // width * width
+    alone = np.zeros(n, dtype=bool) if by_rounds else np.minimum(m, c0 + width) - c0 == 1
+    together = np.flatnonzero(~alone)
+    step = max(2, _CHUNK_ELEMENTS // rounds)
+    by_model = samples_b.T
+    for i0 in range(0, together.size, step):
+        sel = together[i0 : i0 + step]
+        cols = np.r_[sel, sel] if sel.size == 1 else sel
+        if by_rounds:
+            # rows of the transpose are contiguous: gather them, and read the
+            # (pairs, rounds) block transposed, i.e. column-major as pair_stats saw it
+            d = by_model[a[cols]]
+            d -= by_model[b[cols]]
+            d = d.T
+        else:
+            d = np.empty((rounds, cols.size))
+            np.subtract(samples_b[:, a[cols]], samples_b[:, b[cols]], out=d)
+        mean = d.mean(axis=0, keepdims=True)
+        centre[sel] = mean[0, : sel.size]
+        # np.std computes this same mean first; given it, it skips that pass
+        sd[sel] = d.std(axis=0, ddof=1, mean=mean)[: sel.size]
+    for i in np.flatnonzero(alone):
+        d = samples_b[:, a[i] : a[i] + 1] - samples_b[:, b[i] : b[i] + 1]
+        centre[i] = d.mean(axis=0)[0]
+        sd[i] = d.std(axis=0, ddof=1)[0]
+    est = rating_b[a] - rating_b[b]
+    pos = sd > 0.0
+    t = np.where(pos, est / np.where(pos, sd, 1.0), np.where(est > 0.0, np.inf, 0.0))
+    return centre, sd, t
+
+
+def raw_pvalues(
+    rating_b: np.ndarray, samples_b: np.ndarray, a: np.ndarray, b: np.ndarray, pvalues: PValues
+) -> np.ndarray:
+    """The raw p-values of :func:`pair_stats` for the pairs ``(a[i], b[i])`` alone."""
+    rounds = samples_b.shape[0]
+    if pvalues == "percentile":
+        n_le = np.count_nonzero(samples_b[:, a] - samples_b[:, b] <= 0.0, axis=0)
+        p = 2.0 * (1.0 + n_le) / (rounds + 1.0)
+    else:
+        p = 2.0 * special.ndtr(-exact_pairs(rating_b, samples_b, a, b)[2])
+    return np.minimum(p, 1.0)

@@ -34,8 +34,9 @@ import numpy as np
 
 # Re-exported so that `from arena.engine.tiers import rank_ub` keeps working.
 from arena.engine.compare import Comparison, compare_pair
+from arena.engine.maxt_bounded import maxt_bounded
 from arena.engine.multiple import benjamini_hochberg, holm
-from arena.engine.pairs import PValues, maxt_stepdown, pair_stats
+from arena.engine.pairs import PValues, maxt_stepdown, pair_stats, raw_pvalues
 from arena.engine.ranks import (
     RankInterval,
     rank_interval,
@@ -163,6 +164,36 @@ class TierResult:
     pvalues: str
 
 
+def _adjusted(st, s_board, correction: str, pvalues: str, alpha: float) -> np.ndarray:
+    """Adjusted p-values of all pairs (M x M, upper triangle) from the full statistics."""
+    m = st.p_raw.shape[0]
+    rounds = s_board.shape[0]
+    n_pairs = m * (m - 1) // 2
+    iu = np.triu_indices(m, k=1)
+    if correction == "maxt":
+        adj = maxt_stepdown(s_board, iu, st)
+    elif correction == "holm":
+        raw = st.p_raw[iu]
+        # Percentile p-values cannot go below 2 / (B + 1); if even that fails
+        # Holm's first step, the result is one tier whatever the data say.
+        floor = 2.0 / (rounds + 1.0)
+        if pvalues == "percentile" and floor * n_pairs > alpha:
+            warnings.warn(
+                f"holm over {n_pairs} pairs with {rounds} rounds cannot separate anything: "
+                f"the smallest possible percentile p-value {floor:.3g} exceeds "
+                f"alpha / {n_pairs}; use more rounds, pvalues='normal' or correction='maxt'",
+                stacklevel=3,
+            )
+        adj = holm(raw)
+    elif correction == "bh":
+        adj = benjamini_hochberg(st.p_raw[iu])
+    else:
+        adj = st.p_raw[iu].copy()
+    p_adj = np.full((m, m), np.nan)
+    p_adj[iu] = adj
+    return p_adj
+
+
 def tiers_paired(
     rating: np.ndarray,
     samples: np.ndarray,
@@ -285,7 +316,6 @@ def tiers_paired(
     r = rating_vector(rating, "rating")
     m = r.size
     s = sample_matrix(samples, m)
-    rounds = s.shape[0]
     order = np.argsort(-r, kind="stable")
     n_pairs = m * (m - 1) // 2
 
@@ -299,50 +329,25 @@ def tiers_paired(
     # One model: one tier, nothing to compare.
     if m > 1:
         s_board = s[:, order]
-        st = pair_stats(r[order], s_board, pvalues)
-        iu = np.triu_indices(m, k=1)
-        if correction == "maxt":
-            adj = maxt_stepdown(s_board, iu, st)
-            critical_t = float(np.quantile(st.max_t, level))
-        elif correction == "holm":
-            raw = st.p_raw[iu]
-            # Percentile p-values cannot go below 2 / (B + 1); if even that fails
-            # Holm's first step, the result is one tier whatever the data say.
-            floor = 2.0 / (rounds + 1.0)
-            if pvalues == "percentile" and floor * n_pairs > alpha:
-                warnings.warn(
-                    f"holm over {n_pairs} pairs with {rounds} rounds cannot separate anything: "
-                    f"the smallest possible percentile p-value {floor:.3g} exceeds "
-                    f"alpha / {n_pairs}; use more rounds, pvalues='normal' or correction='maxt'",
-                    stacklevel=2,
-                )
-            adj = holm(raw)
-        elif correction == "bh":
-            adj = benjamini_hochberg(st.p_raw[iu])
+        r_board = r[order]
+        st = None
+        fast = maxt_bounded(r_board, s_board) if correction == "maxt" else None
+        if fast is not None:
+            # exactly what pair_stats + maxt_stepdown give, from the pairs that matter
+            p_adj, max_t = fast
+            critical_t = float(np.quantile(max_t, level))
         else:
-            adj = st.p_raw[iu].copy()
-        p_adj = np.full((m, m), np.nan)
-        p_adj[iu] = adj
-
-        tier = 1
-
-        def verdict(k: int, a: int, b: int) -> bool:
-            """Record the pair (board positions a < b) that decides position k; True
-            when it starts a new tier."""
-            nonlocal tier
-            pa = p_adj[a, b]
-            upper[order[k]], lower[order[k]] = order[a], order[b]
-            p_value[order[k]], p_adjusted[order[k]] = st.p_raw[a, b], pa
-            if pa <= alpha:
-                tier += 1
-                starts[order[k]] = True
-            tiers[order[k]] = tier
-            return pa <= alpha
-
+            st = pair_stats(r_board, s_board, pvalues)
+            p_adj = _adjusted(st, s_board, correction, pvalues, alpha)
+            if correction == "maxt":
+                critical_t = float(np.quantile(st.max_t, level))
+        # the pair (board positions) that decides each board position k >= 1
+        deciding = np.zeros((m, 2), dtype=np.int64)
         if rule == "leader":
             leader = 0
             for k in range(1, m):
-                if verdict(k, leader, k):
+                deciding[k] = leader, k
+                if p_adj[leader, k] <= alpha:
                     leader = k
         else:
             for k in range(1, m):
@@ -350,7 +355,15 @@ def tiers_paired(
                 # weakest-separated pair across it (largest adjusted p-value).
                 block = p_adj[:k, k:]
                 a, b = np.unravel_index(np.argmax(block), block.shape)
-                verdict(k, int(a), int(b) + k)
+                deciding[k] = a, b + k
+        pa, pb = deciding[1:, 0], deciding[1:, 1]
+        adj = p_adj[pa, pb]
+        raw = st.p_raw[pa, pb] if st is not None else raw_pvalues(r_board, s_board, pa, pb, pvalues)
+        at = order[1:]
+        upper[at], lower[at] = order[pa], order[pb]
+        p_value[at], p_adjusted[at] = raw, adj
+        starts[at] = adj <= alpha
+        tiers[order] = 1 + np.cumsum(np.r_[False, adj <= alpha])
 
     return TierResult(
         tiers,
