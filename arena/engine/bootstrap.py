@@ -39,7 +39,7 @@ from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
 from arena.engine.graph import category_credit_maps, existence
-from arena.engine.likelihood import category_maps, gradient_scale
+from arena.engine.likelihood import category_maps, gradient_scale, logistic
 from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.rounds import CHUNK_ELEMS, run_rounds
@@ -196,11 +196,58 @@ class _Job:
         self.prior_diag = np.zeros(d.n_params)
         self.prior_diag[: d.n_active] = self.lam0
         self.diag0 = d.cat_n @ curv_map + self.prior_diag
+        # half ties: the same start from the round's group statistics (cheaper
+        # than four products over the categories; see _half_start)
+        self.p0 = self.c0 = None
+        if d.ties == "half" and d.n_active and d.n_groups:
+            lin = point.x[d.ga] - point.x[d.gb]
+            if d.position:
+                lin = lin + point.x[d.n_active]
+            self.p0 = logistic(lin)
+            self.c0 = self.p0 * (1.0 - self.p0)
+            # integer battle weights: s and n are exact multiples of 1/2
+            self.integral = bool(np.all(d.cat_stats.data * 2 == np.round(d.cat_stats.data * 2)))
 
     def width(self) -> int:
         d = self.design
         clusters = 0 if self.zq is None else self.n_draw
         return max(d.cat_n.size, d.n_groups * d.n_stats, clusters, d.n_params**2 // 4, 1)
+
+    def _half_start(self, stats: np.ndarray):
+        """Gradient scale, gradient and Hessian diagonal at the point fit, credit
+        and debit of each round, from its group statistics (half ties).
+
+        Each is a per-model sum of a per-group term, so one stacked
+        :class:`~arena.engine.groupsum.GroupSums` pass gives all of them: the
+        same numbers as the category maps up to round-off in the sums.
+        """
+        d = self.design
+        r, ma = stats.shape[0], d.n_active
+        s, n = stats[:, 0], stats[:, 1]
+        terms = np.empty((4, r, d.n_groups))
+        np.multiply(n, self.c0, out=terms[0])
+        np.multiply(n, self.p0, out=terms[1])
+        np.subtract(s, terms[1], out=terms[1])
+        np.copyto(terms[2], s)
+        np.subtract(n, s, out=terms[3])
+        if not self.integral:
+            # s and n are sums over the same categories; treat round-off as zero
+            terms[3][terms[3] <= 1e-9 * n] = 0.0
+        flat = terms.reshape(4 * r, -1)
+        first = d.sums.first(flat).reshape(4, r, ma)
+        second = d.sums.second(flat).reshape(4, r, ma)
+        credit = first[2] + second[3]  # wins (ties half) as first or second member
+        debit = first[3] + second[2]
+        # battle weight per model: credit + debit, as gradient_scale sums it
+        scale = np.maximum((credit + debit).max(axis=1), 1.0)
+        g0 = np.zeros((r, d.n_params))
+        diag = np.zeros((r, d.n_params))
+        g0[:, :ma] = first[1] - second[1]
+        diag[:, :ma] = first[0] + second[0]
+        if d.position:
+            g0[:, ma] = terms[1].sum(axis=1)
+            diag[:, ma] = terms[0].sum(axis=1)
+        return scale, g0, diag, credit, debit
 
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
@@ -210,9 +257,13 @@ class _Job:
         )
         counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
-        gtol = GTOL_REL_BOOT * gradient_scale(d, stats)
-        counts_t = np.ascontiguousarray(counts.T)
-        g0, diag, credit, debit = (np.asarray(m @ counts_t).T for m in self.maps_t)
+        if self.p0 is not None:
+            scale, g0, diag, credit, debit = self._half_start(stats)
+        else:
+            scale = gradient_scale(d, stats)
+            counts_t = np.ascontiguousarray(counts.T)
+            g0, diag, credit, debit = (np.asarray(m @ counts_t).T for m in self.maps_t)
+        gtol = GTOL_REL_BOOT * scale
         g0 = g0 + self.prior_grad
         diag = diag + self.prior_diag
         x = np.tile(point.x, (rounds, 1))

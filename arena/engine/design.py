@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.engine.counts import CountTable, unique_rows
+from arena.engine.groupsum import GroupSums
 from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
 __all__ = ["Design", "make_design", "TIE_MODELS"]
@@ -104,6 +105,8 @@ class Design(ParameterCounts):
     incidence_abs_t: sp.csr_matrix
     pair_map_t: sp.csr_matrix
     cat_stats_t: sp.csr_matrix
+    #: fast ``v @ incidence`` / ``v @ |incidence|`` for dense (R, G) blocks
+    sums: GroupSums
 
     @property
     def n_active(self) -> int:
@@ -252,4 +255,5 @@ def make_design(
         incidence_abs_t=incidence_abs.T.tocsr(),
         pair_map_t=pair_map.T.tocsr(),
         cat_stats_t=cat_stats.T.tocsr(),
+        sums=GroupSums(ga, gb, active.size),
     )

@@ -53,8 +53,8 @@ def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndar
     first, second = _group_credit(design, stats)
     # |incidence| sums onto both members, incidence adds to ga and subtracts from gb:
     # credit = first @ Ia + second @ Ib with Ia = (|D| + D) / 2, Ib = (|D| - D) / 2
-    tot = np.asarray((design.incidence_abs_t @ (first + second).T).T)
-    net = np.asarray((design.incidence_t @ (first - second).T).T)
+    tot = design.sums.total(first + second)
+    net = design.sums.signed(first - second)
     return 0.5 * (tot + net), 0.5 * (tot - net)
 
 

@@ -55,6 +55,41 @@ def _pieces(
     return group_terms(design.ties, d, phi, stats, derivs=derivs, value=value, curvature=curvature)
 
 
+#: Largest |theta| (plus |position term|) for which the gradient path factors
+#: exp(-d) into per-model exponentials: exp(+-300) and their products stay finite.
+_EXP_SAFE = 300.0
+
+
+def _half_gradient_terms(design: Design, x: np.ndarray, stats: np.ndarray):
+    """``d ll / d d`` per group for half ties, ``s - n / (1 + exp(-d))``, or None.
+
+    ``exp(-d)`` with ``d = theta_a - theta_b (+ gamma)`` is computed as
+    ``exp(-theta_a) * exp(theta_b) (* exp(-gamma))``: M exponentials instead of
+    G, and the first factor is a run-length expansion (groups are sorted by
+    their first member) instead of a gather.  Within 2 ulp of the direct form.
+    Returns None where that factoring does not apply (Davidson ties, no
+    groups, or ratings so extreme that the factors could overflow).
+    """
+    ma = design.n_active
+    if design.ties != "half" or ma == 0 or design.n_groups == 0:
+        return None
+    theta = x[:, :ma]
+    reach = np.abs(theta).max()
+    if design.position:
+        reach += np.abs(x[:, ma]).max()
+    if not reach <= _EXP_SAFE:
+        return None
+    ea = np.exp(-theta)
+    if design.position:
+        ea *= np.exp(-x[:, ma : ma + 1])
+    e = np.repeat(ea, design.sums.ga_runs, axis=1)
+    e *= np.take(np.exp(theta), design.gb, axis=1)
+    e += 1.0
+    np.divide(stats[:, 1], e, out=e)
+    np.subtract(stats[:, 0], e, out=e)
+    return e
+
+
 def logistic(d: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``expit(d)`` as ``1 / (1 + exp(-d))``: as accurate (exp overflows to inf
     and gives 0 exactly where expit underflows), and 3x faster than
@@ -149,17 +184,21 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     grad_only = order == -1
     if grad_only:
         order = 1
-    ll, der = _pieces(
-        design, x, stats, derivs=order >= 1, value=not grad_only, curvature=order >= 2
-    )
     theta = x[:, :ma]
+    ld = _half_gradient_terms(design, x, stats) if grad_only else None
+    if ld is not None:
+        ll, der = None, (ld, None, None, None, None)
+    else:
+        ll, der = _pieces(
+            design, x, stats, derivs=order >= 1, value=not grad_only, curvature=order >= 2
+        )
     f = None if grad_only else ll.sum(axis=1) - 0.5 * lam * np.einsum("ij,ij->i", theta, theta)
     if order == 0:
         return f, None, None
     ld, hdd, lphi, hpp, hdp = der
     r, p = x.shape
     g = np.empty((r, p))
-    g[:, :ma] = rmul(design.incidence_t, ld) - lam * theta
+    g[:, :ma] = design.sums.signed(ld) - lam * theta
     k = ma
     if design.position:
         g[:, k] = ld.sum(axis=1)
@@ -178,19 +217,19 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     hflat[:, design.pair_i * p + design.pair_j] = -pair_w
     hflat[:, design.pair_j * p + design.pair_i] = -pair_w
     diag = np.arange(ma)
-    h[:, diag, diag] = rmul(design.incidence_abs_t, hdd) + lam
+    h[:, diag, diag] = design.sums.total(hdd) + lam
     if lam == 0.0 and ma > 0:
         scale = h[:, diag, diag].mean(axis=1) / ma
         h[:, :ma, :ma] += scale[:, None, None]
     k = ma
     if design.position:
-        col = rmul(design.incidence_t, hdd)
+        col = design.sums.signed(hdd)
         h[:, :ma, k] = col
         h[:, k, :ma] = col
         h[:, k, k] = hdd.sum(axis=1)
         k += 1
     if design.ties == "davidson":
-        col = rmul(design.incidence_t, hdp)
+        col = design.sums.signed(hdp)
         h[:, :ma, k] = col
         h[:, k, :ma] = col
         h[:, k, k] = hpp.sum(axis=1)
@@ -202,7 +241,7 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
 def hessian_diagonal(design: Design, x: np.ndarray, stats: np.ndarray, lam: float) -> np.ndarray:
     """Diagonal of the negative Hessian (no gauge term), shape (R, P)."""
     _, (_, hdd, _, hpp, _) = _pieces(design, x, stats, derivs=True, value=False)
-    out = [rmul(design.incidence_abs_t, hdd) + lam]
+    out = [design.sums.total(hdd) + lam]
     if design.position:
         out.append(hdd.sum(axis=1, keepdims=True))
     if design.ties == "davidson":
@@ -265,7 +304,7 @@ def category_maps(design: Design, x: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_
 def gradient_scale(design: Design, stats: np.ndarray) -> np.ndarray:
     """Largest per-model total battle weight of each round, at least 1; shape (R,)."""
     tot = stats[:, 1] if design.ties == "half" else stats.sum(axis=1)
-    per_model = rmul(design.incidence_abs_t, tot)
+    per_model = design.sums.total(tot)
     if per_model.shape[1] == 0:
         return np.ones(stats.shape[0])
     return np.maximum(per_model.max(axis=1), 1.0)

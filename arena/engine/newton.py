@@ -149,6 +149,7 @@ def chord(
     diag0: np.ndarray | None = None,
     g0: np.ndarray | None = None,
     diag: np.ndarray | None = None,
+    depth: int = 2,
 ):
     """Fixed-Hessian iterations ``x += S^-1 kinv S^-1 g(x)`` for a batch of rounds.
 
@@ -159,7 +160,9 @@ def chord(
     the curvature); without it, a model with few battles makes the fixed
     iteration contract slowly or diverge.  ``g0`` and ``diag`` (the gradient
     and Hessian diagonal at ``x0``) may be passed in when already known (see
-    :func:`category_maps`).
+    :func:`category_maps`).  ``depth`` > 0 applies Anderson acceleration
+    over that many previous iterates of each round (``0``: plain
+    iterations); it changes only the path, never the stopping rule.
 
     Returns
     -------
@@ -180,18 +183,22 @@ def chord(
             inv_s = np.sqrt(np.where(dr > 0, diag0 / dr, 1.0))
     idx = np.arange(r)
     n_iter = 0
+    accel = _Anderson(depth)
     for _ in range(max_iter):
         done = gnorm[idx] <= gtol[idx]
         converged[idx[done]] = True
         idx, g = idx[~done], g[~done]
+        accel.keep(~done)
         if idx.size == 0:
             break
         n_iter += 1
         if kinv.ndim == 3:
             # one fixed matrix per round
-            trial = x[idx] + np.einsum("rp,rpq->rq", g * inv_s[idx], kinv[idx]) * inv_s[idx]
+            f = np.einsum("rp,rpq->rq", g * inv_s[idx], kinv[idx]) * inv_s[idx]
         else:
-            trial = x[idx] + ((g * inv_s[idx]) @ kinv) * inv_s[idx]
+            f = ((g * inv_s[idx]) @ kinv) * inv_s[idx]
+        xk = x[idx]
+        trial = xk + accel.step(xk, f)
         # stats[idx] would copy all statistics; skip that while no round has left
         st = stats if idx.size == r else stats[idx]
         _, gt, _ = ev(trial, st, lam, order=-1)
@@ -203,6 +210,60 @@ def chord(
         fast = gn <= 0.25 * gnorm[idx]
         gnorm[idx[better]] = gn[better]
         idx, g = idx[fast], gt[fast]
+        accel.keep(fast)
     done = gnorm <= gtol
     converged |= done
     return x, converged, n_iter, gnorm
+
+
+class _Anderson:
+    """Anderson acceleration of the fixed-point map ``x -> x + f(x)`` for a batch of rounds.
+
+    With the differences ``dX`` of the last ``depth`` iterates and ``dF`` of
+    their steps ``f``, the step is ``f - (dX + dF) c`` where ``c`` minimises
+    ``|f - dF c|`` (Walker & Ni 2011, type II).  Near the solution the map is
+    affine, and this is GMRES on it: the chord iteration's fixed linear rate
+    (about 0.15 per step on thin boards, where a round's Hessian differs most
+    from the point fit's) becomes faster, for a few (rounds, depth, P)
+    products.  Histories follow the rounds as they leave the batch (:meth:`keep`).
+    """
+
+    def __init__(self, depth: int):
+        self.depth = int(depth)
+        self.dx: list[np.ndarray] = []
+        self.df: list[np.ndarray] = []
+        self.last: tuple[np.ndarray, np.ndarray] | None = None
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Restrict the histories to the rounds still iterating (``mask`` over the batch)."""
+        if self.last is None or mask.all():
+            return
+        self.dx = [d[mask] for d in self.dx]
+        self.df = [d[mask] for d in self.df]
+        self.last = (self.last[0][mask], self.last[1][mask])
+
+    def step(self, x: np.ndarray, f: np.ndarray) -> np.ndarray:
+        """The accelerated step from iterate ``x`` whose plain step is ``f``."""
+        if self.depth <= 0:
+            return f
+        if self.last is not None:
+            self.dx.append(x - self.last[0])
+            self.df.append(f - self.last[1])
+            if len(self.dx) > self.depth:
+                del self.dx[0], self.df[0]
+        self.last = (x, f)
+        if not self.df:
+            return f
+        dfs = np.stack(self.df, axis=1)  # (R, m, P)
+        a = np.einsum("rip,rjp->rij", dfs, dfs)
+        b = np.einsum("rip,rp->ri", dfs, f)
+        # a small ridge keeps nearly collinear histories solvable
+        ridge = 1e-10 * np.trace(a, axis1=1, axis2=2) + 1e-300
+        a += ridge[:, None, None] * np.eye(a.shape[1])
+        try:
+            c = np.linalg.solve(a, b[..., None])[..., 0]
+        except np.linalg.LinAlgError:
+            return f
+        ok = np.isfinite(c).all(axis=1)
+        c[~ok] = 0.0
+        return f - np.einsum("ri,rip->rp", c, np.stack(self.dx, axis=1) + dfs)

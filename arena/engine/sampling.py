@@ -64,7 +64,7 @@ class PoissonTable:
         Non-negative Poisson means.
     """
 
-    GUIDE_FACTOR = 4
+    GUIDE_FACTOR = 8
 
     def __init__(self, mean: np.ndarray):
         mean = np.asarray(mean, dtype=np.float64)
@@ -104,11 +104,23 @@ class PoissonTable:
         #: total table entries: the build cost, to weigh against rounds x categories
         self.entries = n_cdf
         self.cdf = np.concatenate(cdfs) if cdfs else np.ones(1)
-        self.guide = np.concatenate(guides) if guides else np.zeros(1, np.int64)
+        guide = np.concatenate(guides) if guides else np.zeros(1, np.int64)
+        # A pure guide cell stores its answer as the Poisson count itself, in
+        # float64 (what the callers consume), so the common draw is one lookup
+        # with no conversion; an impure cell stores ~(flat CDF position) < 0.
+        # Integers this small are exact in float64.
+        table_shift = k0 - cdf_off
+        self.guide = guide.astype(np.float64)
+        if guides:
+            # the table that owns each guide entry (tables are laid out by bucket)
+            order = np.argsort(guide_off, kind="stable")
+            owner = order[np.searchsorted(guide_off[order], np.arange(guide.size), "right") - 1]
+            pure = guide >= 0
+            self.guide[pure] += table_shift[owner[pure]]
         # per category: guide resolution, guide offset, flat CDF position -> count
         self.res = resolution[table_of][:, None]
         self.goff = guide_off[table_of][:, None]
-        self.shift = (k0 - cdf_off)[table_of][:, None]
+        self.shift = table_shift[table_of][:, None]
         self.last = (cdf_off + np.take(edges, bucket) - 1)[table_of][:, None]
 
     @staticmethod
@@ -122,11 +134,11 @@ class PoissonTable:
         u = rng.random((self.q, rounds))
         cell = (u * self.res).astype(np.intp)
         cell += self.goff
-        pos = self.guide[cell]
-        flat = pos.reshape(-1)
+        counts = self.guide[cell]  # float64: counts, or ~position where the cell is impure
+        flat = counts.reshape(-1)
         imp = np.flatnonzero(flat < 0)
         if imp.size:
-            start = ~flat[imp]
+            start = ~flat[imp].astype(np.int64)
             uf = u.reshape(-1)[imp]
             # inversion: smallest i with cdf[i] > u, searching up from the guide:
             # a few linear steps settle almost all, bisection the far tails
@@ -149,9 +161,8 @@ class PoissonTable:
                     lo[open_[up]] = mid[up] + 1
                     hi[open_[~up]] = mid[~up]
                 start[act] = lo
-            flat[imp] = start
-        pos += self.shift  # flat table position -> Poisson count
-        return pos.astype(np.float64).T
+            flat[imp] = start + self.shift[imp // rounds, 0]  # flat position -> count
+        return counts.T
 
 
 def _cdf_rows(lam: np.ndarray, k0: np.ndarray, w: int) -> np.ndarray:
