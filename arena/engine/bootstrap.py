@@ -224,29 +224,33 @@ class _Job:
         d = self.design
         r, ma = stats.shape[0], d.n_active
         s, n = stats[:, 0], stats[:, 1]
-        terms = np.empty((4, r, d.n_groups))
-        np.multiply(n, self.c0, out=terms[0])
-        np.multiply(n, self.p0, out=terms[1])
-        np.subtract(s, terms[1], out=terms[1])
-        np.copyto(terms[2], s)
-        np.subtract(n, s, out=terms[3])
+        sums = d.sums
+        # one (R, G) term at a time: a stacked (4, R, G) block would be a fresh
+        # mapping per chunk (page faults on every byte), these reuse the heap
+        term = np.multiply(n, self.c0)
+        diag_a = sums.total(term)
+        np.multiply(n, self.p0, out=term)
+        np.subtract(s, term, out=term)
+        grad_a = sums.signed(term)
+        grad_pos, diag_pos = (term.sum(axis=1), (n * self.c0).sum(axis=1)) if d.position else (0, 0)
+        np.subtract(n, s, out=term)
         if not self.integral:
             # s and n are sums over the same categories; treat round-off as zero
-            terms[3][terms[3] <= 1e-9 * n] = 0.0
-        flat = terms.reshape(4 * r, -1)
-        first = d.sums.first(flat).reshape(4, r, ma)
-        second = d.sums.second(flat).reshape(4, r, ma)
-        credit = first[2] + second[3]  # wins (ties half) as first or second member
-        debit = first[3] + second[2]
+            term[term <= 1e-9 * n] = 0.0
+        # wins (ties half) as first member plus as second member, and losses
+        credit = sums.first(s)
+        credit += sums.second(term)
+        debit = sums.first(term)
+        debit += sums.second(s)
         # battle weight per model: credit + debit, as gradient_scale sums it
         scale = np.maximum((credit + debit).max(axis=1), 1.0)
         g0 = np.zeros((r, d.n_params))
         diag = np.zeros((r, d.n_params))
-        g0[:, :ma] = first[1] - second[1]
-        diag[:, :ma] = first[0] + second[0]
+        g0[:, :ma] = grad_a
+        diag[:, :ma] = diag_a
         if d.position:
-            g0[:, ma] = terms[1].sum(axis=1)
-            diag[:, ma] = terms[0].sum(axis=1)
+            g0[:, ma] = grad_pos
+            diag[:, ma] = diag_pos
         return scale, g0, diag, credit, debit
 
     def run(self, rounds: int, seed: np.random.SeedSequence):

@@ -123,9 +123,13 @@ class Design(ParameterCounts):
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Group statistics ``(R, n_stats, G)`` from category counts ``(R, Q)``."""
         counts = np.atleast_2d(counts)
-        flat = np.asarray(self.cat_stats_t @ counts.T)  # (n_stats * G, R)
-        # C order: every statistic is a contiguous (R, G) block for the solvers
-        return np.ascontiguousarray(flat.T).reshape(counts.shape[0], self.n_stats, self.n_groups)
+        r = counts.shape[0]
+        # C order: every statistic is a contiguous (R, G) block for the solvers;
+        # one mat-vec per round on its own row needs no transposed copies
+        out = np.empty((r, self.n_stats * self.n_groups))
+        for i in range(r):
+            out[i] = self.cat_stats_t @ np.ascontiguousarray(counts[i], dtype=np.float64)
+        return out.reshape(r, self.n_stats, self.n_groups)
 
     def clusters_by_category(self, clusters) -> sp.csr_matrix:
         """Clusters x cells battle counts -> clusters x categories, shape (K', Q).

@@ -46,7 +46,7 @@ class GroupSums:
 
     def first(self, v: np.ndarray) -> np.ndarray:
         """``out[r, i] = sum of v[r, g] over groups with ga[g] == i``, shape (R, M)."""
-        v = np.ascontiguousarray(v)
+        v = np.asarray(v, dtype=np.float64)
         if self.n_groups == 0:
             return np.zeros((v.shape[0], self.n_models))
         out = np.add.reduceat(v, self._starts, axis=1)

@@ -118,10 +118,10 @@ class PoissonTable:
             pure = guide >= 0
             self.guide[pure] += table_shift[owner[pure]]
         # per category: guide resolution, guide offset, flat CDF position -> count
-        self.res = resolution[table_of][:, None]
-        self.goff = guide_off[table_of][:, None]
-        self.shift = table_shift[table_of][:, None]
-        self.last = (cdf_off + np.take(edges, bucket) - 1)[table_of][:, None]
+        self.res = resolution[table_of]
+        self.goff = guide_off[table_of]
+        self.shift = table_shift[table_of]
+        self.last = (cdf_off + np.take(edges, bucket) - 1)[table_of]
 
     @staticmethod
     def build_cost(mean: np.ndarray) -> int:
@@ -130,8 +130,13 @@ class PoissonTable:
         return int(_support(np.unique(mean[mean > 0]))[1].sum())
 
     def sample(self, rng: np.random.Generator, rounds: int) -> np.ndarray:
-        """Draw ``rounds`` vectors; returns float64 array of shape (rounds, Q) (integer values)."""
-        u = rng.random((self.q, rounds))
+        """Draw ``rounds`` vectors; returns a C-ordered float64 array (rounds, Q) of counts.
+
+        Rows are rounds: every pass runs along a whole round with the
+        per-category parameters broadcast as a row (a (Q, rounds) layout
+        would make each inner loop as short as the chunk's rounds).
+        """
+        u = rng.random((rounds, self.q))
         cell = (u * self.res).astype(np.intp)
         cell += self.goff
         counts = self.guide[cell]  # float64: counts, or ~position where the cell is impure
@@ -150,7 +155,7 @@ class PoissonTable:
                 act = act[self.cdf[start[act]] <= uf[act]]
             if act.size:
                 lo = start[act] + 1
-                hi = self.last[imp[act] // rounds, 0]  # cdf[last] == 1 > u always
+                hi = self.last[imp[act] % self.q]  # cdf[last] == 1 > u always
                 ua = uf[act]
                 while True:
                     open_ = np.flatnonzero(lo < hi)
@@ -161,8 +166,8 @@ class PoissonTable:
                     lo[open_[up]] = mid[up] + 1
                     hi[open_[~up]] = mid[~up]
                 start[act] = lo
-            flat[imp] = start + self.shift[imp // rounds, 0]  # flat position -> count
-        return counts.T
+            flat[imp] = start + self.shift[imp % self.q]  # flat position -> count
+        return counts
 
 
 def _cdf_rows(lam: np.ndarray, k0: np.ndarray, w: int) -> np.ndarray:
@@ -249,9 +254,7 @@ def multinomial_rows(
     table: PoissonTable | None = None,
     categorical: CategoricalTable | None = None,
 ) -> np.ndarray:
-    """Draw ``rounds`` independent ``Multinomial(n, p)`` vectors, shape (rounds, Q), float64.
-
-    The Poisson path returns a transposed view of a C-ordered (Q, rounds) array.
+    """Draw ``rounds`` independent ``Multinomial(n, p)`` vectors, C-ordered (rounds, Q), float64.
 
     Parameters
     ----------
@@ -278,30 +281,29 @@ def multinomial_rows(
         return rng.multinomial(n, p, size=rounds).astype(np.float64)
     if method != "poisson":
         raise ValueError(f"unknown sampling method {method!r}")
-    # work in (Q, rounds) layout: the caller's sparse products consume counts.T
     if table is None:
         # few rounds: building tables would cost more than it saves
         mean = poisson_mean(n, p)[:, None]
 
         def draw(k: int) -> np.ndarray:
-            return rng.poisson(mean, size=(q, k)).astype(np.float64)
+            return np.ascontiguousarray(rng.poisson(mean, size=(q, k)).astype(np.float64).T)
     else:
 
         def draw(k: int) -> np.ndarray:
-            return table.sample(rng, k).T
+            return table.sample(rng, k)
 
-    xt = draw(rounds)
-    s = xt.sum(axis=0)  # exact: integer-valued doubles far below 2**53
+    x = draw(rounds)
+    s = x.sum(axis=1)  # exact: integer-valued doubles far below 2**53
     bad = np.flatnonzero(s > n)
     while bad.size:
-        xt[:, bad] = draw(bad.size)
-        s[bad] = xt[:, bad].sum(axis=0)
+        x[bad] = draw(bad.size)
+        s[bad] = x[bad].sum(axis=1)
         bad = bad[s[bad] > n]
     rem = (n - s).astype(np.int64)
     cat = (categorical or CategoricalTable(p)).sample(rng, int(rem.sum()))
     row = np.repeat(np.arange(rounds), rem)
-    np.add.at(xt.reshape(-1), cat * rounds + row, 1.0)
-    return xt.T
+    np.add.at(x.reshape(-1), row * q + cat, 1.0)
+    return x
 
 
 def poisson_mean(n: int, p: np.ndarray) -> np.ndarray:
