@@ -28,6 +28,7 @@ to converge are listed in ``failed_rounds`` and left out of the intervals.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,18 +187,13 @@ class _Job:
         self.table, self.categorical = samplers(self.n_draw, self.p, rounds)
         self.none_idx = np.flatnonzero(d.battles_per_model == 0)
         self.lam0 = point.prior_used
-        # gradient, Hessian diagonal and credit/debit of a round at the point
-        # fit are linear in its category counts: one sparse product each
-        grad_map, curv_map = category_maps(d, point.x)
-        credit_map, debit_map = category_credit_maps(d)
-        self.maps_t = [m.T.tocsr() for m in (grad_map, curv_map, credit_map, debit_map)]
         self.prior_grad = np.zeros(d.n_params)
         self.prior_grad[: d.n_active] = -self.lam0 * point.x[: d.n_active]
         self.prior_diag = np.zeros(d.n_params)
         self.prior_diag[: d.n_active] = self.lam0
-        self.diag0 = d.cat_n @ curv_map + self.prior_diag
-        # half ties: the same start from the round's group statistics (cheaper
-        # than four products over the categories; see _half_start)
+        # half ties: a round's start (gradient, curvature, credit/debit at the
+        # point fit) from its group statistics, see _half_start; otherwise from
+        # its category counts through the linear maps of category_maps
         self.p0 = self.c0 = None
         if d.ties == "half" and d.n_active and d.n_groups:
             lin = point.x[d.ga] - point.x[d.gb]
@@ -207,6 +203,18 @@ class _Job:
             self.c0 = self.p0 * (1.0 - self.p0)
             # integer battle weights: s and n are exact multiples of 1/2
             self.integral = bool(np.all(d.cat_stats.data * 2 == np.round(d.cat_stats.data * 2)))
+            self.diag0 = self._half_start(d.point_stats())[2][0] + self.prior_diag
+        else:
+            self.diag0 = d.cat_n @ self.maps_t[1].T + self.prior_diag
+
+    @functools.cached_property
+    def maps_t(self) -> list[sp.csr_matrix]:
+        """Gradient, Hessian diagonal, credit and debit maps (P, Q) at the point fit:
+        each is linear in a round's category counts, one sparse product each."""
+        d = self.design
+        grad_map, curv_map = category_maps(d, self.point.x)
+        credit_map, debit_map = category_credit_maps(d)
+        return [m.T.tocsr() for m in (grad_map, curv_map, credit_map, debit_map)]
 
     def width(self) -> int:
         d = self.design
