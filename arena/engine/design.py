@@ -107,6 +107,10 @@ class Design(ParameterCounts):
     cat_stats_t: sp.csr_matrix
     #: fast ``v @ incidence`` / ``v @ |incidence|`` for dense (R, G) blocks
     sums: GroupSums
+    #: group of each category, and statistic j of one battle of each category
+    #: (``None`` where that is 1 for every category): ``cat_stats`` by rows
+    cat_group: np.ndarray
+    cat_coef: tuple
 
     @property
     def n_active(self) -> int:
@@ -123,13 +127,17 @@ class Design(ParameterCounts):
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Group statistics ``(R, n_stats, G)`` from category counts ``(R, Q)``."""
         counts = np.atleast_2d(counts)
-        r = counts.shape[0]
-        # C order: every statistic is a contiguous (R, G) block for the solvers;
-        # one mat-vec per round on its own row needs no transposed copies
-        out = np.empty((r, self.n_stats * self.n_groups))
+        r, g = counts.shape[0], self.n_groups
+        # C order: every statistic is a contiguous (R, G) block for the solvers.
+        # Each category feeds one group, so statistic j of a round is one
+        # weighted bincount of its own row (no transposed copies).
+        out = np.empty((r, self.n_stats, g))
         for i in range(r):
-            out[i] = self.cat_stats_t @ np.ascontiguousarray(counts[i], dtype=np.float64)
-        return out.reshape(r, self.n_stats, self.n_groups)
+            row = np.ascontiguousarray(counts[i], dtype=np.float64)
+            for j, coef in enumerate(self.cat_coef):
+                w = row if coef is None else row * coef
+                out[i, j] = np.bincount(self.cat_group, weights=w, minlength=g)
+        return out
 
     def clusters_by_category(self, clusters) -> sp.csr_matrix:
         """Clusters x cells battle counts -> clusters x categories, shape (K', Q).
@@ -260,4 +268,14 @@ def make_design(
         pair_map_t=pair_map.T.tocsr(),
         cat_stats_t=cat_stats.T.tocsr(),
         sums=GroupSums(ga, gb, active.size),
+        cat_group=cg,
+        cat_coef=_coefficients(cat_stats, n_stats, n_groups),
     )
+
+
+def _coefficients(cat_stats: sp.csr_matrix, n_stats: int, n_groups: int) -> tuple:
+    """Per-category value of each statistic (a category has at most one entry per statistic)."""
+    coo = cat_stats.tocoo()
+    coef = np.zeros((n_stats, cat_stats.shape[0]))
+    coef[coo.col // max(n_groups, 1), coo.row] = coo.data
+    return tuple(None if np.all(c == 1.0) else c for c in coef)
