@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import linalg
 
 from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
@@ -174,6 +175,32 @@ def rating_transform(design: Design, anchor: tuple[int, float] | None) -> np.nda
     return t
 
 
+#: Below this reciprocal condition number the information matrix is treated
+#: as singular and inverted by the pseudo-inverse (directions the data cannot
+#: identify get zero variance instead of round-off noise).
+RCOND_MIN = 1e-12
+
+
+def inverse_information(h: np.ndarray) -> np.ndarray:
+    """Inverse of the (gauge-fixed) negative Hessian ``h``, or its pseudo-inverse if singular.
+
+    A Cholesky inverse costs a fifth of the eigendecomposition behind
+    ``np.linalg.pinv`` (0.4 s vs 2 s of CPU at 1,000 models); the condition
+    estimate from the same factor sends nearly singular matrices to ``pinv``.
+    """
+    if h.shape[0] == 0:
+        return np.zeros((0, 0))
+    try:
+        factor, lower = linalg.cho_factor(h, lower=True, check_finite=False)
+        rcond, info = linalg.lapack.dpocon(factor, np.abs(h).sum(axis=0).max(), uplo="L")
+        if info == 0 and rcond >= RCOND_MIN:
+            inv = linalg.cho_solve((factor, lower), np.eye(h.shape[0]), check_finite=False)
+            return 0.5 * (inv + inv.T)
+    except linalg.LinAlgError:
+        pass
+    return np.linalg.pinv(h, hermitian=True)
+
+
 def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
     """Damped Newton to the maximiser, polished, and the inverse information there.
 
@@ -192,7 +219,7 @@ def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
     if gp[0] < gnorm[0]:
         x, gnorm = xp, gp
     f, _, h = model_functions(design)[0](x, stats, lam)
-    hinv = np.linalg.pinv(h[0], hermitian=True) if design.n_params else np.zeros((0, 0))
+    hinv = inverse_information(h[0])
     proj = gauge_projector(design)
     converged = bool(conv[0]) or bool(gnorm[0] <= gtol[0])
     return x, converged, int(iters[0]), float(gnorm[0]), float(f[0]), proj @ hinv @ proj, hinv

@@ -37,11 +37,12 @@ class GroupSums:
         self.n_groups = int(ga.size)
         per_first = np.bincount(ga, minlength=self.n_models)
         self.ga_runs = per_first  # group count per first member: np.repeat expands by it
-        # reduceat needs in-range starts; a model that is no group's first member
-        # gets a dummy start and its sum is zeroed afterwards
+        # segments of the models that are some group's first member: strictly
+        # increasing starts, each run ending where the next begins (reduceat)
         starts = np.concatenate([[0], np.cumsum(per_first)[:-1]]) if self.n_models else per_first
-        self._starts = np.minimum(starts, max(self.n_groups - 1, 0))
-        self._no_first = np.flatnonzero(per_first == 0)
+        self._leads = np.flatnonzero(per_first > 0)
+        self._starts = starts[self._leads]
+        self._all_lead = self._leads.size == self.n_models
         self._gb = np.asarray(gb, dtype=np.intp)
 
     def first(self, v: np.ndarray) -> np.ndarray:
@@ -49,8 +50,11 @@ class GroupSums:
         v = np.asarray(v, dtype=np.float64)
         if self.n_groups == 0:
             return np.zeros((v.shape[0], self.n_models))
-        out = np.add.reduceat(v, self._starts, axis=1)
-        out[:, self._no_first] = 0.0
+        runs = np.add.reduceat(v, self._starts, axis=1)
+        if self._all_lead:
+            return runs
+        out = np.zeros((v.shape[0], self.n_models))
+        out[:, self._leads] = runs
         return out
 
     def second(self, v: np.ndarray) -> np.ndarray:
