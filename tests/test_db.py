@@ -181,7 +181,7 @@ def test_upgrade_0003_keeps_battles_links_and_uniqueness(db_url, tmp_path):
         return battles, links
 
     before = contents()
-    command.upgrade(cfg, "head")
+    command.upgrade(cfg, "0003")
     assert contents() == before and len(before[0]) == 3 and len(before[1]) == 2
     assert "uq_battles_external_id" in {ix["name"] for ix in inspect(engine).get_indexes("battles")}
     with pytest.raises(IntegrityError), engine.begin() as conn:
@@ -193,8 +193,59 @@ def test_upgrade_0003_keeps_battles_links_and_uniqueness(db_url, tmp_path):
         )
     command.downgrade(cfg, "0002")
     assert contents() == before
-    command.upgrade(cfg, "head")
+    command.upgrade(cfg, "0003")
     assert contents() == before
+    engine.dispose()
+
+
+def test_upgrade_0010_moves_external_id_uniqueness_to_battle_keys(db_url):
+    """0009 -> 0010: every stored external id gets its key, the unique index moves
+    from battles to battle_keys (so battles can be partitioned), and back on downgrade."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import IntegrityError
+
+    cfg = alembic_config(db_url)
+    command.upgrade(cfg, "0009")
+    engine = create_db_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO models (id, name, hidden, created_at) VALUES "
+                "(1, 'a', false, '2026-01-01'), (2, 'b', false, '2026-01-01')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO ingest_batches (id, file_name, sha256, format, rows_read, inserted, "
+                "duplicates, excluded, rejected, started_at) VALUES "
+                "(1, 'f', 'x', 'csv', 3, 3, 0, 0, 0, '2026-01-01')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO battles (id, external_id, model_a_id, model_b_id, outcome, weight, "
+                "batch_id) VALUES (1, 'u1', 1, 2, 'a_wins', 1, 1), (2, NULL, 2, 1, 'tie', 1, 1), "
+                "(5, 'u5', 1, 2, 'b_wins', 1, 1)"
+            )
+        )
+    command.upgrade(cfg, "0010")
+    with engine.connect() as conn:
+        keys = conn.execute(text("SELECT external_id, battle_id FROM battle_keys")).all()
+    assert sorted(keys) == [("u1", 1), ("u5", 5)]
+    assert "uq_battles_external_id" not in {
+        i["name"] for i in inspect(engine).get_indexes("battles")
+    }
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(text("INSERT INTO battle_keys (battle_id, external_id) VALUES (9, 'u1')"))
+    command.downgrade(cfg, "0009")
+    assert "battle_keys" not in inspect(engine).get_table_names()
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO battles (id, external_id, model_a_id, model_b_id, outcome, weight, "
+                "batch_id) VALUES (9, 'u1', 1, 2, 'tie', 1, 1)"
+            )
+        )
     engine.dispose()
 
 

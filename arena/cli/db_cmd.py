@@ -117,12 +117,14 @@ def stats_command(app, fmt) -> None:
 @quiet_option
 @click.pass_obj
 def recount_command(app, quiet) -> None:
-    """Rebuild the count table that rebuilds read, from the stored battles.
+    """Make the count table that rebuilds read, and the battle keys, equal to the battles.
 
     Every ingest keeps the count table (battles per board, pair, outcome and
-    weight) current in its own transaction, so this is needed only after
-    battles were changed outside arena (by hand in SQL). One transaction:
-    readers see the old counts until it commits.
+    weight) and the battle keys (external ids) current in its own transaction,
+    so this is needed only after battles were changed outside arena (by hand in
+    SQL). One transaction that writes only the cells that differ: readers see
+    the old counts until it commits. On PostgreSQL a VACUUM (ANALYZE) of both
+    tables follows, so no dead rows are left behind.
 
     \b
     Example:
@@ -131,13 +133,19 @@ def recount_command(app, quiet) -> None:
     """
     from arena.cli.progress import phase_reporter
     from arena.db.session import take_write_lock
-    from arena.ingest.counts import recount
+    from arena.ingest.recount import recount, vacuum_after_recount
 
     say = phase_reporter(quiet=quiet)
     with app.engine().connect() as conn, conn.begin():
         take_write_lock(conn, "recount")
-        rows = recount(conn, progress=say)
-    click.echo(f"count table rebuilt: {rows} rows")
+        done = recount(conn, progress=say)
+    if app.engine().dialect.name == "postgresql":
+        say("recount: VACUUM (ANALYZE) battle_counts, battle_keys")
+        vacuum_after_recount(app.engine())
+    click.echo(
+        f"count table rebuilt: {done.cells} rows, {done.changed} changed; battle keys: "
+        f"{done.keys_dropped} of deleted battles dropped, {done.keys_added} added"
+    )
 
 
 COMMANDS = [db_group]

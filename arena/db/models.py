@@ -132,11 +132,8 @@ class Battle(Base):
             postgresql_where=text("excluded_reason IS NULL"),
             postgresql_include=["id"],
         ),
-        # A unique *index*, not a table constraint: SQLite cannot drop a table
-        # constraint's index, and a bulk ingest drops this one and builds it
-        # again by sorting once (arena.ingest.bulk), far cheaper than millions
-        # of random B-tree inserts.
-        Index("uq_battles_external_id", "external_id", unique=True),
+        # No unique index on external_id: BattleKey holds it (a partitioned table
+        # can have no unique index without its partition key; docs/scale.md).
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True)
@@ -153,6 +150,25 @@ class Battle(Base):
     batch_id: Mapped[int] = mapped_column(ForeignKey("ingest_batches.id"))
     #: Why a well-formed battle is kept but not rated (e.g. ``self_play``); NULL = rated.
     excluded_reason: Mapped[str | None] = mapped_column(String(64))
+
+
+class BattleKey(Base):
+    """External id -> battle: the store-wide de-duplication of battles (migration 0010).
+
+    Ingest writes a battle's key first and skips battles whose key is stored; this
+    table, not ``battles``, holds the unique index, so ``battles`` can be partitioned
+    by time (``docs/scale.md``), which also leaves it no unique ``id`` to reference.
+    """
+
+    __tablename__ = "battle_keys"
+    __table_args__ = (
+        # an index, not a constraint: a bulk ingest drops and re-sorts it (SQLite can't a constraint's)
+        Index("uq_battle_keys_external_id", "external_id", unique=True),
+    )
+
+    #: SQLite: the rowid, so a chunk's keys are one range scan away
+    battle_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
+    external_id: Mapped[str] = mapped_column(String(255))
 
 
 class Category(Base):

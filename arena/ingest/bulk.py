@@ -1,8 +1,8 @@
 """Bulk loads: write a large file with the secondary indexes dropped, then build them.
 
 A file that will add at least ``BULK_RATIO`` x the stored battles (and
-``BULK_MIN_ROWS`` or more) goes in with the external-id and aggregation
-indexes dropped; before the commit each is built again by one sort.  At 10M
+``BULK_MIN_ROWS`` or more) goes in with the external-id index (of
+``battle_keys``) and the aggregation index dropped; before the commit each is built again by one sort.  At 10M
 rows, random B-tree inserts cost about three times the sorts.  Building the
 unique index also finds any id stored twice at once: :class:`BulkConflict`
 tells the loader to roll the attempt back and redo the file row by row, which
@@ -17,13 +17,13 @@ from sqlalchemy import Connection, ForeignKeyConstraint
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.schema import AddConstraint, CreateIndex, DropConstraint
 
-from arena.db.models import Battle, BattleCategory
+from arena.db.models import Battle, BattleCategory, BattleKey
 
 #: Bulk mode: at least this many new rows, and at least BULK_RATIO x the stored battles.
 BULK_MIN_ROWS = 100_000
 BULK_RATIO = 0.5
 #: The secondary indexes a bulk load drops and builds again (unique one first).
-BULK_INDEXES = ("uq_battles_external_id", "ix_battles_pair_outcome")
+BULK_INDEXES = ("uq_battle_keys_external_id", "ix_battles_pair_outcome")
 #: SQLite page cache of a bulk load (KiB): appending needs little, and SQLite
 #: sizes the index builds' sort buffers from it, so it bounds their memory.
 SQLITE_SORT_CACHE_KIB = 65_536
@@ -37,30 +37,43 @@ def wants_bulk(expected_rows: float, stored_rows: int) -> bool:
     return expected_rows >= BULK_MIN_ROWS and expected_rows >= BULK_RATIO * stored_rows
 
 
-def _foreign_keys() -> list[ForeignKeyConstraint]:
-    """The foreign keys of the tables a load writes, as the schema names them."""
-    return [
+def _foreign_keys(conn: Connection) -> list[ForeignKeyConstraint]:
+    """The foreign keys of the tables a load writes, as the schema names them, that
+    the database has (a battles table partitioned by time has no unique ``id``, so
+    ``battle_categories`` cannot reference it: docs/scale.md)."""
+    schema = [
         *Battle.__table__.foreign_key_constraints,
         *BattleCategory.__table__.foreign_key_constraints,
     ]
+    have = set(
+        conn.exec_driver_sql(
+            "SELECT conname FROM pg_constraint WHERE contype = 'f' "
+            "AND connamespace = current_schema()::regnamespace"
+        ).scalars()
+    )
+    return [fk for fk in schema if fk.name in have]
 
 
-def drop_indexes(conn: Connection, *, foreign_keys: bool) -> None:
-    """Drop the secondary indexes (and, PostgreSQL only, if asked, the foreign keys)."""
+def drop_indexes(conn: Connection, *, foreign_keys: bool) -> list[ForeignKeyConstraint]:
+    """Drop the secondary indexes (and, PostgreSQL only, if asked, the foreign keys);
+    returns the foreign keys dropped, for :func:`build_indexes`."""
     for name in BULK_INDEXES:
         conn.exec_driver_sql(f"DROP INDEX {name}")
+    dropped = []
     if foreign_keys:
         # PostgreSQL checks a foreign key by a trigger per row (~15 us); adding the
         # constraint again validates all rows in one join.  Only the tables' owner
         # is needed for this, no superuser.
-        for fk in _foreign_keys():
+        dropped = _foreign_keys(conn)
+        for fk in dropped:
             conn.execute(DropConstraint(fk))
     if conn.dialect.name == "sqlite":
         # appending rows needs no big cache (it was for random index inserts)
         conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
+    return dropped
 
 
-def build_indexes(conn: Connection, *, foreign_keys: bool) -> None:
+def build_indexes(conn: Connection, *, foreign_keys: list[ForeignKeyConstraint]) -> None:
     """Build the dropped indexes (and foreign keys) exactly as the schema defines them.
 
     Raises BulkConflict when the unique index meets an id stored twice.
@@ -69,12 +82,11 @@ def build_indexes(conn: Connection, *, foreign_keys: bool) -> None:
         conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '256MB'")
     else:
         conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
-    for index in Battle.__table__.indexes:
+    for index in (*BattleKey.__table__.indexes, *Battle.__table__.indexes):
         if index.name in BULK_INDEXES:
             try:
                 conn.execute(CreateIndex(index))
             except IntegrityError:
                 raise BulkConflict(index.name) from None
-    if foreign_keys:
-        for fk in _foreign_keys():
-            conn.execute(AddConstraint(fk))
+    for fk in foreign_keys:
+        conn.execute(AddConstraint(fk))

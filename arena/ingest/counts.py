@@ -12,8 +12,8 @@ grows with the number of pairs, not with the battles.  It is kept exact:
   engines).  Where the counts cannot be packed (ids beyond 2**24, thousands
   of distinct weights) it aggregates the new rows in SQL instead
   (:func:`add_battles`): slower, equally exact;
-* ``arena db recount`` (:func:`recount`) rebuilds it from the battles in one
-  transaction, e.g. after battles were changed by hand in SQL.
+* ``arena db recount`` (:func:`arena.ingest.recount.recount`) makes it equal
+  to the battles again in one transaction, after battles were changed by hand.
 
 Ingest is the only code in arena that writes ``battles`` or
 ``battle_categories`` (hiding a model, retention and audits change neither;
@@ -25,14 +25,14 @@ exclusions, cluster keys); those rebuilds read the battles, and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import repeat
 
 import numpy as np
-from sqlalchemy import Connection, and_, delete, func, literal, select
+from sqlalchemy import Connection, and_, func, literal, select
 
 from arena.db.models import ALL_BATTLES, Battle, BattleCategory, BattleCount, Category
-from arena.ingest.dialects import dialect_insert, hold_battle_ids
+from arena.ingest.dialects import dialect_insert
 
 _CELL = (Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight)
 _COLUMNS = ["category_id", "model_a_id", "model_b_id", "outcome", "weight", "rated", "n"]
@@ -202,17 +202,3 @@ class CountAccumulator:
         rows = self.rows()
         if rows:
             merge(rows)
-
-
-def recount(conn: Connection, progress: Callable[[str], None] | None = None) -> int:
-    """Rebuild the count table from the battles in the caller's transaction; returns its rows."""
-    say = progress or (lambda _msg: None)
-    if conn.dialect.name == "postgresql":
-        # no ingest between the DELETE and the INSERT (SQLite: the caller's write lock)
-        hold_battle_ids(conn, "an ingest")
-    say("recount: clearing the count table")
-    conn.execute(delete(BattleCount))
-    for kind, query in zip(("all battles", "categories"), _aggregates([], None), strict=True):
-        say(f"recount: counting {kind}")
-        conn.execute(BattleCount.__table__.insert().from_select(_COLUMNS, query))
-    return conn.execute(select(func.count()).select_from(BattleCount)).scalar_one()

@@ -6,8 +6,10 @@ same methods on either:
 
 * ``reserve_ids`` -- a block of battle ids (SQLite: counted here under the
   write lock; PostgreSQL: one ``setval`` on the sequence under an advisory lock);
-* ``insert`` -- battle rows, skipping stored external ids when asked
-  (SQLite: ``executemany``; PostgreSQL: ``COPY``, staged on a conflict);
+* ``insert`` -- battle rows and their keys (``battle_keys``: external id ->
+  battle id, the store-wide de-duplication), keys first: a battle whose key is
+  stored already is skipped (SQLite: ``executemany``; PostgreSQL: ``COPY``,
+  keys staged on a conflict);
 * ``rows`` -- plain rows into a table that cannot conflict;
 * ``existing`` -- the stored battles of some external ids;
 * ``merge_counts`` -- add an ingest's counts to ``battle_counts`` (an upsert);
@@ -32,10 +34,17 @@ _ID_LOCK = 0x6172656E61
 _COUNT_KEY = "category_id, model_a_id, model_b_id, outcome, weight, rated"
 _COUNT_MERGE = f"ON CONFLICT ({_COUNT_KEY}) DO UPDATE SET n = battle_counts.n + excluded.n"
 _LOOKUP_SELECT = (
-    "SELECT b.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
-    "b.source FROM battles b JOIN models ma ON ma.id = b.model_a_id "
-    "JOIN models mb ON mb.id = b.model_b_id WHERE b.external_id "
+    "SELECT k.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
+    "b.source FROM battle_keys k JOIN battles b ON b.id = k.battle_id "
+    "JOIN models ma ON ma.id = b.model_a_id JOIN models mb ON mb.id = b.model_b_id "
+    "WHERE k.external_id "
 )
+_KEY_COLUMNS = ("battle_id", "external_id")
+
+
+def _without(rows: Iterable[tuple], skipped: set[int]) -> list[tuple]:
+    """Battle rows (id first) whose id is not in ``skipped``."""
+    return [row for row in rows if row[0] not in skipped]
 
 
 class SqliteRows:
@@ -51,7 +60,10 @@ class SqliteRows:
         self.conn = conn
         self.batch_id = batch_id
         self.source = source
-        self.first_id = self._next_id = next_id
+        # beyond every key too: keys of battles deleted by hand (until `arena db
+        # recount` drops them) must not meet a new battle id
+        top_key = conn.exec_driver_sql("SELECT max(battle_id) FROM battle_keys").scalar()
+        self.first_id = self._next_id = max(next_id, (top_key or 0) + 1)
         # Index maintenance is the cost of a large ingest: give it more cache.
         conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INGEST_CACHE_KIB}")
 
@@ -96,10 +108,16 @@ class SqliteRows:
         rows: Iterable[tuple],
         ids: list[int],
         *,
+        keys: list[tuple[int, str]] | None,
         may_conflict: bool,
         copy_text: str | None = None,
     ) -> set[int] | None:
-        """Insert battle rows; the ids actually inserted, or None when all were."""
+        """Insert battle rows (id first) and their ``keys`` (battle id, external id);
+        the ids actually inserted, or None when all were.  With ``may_conflict``, a
+        battle whose external id is stored already is skipped."""
+        skipped = self._insert_keys(keys, ids, may_conflict=may_conflict) if keys else None
+        if skipped:
+            rows = _without(rows, skipped)
         # The batch and source are the same on every row: SQL literals, not
         # parameters (sqlite3 binds each parameter of each row separately).
         bound = list(names)
@@ -108,20 +126,31 @@ class SqliteRows:
             literals["source"] = self._literal(self.source)
         columns = ", ".join([*bound, *literals])
         marks = ", ".join(["?"] * len(bound) + list(literals.values()))
+        cursor = self.conn.connection.cursor()
+        try:
+            cursor.executemany(f"INSERT INTO battles ({columns}) VALUES ({marks})", rows)
+        finally:
+            cursor.close()
+        return set(ids) - skipped if skipped else None
+
+    def _insert_keys(self, keys, ids: list[int], *, may_conflict: bool) -> set[int]:
+        """Write the keys; the battle ids whose external id was stored already."""
         conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
         cursor = self.conn.connection.cursor()
         try:
-            cursor.executemany(f"INSERT INTO battles ({columns}) VALUES ({marks}){conflict}", rows)
+            cursor.executemany(
+                "INSERT INTO battle_keys (battle_id, external_id) VALUES (?, ?)" + conflict, keys
+            )
             count = cursor.rowcount
         finally:
             cursor.close()
-        if not may_conflict or count == len(ids):
-            return None
-        # Ids of one chunk are consecutive here: a rowid range scan finds the survivors.
+        if not may_conflict or count == len(keys):
+            return set()
+        # A chunk's ids are consecutive and battle_id is the rowid: one range scan.
         got = self.conn.exec_driver_sql(
-            "SELECT id FROM battles WHERE id BETWEEN ? AND ?", (ids[0], ids[-1])
+            "SELECT battle_id FROM battle_keys WHERE battle_id BETWEEN ? AND ?", (ids[0], ids[-1])
         )
-        return {r[0] for r in got}
+        return {k[0] for k in keys}.difference(r[0] for r in got)
 
     def _literal(self, value: int | str) -> str:
         """``value`` as an SQL literal, quoted by the dialect's own compiler."""
@@ -247,55 +276,68 @@ class PostgresRows:
         rows: Iterable[tuple],
         ids: list[int],
         *,
+        keys: list[tuple[int, str]] | None,
         may_conflict: bool,
         copy_text: str | None = None,
     ) -> set[int] | None:
-        """Insert battle rows; the ids actually inserted, or None when all were.
+        """Insert battle rows (id first) and their ``keys`` (battle id, external id);
+        the ids actually inserted, or None when all were.  With ``may_conflict``, a
+        battle whose external id is stored already is skipped.
 
         ``copy_text``: the same rows already rendered by :meth:`copy_text`
         (batch and source included), used instead of ``rows``.
         """
+        skipped = self._insert_keys(keys, may_conflict=may_conflict) if keys else None
         names = [*names, "batch_id"] + (["source"] if self.source is not None else [])
         tail = (self.batch_id,) if self.source is None else (self.batch_id, self.source)
-        rows = copy_text if copy_text is not None else (row + tail for row in rows)
-        columns = ", ".join(names)
+        if skipped and copy_text is not None:
+            # one line per battle, in id order
+            copy_text = "".join(
+                line + "\n"
+                for line, battle_id in zip(copy_text.split("\n"), ids, strict=False)
+                if battle_id not in skipped
+            )
+        elif skipped:
+            rows = _without(rows, skipped)
+        data = copy_text if copy_text is not None else (row + tail for row in rows)
+        self._copy("battles", names, data)
+        return set(ids) - skipped if skipped else None
+
+    def _insert_keys(self, keys: list[tuple[int, str]], *, may_conflict: bool) -> set[int]:
+        """Write the keys; the battle ids whose external id was stored already."""
+        text = _copy_lines(keys)
         if not may_conflict:
-            self._copy("battles", names, rows)
-            return None
+            self._copy("battle_keys", _KEY_COLUMNS, text)
+            return set()
         from psycopg.errors import UniqueViolation  # PostgreSQL driver: only on this path
 
-        if not isinstance(rows, str):
-            rows = list(rows)
         if not self._conflicts_seen:
             # New data is the common case: COPY straight into the table, and only
-            # if an id turns out to be stored already, undo the chunk and stage it.
+            # if a key turns out to be stored already, undo the chunk's keys and stage them.
             self.conn.exec_driver_sql("SAVEPOINT arena_chunk")
             try:
-                self._copy("battles", names, rows)
+                self._copy("battle_keys", _KEY_COLUMNS, text)
             except UniqueViolation:
                 self.conn.exec_driver_sql("ROLLBACK TO SAVEPOINT arena_chunk")
                 self._conflicts_seen = True
             else:
                 self.conn.exec_driver_sql("RELEASE SAVEPOINT arena_chunk")
-                return None
-        # COPY cannot skip conflicts: stage the chunk, then insert what is new.
+                return set()
+        # COPY cannot skip conflicts: stage the keys, then insert what is new (in id
+        # order, so the first of two rows of a file with one id is the one stored).
         self.conn.exec_driver_sql(
-            "CREATE TEMP TABLE IF NOT EXISTS arena_ingest_stage "
-            "(LIKE battles INCLUDING DEFAULTS) ON COMMIT DROP"
+            "CREATE TEMP TABLE IF NOT EXISTS arena_key_stage "
+            "(battle_id BIGINT, external_id VARCHAR(255)) ON COMMIT DROP"
         )
-        self._copy("arena_ingest_stage", names, rows)
-        result = self.conn.exec_driver_sql(
-            f"INSERT INTO battles ({columns}) SELECT {columns} FROM arena_ingest_stage "
-            "ON CONFLICT (external_id) DO NOTHING"
+        self._copy("arena_key_stage", _KEY_COLUMNS, text)
+        got = self.conn.exec_driver_sql(
+            "INSERT INTO battle_keys (battle_id, external_id) SELECT battle_id, external_id "
+            "FROM arena_key_stage ORDER BY battle_id ON CONFLICT (external_id) DO NOTHING "
+            "RETURNING battle_id"
         )
-        inserted = None
-        if result.rowcount != len(ids):
-            got = self.conn.exec_driver_sql(
-                "SELECT s.id FROM arena_ingest_stage s JOIN battles b ON b.id = s.id"
-            )
-            inserted = {r[0] for r in got}
-        self.conn.exec_driver_sql("TRUNCATE arena_ingest_stage")
-        return inserted
+        skipped = {k[0] for k in keys}.difference(r[0] for r in got)
+        self.conn.exec_driver_sql("TRUNCATE arena_key_stage")
+        return skipped
 
     def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
         copy_rows(self.conn, table, columns, rows)
@@ -353,6 +395,14 @@ def write_numbers(
         cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
     finally:
         cursor.close()
+
+
+def _copy_lines(keys: list[tuple[int, str]]) -> str | list[tuple[int, str]]:
+    """Keys in COPY text format, joined at C speed; as rows if an id needs escaping."""
+    ext = [k[1] for k in keys]
+    if _COPY_SPECIAL.search("\x00".join(ext)):
+        return keys
+    return "\n".join(map("\t".join, zip(map(str, (k[0] for k in keys)), ext, strict=True))) + "\n"
 
 
 def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:

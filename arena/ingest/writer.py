@@ -4,7 +4,7 @@ Rows go in through the DBAPI's bulk paths (``executemany`` on SQLite, ``COPY`` o
 PostgreSQL; :mod:`arena.ingest.dialects` holds what differs) via SQLAlchemy's
 connection, because ORM objects cost ~10x more per row. Battle ids are assigned here so that category links can be written in the
 same pass; on SQLite the writer holds the write lock from its first statement.
-(About 420 lines: one chunk's writes of battles, models, categories, style
+(About 430 lines: one chunk's writes of battles, models, categories, style
 features and count-table cells belong to one transaction and share the id
 bookkeeping; what differs between SQLite and PostgreSQL is in dialects.py.)
 """
@@ -95,6 +95,7 @@ class BattleWriter:
         #: foreign keys checked row by row (PostgreSQL role that may not defer them):
         #: a bulk load drops and re-adds them
         self._fk_per_row = self.rows.fk_per_row
+        self._fks_dropped: list = []
         #: the stored battles per board and cell, for the count table (arena.ingest.counts)
         self.counts = CountAccumulator()
 
@@ -103,14 +104,14 @@ class BattleWriter:
         """Decide, before the first row, whether this ingest loads in bulk; returns the decision."""
         self.bulk = wants_bulk(expected_rows, self._next_id - 1)
         if self.bulk:
-            drop_indexes(self.conn, foreign_keys=self._fk_per_row)
+            self._fks_dropped = drop_indexes(self.conn, foreign_keys=self._fk_per_row)
         return self.bulk
 
     def finish(self) -> None:
         """Build the indexes a bulk load dropped, verify references (see check_references),
         and add the stored battles to the count table (:mod:`arena.ingest.counts`)."""
         if self.bulk:
-            build_indexes(self.conn, foreign_keys=self._fk_per_row)
+            build_indexes(self.conn, foreign_keys=self._fks_dropped)
         self.check_references()
         self.counts.flush(
             self.conn,
@@ -193,7 +194,7 @@ class BattleWriter:
     def write(self, chunk: Sequence[ParsedBattle]) -> ChunkResult:
         """Insert one chunk; rows whose external id is already stored are skipped.
 
-        The unique index on ``external_id`` decides (``ON CONFLICT DO NOTHING``),
+        The unique index of ``battle_keys`` decides (``ON CONFLICT DO NOTHING``),
         so there is no lookup per row; only the few skipped rows are looked up
         afterwards, to tell a re-ingested battle (a duplicate) from an id that
         this very file repeats (a rejected row).
@@ -230,7 +231,12 @@ class BattleWriter:
                 row = row + (more if len(optional) > 1 else (more,))
             rows.append(row)
         has_ext = "external_id" in optional
-        inserted = self._insert(columns, rows, ids, may_conflict=has_ext and not self.bulk)
+        keys = (
+            [(i, b.external_id) for i, b in zip(ids, chunk, strict=True) if b.external_id]
+            if has_ext
+            else None
+        )
+        inserted = self._insert(columns, rows, ids, keys, may_conflict=has_ext and not self.bulk)
 
         repeated: list[tuple[int, str]] = []
         duplicates = 0
@@ -344,6 +350,7 @@ class BattleWriter:
             columns,
             zip(*cols, strict=True),
             ids,
+            None if block.external_id is None else list(zip(ids, block.external_id, strict=True)),
             may_conflict=block.external_id is not None and not self.bulk,
             copy_text=copy_text,
         )
@@ -387,7 +394,7 @@ class BattleWriter:
         positions: list[int],
         content: list[tuple[str, str, str, float]],
     ) -> tuple[list[tuple[int, str]], int]:
-        """Rows the unique index skipped: an id stored by an earlier batch with the same
+        """Rows whose key was stored already: an id stored by an earlier batch with the same
         content is a duplicate; with other content (models, outcome, weight or source)
         it is a conflict, and one stored by this batch means the file repeats it --
         both rejected rows."""
@@ -398,9 +405,9 @@ class BattleWriter:
         duplicates = 0
         for pos, ext, row in zip(positions, exts, content, strict=True):
             have = stored.get(ext)
-            if have is None:  # cannot happen: the index skipped it for a stored id
-                raise RuntimeError(f"external id {ext!r} skipped but not stored (a bug)")
-            if have.batch_id == self.batch_id:
+            if have is None:  # its key is stored, its battle is not: deleted by hand
+                repeated.append((pos, f"{ext!r} is the key of a deleted battle (arena db recount)"))
+            elif have.batch_id == self.batch_id:
                 repeated.append((pos, f"{ext!r} appears twice in this file"))
             elif (*row, self.source) != have.content:
                 repeated.append((pos, _conflict(ext, have, (*row, self.source))))
@@ -416,7 +423,9 @@ class BattleWriter:
         if rows:
             self.rows.rows(table, columns, rows)
 
-    def _insert(self, names, rows, ids, *, may_conflict: bool, copy_text=None):
-        """Battle rows (see ``insert`` of :mod:`arena.ingest.dialects`): the ids
-        actually inserted, or None when all were."""
-        return self.rows.insert(names, rows, ids, may_conflict=may_conflict, copy_text=copy_text)
+    def _insert(self, names, rows, ids, keys, *, may_conflict: bool, copy_text=None):
+        """Battle rows and their keys (see ``insert`` of :mod:`arena.ingest.dialects`):
+        the ids actually inserted, or None when all were."""
+        return self.rows.insert(
+            names, rows, ids, keys=keys, may_conflict=may_conflict, copy_text=copy_text
+        )
