@@ -34,7 +34,7 @@ from arena.db.session import open_engine
 OUTCOMES = ("a_wins", "b_wins", "tie")
 BLOCK = 1_000_000
 #: the indexes a bulk load drops (arena.ingest.bulk.BULK_INDEXES), built after the last step
-INDEXES = ("uq_battle_keys_external_id", "ix_battles_pair_outcome")
+INDEXES = ("ix_battles_pair_outcome",)
 
 
 def setup(url: str, models: int) -> None:
@@ -90,13 +90,13 @@ def load(url: str, start: int, stop: int, models: int, seed: int) -> float:
 def build_indexes(url: str) -> float:
     from sqlalchemy.schema import CreateIndex
 
-    from arena.db.models import Battle, BattleKey
+    from arena.db.models import Battle
 
     engine = open_engine(url)
     t0 = time.perf_counter()
     with engine.begin() as conn:
         conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '256MB'")
-        for index in (*BattleKey.__table__.indexes, *Battle.__table__.indexes):
+        for index in Battle.__table__.indexes:
             if index.name in INDEXES:
                 conn.execute(CreateIndex(index))
     engine.dispose()

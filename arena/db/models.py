@@ -161,14 +161,11 @@ class BattleKey(Base):
     """
 
     __tablename__ = "battle_keys"
-    __table_args__ = (
-        # an index, not a constraint: a bulk ingest drops and re-sorts it (SQLite can't a constraint's)
-        Index("uq_battle_keys_external_id", "external_id", unique=True),
-    )
+    # One B-tree keyed by the external id: what the unique index on battles was.
+    __table_args__ = {"sqlite_with_rowid": False}
 
-    #: SQLite: the rowid, so a chunk's keys are one range scan away
-    battle_id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=False)
-    external_id: Mapped[str] = mapped_column(String(255))
+    external_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    battle_id: Mapped[int] = mapped_column(BigId)
 
 
 class Category(Base):

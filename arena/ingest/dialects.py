@@ -39,7 +39,7 @@ _LOOKUP_SELECT = (
     "JOIN models ma ON ma.id = b.model_a_id JOIN models mb ON mb.id = b.model_b_id "
     "WHERE k.external_id "
 )
-_KEY_COLUMNS = ("battle_id", "external_id")
+_KEY_COLUMNS = ("external_id", "battle_id")
 
 
 def _without(rows: Iterable[tuple], skipped: set[int]) -> list[tuple]:
@@ -60,10 +60,7 @@ class SqliteRows:
         self.conn = conn
         self.batch_id = batch_id
         self.source = source
-        # beyond every key too: keys of battles deleted by hand (until `arena db
-        # recount` drops them) must not meet a new battle id
-        top_key = conn.exec_driver_sql("SELECT max(battle_id) FROM battle_keys").scalar()
-        self.first_id = self._next_id = max(next_id, (top_key or 0) + 1)
+        self.first_id = self._next_id = next_id
         # Index maintenance is the cost of a large ingest: give it more cache.
         conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_INGEST_CACHE_KIB}")
 
@@ -108,14 +105,14 @@ class SqliteRows:
         rows: Iterable[tuple],
         ids: list[int],
         *,
-        keys: list[tuple[int, str]] | None,
+        keys: list[tuple[str, int]] | None,
         may_conflict: bool,
         copy_text: str | None = None,
     ) -> set[int] | None:
-        """Insert battle rows (id first) and their ``keys`` (battle id, external id);
+        """Insert battle rows (id first) and their ``keys`` (external id, battle id);
         the ids actually inserted, or None when all were.  With ``may_conflict``, a
         battle whose external id is stored already is skipped."""
-        skipped = self._insert_keys(keys, ids, may_conflict=may_conflict) if keys else None
+        skipped = self._insert_keys(keys, may_conflict=may_conflict) if keys else None
         if skipped:
             rows = _without(rows, skipped)
         # The batch and source are the same on every row: SQL literals, not
@@ -133,24 +130,32 @@ class SqliteRows:
             cursor.close()
         return set(ids) - skipped if skipped else None
 
-    def _insert_keys(self, keys, ids: list[int], *, may_conflict: bool) -> set[int]:
+    def _insert_keys(self, keys: list[tuple[str, int]], *, may_conflict: bool) -> set[int]:
         """Write the keys; the battle ids whose external id was stored already."""
         conflict = " ON CONFLICT (external_id) DO NOTHING" if may_conflict else ""
         cursor = self.conn.connection.cursor()
         try:
             cursor.executemany(
-                "INSERT INTO battle_keys (battle_id, external_id) VALUES (?, ?)" + conflict, keys
+                "INSERT INTO battle_keys (external_id, battle_id) VALUES (?, ?)" + conflict, keys
             )
             count = cursor.rowcount
         finally:
             cursor.close()
         if not may_conflict or count == len(keys):
             return set()
-        # A chunk's ids are consecutive and battle_id is the rowid: one range scan.
-        got = self.conn.exec_driver_sql(
-            "SELECT battle_id FROM battle_keys WHERE battle_id BETWEEN ? AND ?", (ids[0], ids[-1])
-        )
-        return {k[0] for k in keys}.difference(r[0] for r in got)
+        # which keys are this chunk's: looked up by key (only when some were stored)
+        mine = set()
+        for start in range(0, len(keys), 5000):
+            part = [k[0] for k in keys[start : start + 5000]]
+            mine.update(
+                r[0]
+                for r in self.conn.exec_driver_sql(
+                    "SELECT battle_id FROM battle_keys WHERE external_id IN "
+                    f"({','.join('?' * len(part))})",
+                    tuple(part),
+                )
+            )
+        return {k[1] for k in keys} - mine
 
     def _literal(self, value: int | str) -> str:
         """``value`` as an SQL literal, quoted by the dialect's own compiler."""
@@ -276,11 +281,11 @@ class PostgresRows:
         rows: Iterable[tuple],
         ids: list[int],
         *,
-        keys: list[tuple[int, str]] | None,
+        keys: list[tuple[str, int]] | None,
         may_conflict: bool,
         copy_text: str | None = None,
     ) -> set[int] | None:
-        """Insert battle rows (id first) and their ``keys`` (battle id, external id);
+        """Insert battle rows (id first) and their ``keys`` (external id, battle id);
         the ids actually inserted, or None when all were.  With ``may_conflict``, a
         battle whose external id is stored already is skipped.
 
@@ -303,7 +308,7 @@ class PostgresRows:
         self._copy("battles", names, data)
         return set(ids) - skipped if skipped else None
 
-    def _insert_keys(self, keys: list[tuple[int, str]], *, may_conflict: bool) -> set[int]:
+    def _insert_keys(self, keys: list[tuple[str, int]], *, may_conflict: bool) -> set[int]:
         """Write the keys; the battle ids whose external id was stored already."""
         text = _copy_lines(keys)
         if not may_conflict:
@@ -327,15 +332,15 @@ class PostgresRows:
         # order, so the first of two rows of a file with one id is the one stored).
         self.conn.exec_driver_sql(
             "CREATE TEMP TABLE IF NOT EXISTS arena_key_stage "
-            "(battle_id BIGINT, external_id VARCHAR(255)) ON COMMIT DROP"
+            "(external_id VARCHAR(255), battle_id BIGINT) ON COMMIT DROP"
         )
         self._copy("arena_key_stage", _KEY_COLUMNS, text)
         got = self.conn.exec_driver_sql(
-            "INSERT INTO battle_keys (battle_id, external_id) SELECT battle_id, external_id "
+            "INSERT INTO battle_keys (external_id, battle_id) SELECT external_id, battle_id "
             "FROM arena_key_stage ORDER BY battle_id ON CONFLICT (external_id) DO NOTHING "
             "RETURNING battle_id"
         )
-        skipped = {k[0] for k in keys}.difference(r[0] for r in got)
+        skipped = {k[1] for k in keys}.difference(r[0] for r in got)
         self.conn.exec_driver_sql("TRUNCATE arena_key_stage")
         return skipped
 
@@ -397,12 +402,12 @@ def write_numbers(
         cursor.close()
 
 
-def _copy_lines(keys: list[tuple[int, str]]) -> str | list[tuple[int, str]]:
+def _copy_lines(keys: list[tuple[str, int]]) -> str | list[tuple[str, int]]:
     """Keys in COPY text format, joined at C speed; as rows if an id needs escaping."""
-    ext = [k[1] for k in keys]
+    ext = [k[0] for k in keys]
     if _COPY_SPECIAL.search("\x00".join(ext)):
         return keys
-    return "\n".join(map("\t".join, zip(map(str, (k[0] for k in keys)), ext, strict=True))) + "\n"
+    return "\n".join(map("\t".join, zip(ext, map(str, (k[1] for k in keys)), strict=True))) + "\n"
 
 
 def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:

@@ -104,15 +104,17 @@ def recount(conn: Connection, progress: Callable[[str], None] | None = None) -> 
     ).rowcount
     _STAGE.drop(conn)
     say("recount: checking battle keys")
+    # a key is right if its battle is stored with that external id (SQLite may give
+    # the id of a battle deleted by hand to a new one)
     dropped = conn.exec_driver_sql(
-        "DELETE FROM battle_keys WHERE NOT EXISTS "
-        "(SELECT 1 FROM battles b WHERE b.id = battle_keys.battle_id)"
+        "DELETE FROM battle_keys WHERE NOT EXISTS (SELECT 1 FROM battles b "
+        "WHERE b.id = battle_keys.battle_id AND b.external_id = battle_keys.external_id)"
     ).rowcount
-    added = conn.exec_driver_sql(
-        "INSERT INTO battle_keys (battle_id, external_id) SELECT b.id, b.external_id "
+    added = conn.exec_driver_sql(  # two battles by hand with one external id: the first
+        "INSERT INTO battle_keys (external_id, battle_id) SELECT b.external_id, min(b.id) "
         "FROM battles b WHERE b.external_id IS NOT NULL AND NOT EXISTS "
-        "(SELECT 1 FROM battle_keys k WHERE k.battle_id = b.id) "
-        "ON CONFLICT (external_id) DO NOTHING"  # two battles by hand with one id: the first
+        "(SELECT 1 FROM battle_keys k WHERE k.external_id = b.external_id) "
+        "GROUP BY b.external_id"
     ).rowcount
     cells = conn.execute(select(func.count()).select_from(BattleCount)).scalar_one()
     return Recount(cells, changed, dropped, added)

@@ -111,7 +111,12 @@ class BattleWriter:
         """Build the indexes a bulk load dropped, verify references (see check_references),
         and add the stored battles to the count table (:mod:`arena.ingest.counts`)."""
         if self.bulk:
-            build_indexes(self.conn, foreign_keys=self._fks_dropped)
+            build_indexes(
+                self.conn,
+                foreign_keys=self._fks_dropped,
+                first_id=self.rows.first_id,
+                last_id=self.rows.last_id,
+            )
         self.check_references()
         self.counts.flush(
             self.conn,
@@ -231,9 +236,9 @@ class BattleWriter:
                 row = row + (more if len(optional) > 1 else (more,))
             rows.append(row)
         has_ext = "external_id" in optional
-        keys = (
-            [(i, b.external_id) for i, b in zip(ids, chunk, strict=True) if b.external_id]
-            if has_ext
+        keys = (  # a bulk load writes them at the end (arena.ingest.bulk)
+            [(b.external_id, i) for i, b in zip(ids, chunk, strict=True) if b.external_id]
+            if has_ext and not self.bulk
             else None
         )
         inserted = self._insert(columns, rows, ids, keys, may_conflict=has_ext and not self.bulk)
@@ -350,7 +355,9 @@ class BattleWriter:
             columns,
             zip(*cols, strict=True),
             ids,
-            None if block.external_id is None else list(zip(ids, block.external_id, strict=True)),
+            None
+            if block.external_id is None or self.bulk
+            else list(zip(block.external_id, ids, strict=True)),
             may_conflict=block.external_id is not None and not self.bulk,
             copy_text=copy_text,
         )

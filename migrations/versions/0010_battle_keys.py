@@ -25,25 +25,21 @@ depends_on = None
 def upgrade() -> None:
     op.create_table(
         "battle_keys",
-        sa.Column(
-            "battle_id",
-            sa.BigInteger().with_variant(sa.Integer(), "sqlite"),
-            autoincrement=False,
-            nullable=False,
-        ),
         sa.Column("external_id", sa.String(length=255), nullable=False),
-        sa.PrimaryKeyConstraint("battle_id", name=op.f("pk_battle_keys")),
+        sa.Column(
+            "battle_id", sa.BigInteger().with_variant(sa.Integer(), "sqlite"), nullable=False
+        ),
+        sa.PrimaryKeyConstraint("external_id", name=op.f("pk_battle_keys")),
+        sqlite_with_rowid=False,
     )
+    # in key order: the B-tree fills by appending (the unique index makes them distinct)
     op.execute(
-        "INSERT INTO battle_keys (battle_id, external_id) "
-        "SELECT id, external_id FROM battles WHERE external_id IS NOT NULL"
+        "INSERT INTO battle_keys (external_id, battle_id) SELECT external_id, id "
+        "FROM battles WHERE external_id IS NOT NULL ORDER BY external_id"
     )
-    # built after the fill: one sort, not a B-tree insert per battle
-    op.create_index("uq_battle_keys_external_id", "battle_keys", ["external_id"], unique=True)
     op.drop_index("uq_battles_external_id", table_name="battles")
 
 
 def downgrade() -> None:
     op.create_index("uq_battles_external_id", "battles", ["external_id"], unique=True)
-    op.drop_index("uq_battle_keys_external_id", table_name="battle_keys")
     op.drop_table("battle_keys")
