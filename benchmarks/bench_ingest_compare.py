@@ -1,7 +1,7 @@
 """Ingest speed of two checkouts side by side (a change must not slow ingest down).
 
 Run: python benchmarks/bench_ingest_compare.py BEFORE_DIR AFTER_DIR [--rows 2000000] [--reps 3]
-[--pg]
+[--pg] [--incremental]
 
 BEFORE_DIR and AFTER_DIR are checkouts of the project (e.g. ``git worktree add
 /tmp/before COMMIT``).  Every ingest runs ``python -m arena`` in a fresh
@@ -14,6 +14,8 @@ load from other processes on a shared machine disturbs far less.  With ``--pg``
 the ingests go into a fresh PostgreSQL schema each (the tests' server, as its
 superuser) and the CPU time is that of the ingest process plus its server
 backends (read from /proc while it runs: the server must be on this machine).
+With ``--incremental`` no file takes the bulk path (as when it goes into a store
+holding more than twice its rows): every chunk is written with its indexes.
 """
 
 from __future__ import annotations
@@ -61,7 +63,16 @@ def _backend_cpu(tag: str, stop: threading.Event, seen: dict[int, float]) -> Non
     engine.dispose()
 
 
-def ingest(tree: Path, path: Path, tmp: Path, pg: bool = False) -> tuple[float, float]:
+#: ``python -m arena`` with bulk loads off (``--incremental``)
+_NO_BULK = (
+    "import runpy, arena.ingest.bulk as b; b.BULK_MIN_ROWS = 10**18; "
+    "runpy.run_module('arena', run_name='__main__')"
+)
+
+
+def ingest(
+    tree: Path, path: Path, tmp: Path, pg: bool = False, incremental: bool = False
+) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one ingest in a fresh process (``pg``: plus the
     CPU of its PostgreSQL backends)."""
     db = tmp / "bench.db"
@@ -78,7 +89,8 @@ def ingest(tree: Path, path: Path, tmp: Path, pg: bool = False) -> tuple[float, 
     cpu0 = _children_cpu()
     t0 = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-m", "arena", "--db", url, "ingest", str(path), "-q"],
+        [sys.executable, *(("-c", _NO_BULK) if incremental else ("-m", "arena"))]
+        + ["--db", url, "ingest", str(path), "-q"],
         capture_output=True,
         text=True,
         env=env,
@@ -105,6 +117,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--pg", action="store_true", help="ingest into PostgreSQL (CPU: + server)")
+    ap.add_argument("--incremental", action="store_true", help="no bulk loads")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="arena-bench-compare-"))
     synthetic = tmp / "synthetic.csv"
@@ -121,7 +134,7 @@ def main() -> None:
         order = ("before", "after") if rep % 2 == 0 else ("after", "before")
         for name, path in workloads.items():
             for which in order:
-                seconds, cpu = ingest(trees[which], path, tmp, args.pg)
+                seconds, cpu = ingest(trees[which], path, tmp, args.pg, args.incremental)
                 times.setdefault((name, which), []).append(seconds)
                 cpus.setdefault((name, which), []).append(cpu)
                 load = os.getloadavg()[0]

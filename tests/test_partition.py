@@ -274,3 +274,18 @@ def test_time_partitioned_battles_deduplicate_like_the_plain_table(
     assert recounted(run_cli, db_url) == kept
     from_counts = leaderboards(run_cli, "counts")
     assert from_counts == leaderboards(run_cli, "battles") and len(from_counts) >= 3
+    # a battle without a partition (by event time: one without a time) stops the ingest
+    # with one line naming the cause; nothing of the file is stored
+    late = [["late1", "m1", "m2", "tie", "2031-01-01T00:00:00Z" if key == "ingested_at" else ""]]
+    if key == "ingested_at":
+        engine = open_engine(db_url)
+        with engine.begin() as conn:  # the current partition ends now: ingest time is later
+            conn.exec_driver_sql("ALTER TABLE battles DETACH PARTITION battles_p1")
+            conn.exec_driver_sql(
+                f"ALTER TABLE battles ATTACH PARTITION battles_p1 FOR VALUES FROM ('{bound}') "
+                "TO (clock_timestamp())"
+            )
+        engine.dispose()
+    result = run_cli("ingest", write_csv(tmp_path / "late.csv", HEADER[:5], late), ok=False)
+    assert result.exit_code == 1 and "falls into no partition" in result.output, result.output
+    assert f"({key})" in result.output and counts(db_url) == kept

@@ -15,6 +15,11 @@ from arena.db.session import mask_passwords
 
 _UNCHANGED = "nothing of this command's current transaction was stored"
 
+_NO_PARTITION = (
+    "a battle of this ingest falls into no partition of the partitioned battles table: "
+    f"create one for its time (docs/scale.md, partitions ahead of time); {_UNCHANGED}"
+)
+
 _GONE = f"lost the connection to the database server (shut down or restarted?); {_UNCHANGED}"
 
 #: (fragment of the driver's message, lower case) -> what to tell the user
@@ -49,6 +54,10 @@ _DRIVER_MESSAGES = (
 
 def describe(exc: BaseException) -> str | None:
     """A one-line message for ``exc`` if it is a known environmental failure, else None."""
+    raw = str(exc.orig if isinstance(exc, DBAPIError) else exc).strip()
+    if raw.startswith("no partition of relation"):  # from COPY: the driver's own error
+        # the DETAIL line names the partition key's value
+        return mask_passwords(f"{_NO_PARTITION} ({' '.join(raw.splitlines()[:2])})")
     if isinstance(exc, DBAPIError):
         text = str(exc.orig).strip()
         lowered = text.lower()
