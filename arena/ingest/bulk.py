@@ -3,8 +3,10 @@
 A file that will add at least ``BULK_RATIO`` x the stored battles (and
 ``BULK_MIN_ROWS`` or more) goes in with the aggregation index dropped and
 without its external-id keys; before the commit the index is built again by
-one sort, and the keys (``battle_keys``) are written in key order by one
-statement.  At 10M rows, random B-tree inserts cost about three times that.
+one sort, and the keys (``battle_keys``) are written by one statement:
+PostgreSQL drops the key table's primary key meanwhile and builds it again by
+one sort; SQLite (which cannot drop it) inserts the keys in key order.  At
+10M rows, random B-tree inserts cost about three times that.
 Writing the keys also finds any id stored twice at once: :class:`BulkConflict`
 tells the loader to roll the attempt back and redo the file row by row, which
 names every offending line.  Concurrent readers: SQLite readers keep their
@@ -18,7 +20,7 @@ from sqlalchemy import Connection, ForeignKeyConstraint, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.schema import AddConstraint, CreateIndex, DropConstraint
 
-from arena.db.models import Battle, BattleCategory
+from arena.db.models import Battle, BattleCategory, BattleKey
 
 #: Bulk mode: at least this many new rows, and at least BULK_RATIO x the stored battles.
 BULK_MIN_ROWS = 100_000
@@ -60,6 +62,8 @@ def drop_indexes(conn: Connection, *, foreign_keys: bool) -> list[ForeignKeyCons
     returns the foreign keys dropped, for :func:`build_indexes`."""
     for name in BULK_INDEXES:
         conn.exec_driver_sql(f"DROP INDEX {name}")
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("ALTER TABLE battle_keys DROP CONSTRAINT pk_battle_keys")
     dropped = []
     if foreign_keys:
         # PostgreSQL checks a foreign key by a trigger per row (~15 us); adding the
@@ -86,15 +90,18 @@ def build_indexes(
         conn.exec_driver_sql("SET LOCAL maintenance_work_mem = '256MB'")
     else:
         conn.exec_driver_sql(f"PRAGMA cache_size=-{SQLITE_SORT_CACHE_KIB}")
+    pg = conn.dialect.name == "postgresql"
     try:
         conn.execute(
             text(
                 "INSERT INTO battle_keys (external_id, battle_id) SELECT external_id, id "
-                "FROM battles WHERE id BETWEEN :lo AND :hi AND external_id IS NOT NULL "
-                "ORDER BY external_id"
+                "FROM battles WHERE id BETWEEN :lo AND :hi AND external_id IS NOT NULL"
+                + ("" if pg else " ORDER BY external_id")
             ),
             {"lo": first_id, "hi": last_id},
         )
+        if pg:
+            conn.execute(AddConstraint(BattleKey.__table__.primary_key))
     except IntegrityError:
         raise BulkConflict("battle_keys") from None
     for index in Battle.__table__.indexes:
