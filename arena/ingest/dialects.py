@@ -14,6 +14,9 @@ same methods on either:
 * ``existing`` -- the stored battles of some external ids;
 * ``merge_counts`` -- add an ingest's counts to ``battle_counts`` (an upsert);
 * ``check_references`` -- the set-wise stand-in for skipped foreign-key checks.
+
+(About 430 lines: the two engines' implementations of one interface stay side
+by side, so that a change to one is read against the other.)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Rows go in through the DBAPI's bulk paths (``executemany`` on SQLite, ``COPY`` o
 PostgreSQL; :mod:`arena.ingest.dialects` holds what differs) via SQLAlchemy's
 connection, because ORM objects cost ~10x more per row. Battle ids are assigned here so that category links can be written in the
 same pass; on SQLite the writer holds the write lock from its first statement.
-(About 430 lines: one chunk's writes of battles, models, categories, style
+(About 440 lines: one chunk's writes of battles, models, categories, style
 features and count-table cells belong to one transaction and share the id
 bookkeeping; what differs between SQLite and PostgreSQL is in dialects.py.)
 """
