@@ -139,6 +139,71 @@ def test_bulk_load_keeps_counts(db_url, run_cli, tmp_path, monkeypatch):
     assert recounted(run_cli, db_url) == kept
 
 
+def test_counts_exact_across_the_switch_to_numpy(db_url, run_cli, tmp_path, monkeypatch):
+    """Small chunks and thresholds: each ingest counts its first battles in a Counter,
+    moves them into numpy mid-file and compacts several times (tags, self-play,
+    weights, duplicates) and merges a few cells a statement; the table still
+    equals a recount."""
+    import arena.ingest.counts as counts_mod
+    import arena.ingest.dialects as dialects
+    import arena.ingest.loader as loader
+
+    monkeypatch.setattr(loader, "CHUNK_ROWS", 40)
+    monkeypatch.setattr(dialects, "_MERGE_ROWS", 7)  # SQLite: full statements and a rest
+    monkeypatch.setattr(counts_mod, "_NUMPY_AT", 100)
+    monkeypatch.setattr(counts_mod, "_COMPACT_AT", 50)
+    switched = []
+    to_numpy = counts_mod.CountAccumulator._to_numpy
+
+    def spy(self):
+        switched.append(sum(map(len, self.tallies.values())))
+        to_numpy(self)
+
+    monkeypatch.setattr(counts_mod.CountAccumulator, "_to_numpy", spy)
+    header = ["id", "model_a", "model_b", "winner", "math", "creative"]
+    # without the loader's size estimate (which would switch at the start)
+    with monkeypatch.context() as m:
+        m.setattr(counts_mod.CountAccumulator, "expect", lambda self, rows: None)
+        run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(21, 300, "a")))
+        run_cli("ingest", jsonl(tmp_path / "b.jsonl", 22, 250, "b"))
+    assert len(switched) == 2 and all(cells > 0 for cells in switched)
+    more = csv_rows(23, 150, "c") + csv_rows(21, 300, "a")[:120]
+    run_cli("ingest", write_csv(tmp_path / "c.csv", header, more))
+    kept = counts(db_url)
+    assert sum(n for k, n in kept.items() if k[0] == 0) == 300 + 250 + 150
+    assert {k[4] for k in kept} == {0.5, 1.0, 2.0}
+    assert any(not k[5] for k in kept)
+    assert recounted(run_cli, db_url) == kept
+
+
+def test_counter_and_numpy_modes_count_alike():
+    """The same chunks counted in a Counter and, told the file is large, in numpy from
+    the start: the same groups, cell for cell."""
+    from arena.ingest.counts import CountAccumulator
+
+    rng = random.Random(5)
+    counter, arrays = CountAccumulator(), CountAccumulator()
+    arrays.expect(10**7)
+    assert arrays.np is not None and counter.np is None
+    for _ in range(4):
+        n = 500
+        a = [rng.randrange(1, 40) for _ in range(n)]
+        b = [rng.randrange(1, 40) for _ in range(n)]
+        chunk = dict(
+            not_rated=[i for i in range(n) if a[i] == b[i]],
+            weights=[rng.choice([1.0, 0.5, 3.0]) for _ in range(n)],
+            stored=[rng.random() < 0.9 for _ in range(n)],
+            tags=[(7, sorted(rng.sample(range(n), 120))), (9, list(range(0, n, 3)))],
+        )
+        outcomes = [rng.choice(["a_wins", "b_wins", "tie", "tie_both_bad"]) for _ in range(n)]
+        for acc in (counter, arrays):
+            acc.add(a, b, outcomes, **chunk)
+    assert counter.np is None  # 2,000 battles stay under the threshold
+    got = counter.groups()
+    assert sorted(got) == sorted(arrays.groups())
+    assert {(g[0], g[1], g[2]) for g in got} >= {(0, 0.5, True), (7, 3.0, True), (0, 1.0, False)}
+
+
 def test_rebuild_reads_battles_when_counts_cannot_answer(db_url, run_cli, tmp_path):
     header = ["id", "model_a", "model_b", "winner", "math", "creative"]
     run_cli(

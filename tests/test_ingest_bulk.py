@@ -112,7 +112,9 @@ def test_small_file_into_a_large_table_is_not_bulk(monkeypatch):
 
     w = writer.BattleWriter.__new__(writer.BattleWriter)
     w.conn, w._next_id, w._fk_per_row = Conn(), 10_000_001, False
+    w.counts = writer.CountAccumulator()
     assert not w.start_bulk(1_000_000) and w.conn.sql == []  # 1M into 10M: incremental
+    assert w.counts.np is not None  # a 1M-row file is counted with numpy
     assert w.start_bulk(6_000_000) and w.conn.sql == [  # 6M into 10M: bulk
         "DROP INDEX ix_battles_pair_outcome",
         "ALTER TABLE battle_keys DROP CONSTRAINT pk_battle_keys",

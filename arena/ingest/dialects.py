@@ -15,7 +15,7 @@ same methods on either:
 * ``merge_counts`` -- add an ingest's counts to ``battle_counts`` (an upsert);
 * ``check_references`` -- the set-wise stand-in for skipped foreign-key checks.
 
-(About 430 lines: the two engines' implementations of one interface stay side
+(About 480 lines: the two engines' implementations of one interface stay side
 by side, so that a change to one is read against the other.)
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 
 from sqlalchemy import Connection, literal
 
@@ -36,6 +36,10 @@ _ID_LOCK = 0x6172656E61
 #: the count table's columns, key first (arena.ingest.counts)
 _COUNT_KEY = "category_id, model_a_id, model_b_id, outcome, weight, rated"
 _COUNT_MERGE = f"ON CONFLICT ({_COUNT_KEY}) DO UPDATE SET n = battle_counts.n + excluded.n"
+#: a count-table row ``c`` and a staged row ``s`` of the same cell (PostgreSQL merge)
+_SAME_CELL = " AND ".join(f"c.{col} = s.{col}" for col in _COUNT_KEY.split(", "))
+#: count-table cells a statement on SQLite (4-5 parameters each: under 999, the old limit)
+_MERGE_ROWS = 100
 _LOOKUP_SELECT = (
     "SELECT k.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
     "b.source FROM battle_keys k JOIN battles b ON b.id = k.battle_id "
@@ -89,16 +93,32 @@ class SqliteRows:
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
         )
 
-    def merge_counts(self, rows: list[tuple]) -> None:
-        """``(category_id, model_a_id, model_b_id, outcome, weight, rated, n)`` rows, one
-        upsert each (executemany: one pass, no staging)."""
+    def merge_counts(self, groups: list[tuple]) -> None:
+        """Groups ``(category_id, weight, rated, a_ids, b_ids, outcomes, n)`` (see
+        ``CountAccumulator.groups``), upserted :data:`_MERGE_ROWS` cells a statement.
+
+        sqlite3 costs per executed row and per bound parameter, so a group's
+        board, rating flag and a weight of 1 are literals (other weights stay
+        parameters: SQLite's text-to-float conversion may not round correctly)
+        and a statement carries many rows: 186k cells took 0.34 s as one row
+        and seven parameters a statement, 0.14 s like this."""
         cursor = self.conn.connection.cursor()
         try:
-            cursor.executemany(
-                f"INSERT INTO battle_counts ({_COUNT_KEY}, n) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                + _COUNT_MERGE,
-                rows,
-            )
+            for category_id, weight, rated, a_ids, b_ids, outcomes, n in groups:
+                columns = [a_ids, b_ids, outcomes, n]
+                weight_sql = "1.0"
+                if weight != 1.0:
+                    columns.insert(3, [weight] * len(n))
+                    weight_sql = "?"
+                cell = f"({int(category_id)}, ?, ?, ?, {weight_sql}, {int(bool(rated))}, ?)"
+                flat = list(chain.from_iterable(zip(*columns, strict=True)))
+                step = _MERGE_ROWS * len(columns)
+                full = len(flat) - len(flat) % step
+                if full:
+                    sql = _count_upsert(cell, _MERGE_ROWS)
+                    cursor.executemany(sql, (flat[i : i + step] for i in range(0, full, step)))
+                if full < len(flat):
+                    cursor.execute(_count_upsert(cell, len(n) % _MERGE_ROWS), flat[full:])
         finally:
             cursor.close()
 
@@ -263,18 +283,41 @@ class PostgresRows:
     def rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
         self._copy(table, columns, rows)
 
-    def merge_counts(self, rows: list[tuple]) -> None:
-        """``(category_id, model_a_id, model_b_id, outcome, weight, rated, n)`` rows:
-        COPY into a temporary table, then one upsert from it."""
+    def merge_counts(self, groups: list[tuple]) -> None:
+        """Groups ``(category_id, weight, rated, a_ids, b_ids, outcomes, n)`` (see
+        ``CountAccumulator.groups``) as COPY text made at C speed, staged, then an
+        UPDATE of the stored cells and an INSERT of the others: an upsert's
+        speculative inserts cost the server 0.62-0.66 s for 186k new cells, this
+        0.35-0.39 s (both ~1.1 s when all exist); into an empty table (a first
+        load) the text is copied straight in.  No upsert needed: every writer of
+        ``battle_counts`` (ingest, recount) holds ``hold_battle_ids``'s lock."""
+        text = "".join(
+            "".join(
+                map(
+                    f"{int(category_id)}\t%d\t%d\t%s\t{float(weight)!r}\t{'t' if rated else 'f'}"
+                    "\t%d\n".__mod__,
+                    zip(a_ids, b_ids, outcomes, n, strict=True),
+                )
+            )
+            for category_id, weight, rated, a_ids, b_ids, outcomes, n in groups
+        )
+        columns = [*_COUNT_KEY.split(", "), "n"]
+        if self.conn.exec_driver_sql("SELECT NOT EXISTS (SELECT 1 FROM battle_counts)").scalar():
+            self._copy("battle_counts", columns, text)
+            return
         self.conn.exec_driver_sql(
             "CREATE TEMP TABLE arena_count_stage (category_id INTEGER, model_a_id INTEGER, "
             "model_b_id INTEGER, outcome VARCHAR(16), weight FLOAT, rated BOOLEAN, n BIGINT) "
             "ON COMMIT DROP"
         )
-        self._copy("arena_count_stage", [*_COUNT_KEY.split(", "), "n"], rows)
+        self._copy("arena_count_stage", columns, text)
+        self.conn.exec_driver_sql(
+            f"UPDATE battle_counts c SET n = c.n + s.n FROM arena_count_stage s WHERE {_SAME_CELL}"
+        )
         self.conn.exec_driver_sql(
             f"INSERT INTO battle_counts ({_COUNT_KEY}, n) SELECT {_COUNT_KEY}, n "
-            f"FROM arena_count_stage {_COUNT_MERGE}"
+            "FROM arena_count_stage s "
+            f"WHERE NOT EXISTS (SELECT 1 FROM battle_counts c WHERE {_SAME_CELL})"
         )
         self.conn.exec_driver_sql("DROP TABLE arena_count_stage")
 
@@ -411,6 +454,11 @@ def _copy_lines(keys: list[tuple[str, int]]) -> str | list[tuple[str, int]]:
     if _COPY_SPECIAL.search("\x00".join(ext)):
         return keys
     return "\n".join(map("\t".join, zip(ext, map(str, (k[1] for k in keys)), strict=True))) + "\n"
+
+
+def _count_upsert(cell: str, rows: int) -> str:
+    """An upsert of ``rows`` count-table cells of the form ``cell`` (SQLite)."""
+    return f"INSERT INTO battle_counts ({_COUNT_KEY}, n) VALUES {', '.join([cell] * rows)} {_COUNT_MERGE}"
 
 
 def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
 
-import numpy as np
 from sqlalchemy import Connection, func, select
 
 from arena.db.models import Battle, Category, Model, StyleFeature
@@ -40,11 +39,11 @@ class ChunkResult:  # counts of one chunk
     repeated: list[tuple[int, str]]
 
 
-def _stored_mask(ids: list[int], inserted: set[int] | None) -> np.ndarray | None:
+def _stored_mask(ids: list[int], inserted: set[int] | None) -> list[bool] | None:
     """Which battles of a chunk were stored (None: all of them)."""
     if inserted is None:
         return None
-    return np.fromiter((i in inserted for i in ids), dtype=bool, count=len(ids))
+    return list(map(inserted.__contains__, ids))
 
 
 class StoredBattle(NamedTuple):
@@ -103,6 +102,7 @@ class BattleWriter:
     def start_bulk(self, expected_rows: float) -> bool:
         """Decide, before the first row, whether this ingest loads in bulk; returns the decision."""
         self.bulk = wants_bulk(expected_rows, self._next_id - 1)
+        self.counts.expect(expected_rows)
         if self.bulk:
             self._fks_dropped = drop_indexes(self.conn, foreign_keys=self._fk_per_row)
         return self.bulk
