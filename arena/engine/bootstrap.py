@@ -39,7 +39,7 @@ from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
-from arena.engine.graph import category_credit_maps, existence
+from arena.engine.graph import category_credit_maps, credit_debit, existence
 from arena.engine.likelihood import category_maps, gradient_scale, logistic
 from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions, fit_options
@@ -201,8 +201,6 @@ class _Job:
                 lin = lin + point.x[d.n_active]
             self.p0 = logistic(lin)
             self.c0 = self.p0 * (1.0 - self.p0)
-            # integer battle weights: s and n are exact multiples of 1/2
-            self.integral = bool(np.all(d.cat_stats.data * 2 == np.round(d.cat_stats.data * 2)))
             self.diag0 = self._half_start(d.point_stats())[2][0] + self.prior_diag
         else:
             self.diag0 = d.cat_n @ self.maps_t[1].T + self.prior_diag
@@ -225,40 +223,28 @@ class _Job:
         """Gradient scale, gradient and Hessian diagonal at the point fit, credit
         and debit of each round, from its group statistics (half ties).
 
-        Each is a per-model sum of a per-group term, so one stacked
-        :class:`~arena.engine.groupsum.GroupSums` pass gives all of them: the
-        same numbers as the category maps up to round-off in the sums.
+        Each is a per-model sum of a per-group term (:class:`~arena.engine.groupsum.GroupSums`):
+        the same numbers as the category maps up to round-off in the sums.
         """
         d = self.design
         r, ma = stats.shape[0], d.n_active
         s, n = stats[:, 0], stats[:, 1]
-        sums = d.sums
-        # one (R, G) term at a time: a stacked (4, R, G) block would be a fresh
-        # mapping per chunk (page faults on every byte), these reuse the heap
-        term = np.multiply(n, self.c0)
-        diag_a = sums.total(term)
-        np.multiply(n, self.p0, out=term)
-        np.subtract(s, term, out=term)
-        grad_a = sums.signed(term)
-        grad_pos, diag_pos = (term.sum(axis=1), (n * self.c0).sum(axis=1)) if d.position else (0, 0)
-        np.subtract(n, s, out=term)
-        if not self.integral:
-            # s and n are sums over the same categories; treat round-off as zero
-            term[term <= 1e-9 * n] = 0.0
-        # wins (ties half) as first member plus as second member, and losses
-        credit = sums.first(s)
-        credit += sums.second(term)
-        debit = sums.first(term)
-        debit += sums.second(s)
-        # battle weight per model: credit + debit, as gradient_scale sums it
-        scale = np.maximum((credit + debit).max(axis=1), 1.0)
         g0 = np.zeros((r, d.n_params))
         diag = np.zeros((r, d.n_params))
-        g0[:, :ma] = grad_a
-        diag[:, :ma] = diag_a
+        # one (R, G) term at a time: a stacked (k, R, G) block would be a fresh
+        # mapping per chunk (page faults on every byte), these reuse the heap
+        term = np.multiply(n, self.c0)
+        diag[:, :ma] = d.sums.total(term)
         if d.position:
-            g0[:, ma] = grad_pos
-            diag[:, ma] = diag_pos
+            diag[:, ma] = term.sum(axis=1)
+        np.multiply(n, self.p0, out=term)
+        np.subtract(s, term, out=term)
+        g0[:, :ma] = d.sums.signed(term)
+        if d.position:
+            g0[:, ma] = term.sum(axis=1)
+        credit, debit = credit_debit(d, stats)
+        # battle weight per model: credit + debit, as gradient_scale sums it
+        scale = np.maximum((credit + debit).max(axis=1), 1.0)
         return scale, g0, diag, credit, debit
 
     def run(self, rounds: int, seed: np.random.SeedSequence):

@@ -51,11 +51,14 @@ def _group_credit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.nda
 def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-model credit (wins + ties) and debit (losses + ties), shape (R, Ma) each."""
     first, second = _group_credit(design, stats)
-    # |incidence| sums onto both members, incidence adds to ga and subtracts from gb:
-    # credit = first @ Ia + second @ Ib with Ia = (|D| + D) / 2, Ib = (|D| - D) / 2
-    tot = design.sums.total(first + second)
-    net = design.sums.signed(first - second)
-    return 0.5 * (tot + net), 0.5 * (tot - net)
+    sums = design.sums
+    # a model's credit: what it earned as the first member plus as the second
+    # (a sum of exact zeros stays zero, so "never won" is never round-off)
+    credit = sums.first(first)
+    credit += sums.second(second)
+    debit = sums.first(second)
+    debit += sums.second(first)
+    return credit, debit
 
 
 def category_credit_maps(design: Design) -> tuple[sp.csr_matrix, sp.csr_matrix]:
