@@ -94,9 +94,10 @@ class PoissonTable:
             cdf_off[tabs] = n_cdf + np.arange(tabs.size) * w
             guide_off[tabs] = n_guide + np.arange(tabs.size) * (g + 1)
             resolution[tabs] = g
-            # guide values become flat CDF positions; impure cells are stored as ~pos
+            # a pure cell stores its answer as the Poisson count itself (k0 +
+            # index); an impure one the flat CDF position to search from, as ~pos
             off = cdf_off[tabs][:, None]
-            guide = np.where(guide >= 0, guide + off, guide - off)
+            guide = np.where(guide >= 0, guide + k0[tabs][:, None], guide - off)
             cdfs.append(cdf.ravel())
             guides.append(guide.ravel())
             n_cdf += cdf.size
@@ -104,23 +105,13 @@ class PoissonTable:
         #: total table entries: the build cost, to weigh against rounds x categories
         self.entries = n_cdf
         self.cdf = np.concatenate(cdfs) if cdfs else np.ones(1)
-        guide = np.concatenate(guides) if guides else np.zeros(1, np.int64)
-        # A pure guide cell stores its answer as the Poisson count itself, in
-        # float64 (what the callers consume), so the common draw is one lookup
-        # with no conversion; an impure cell stores ~(flat CDF position) < 0.
-        # Integers this small are exact in float64.
-        table_shift = k0 - cdf_off
-        self.guide = guide.astype(np.float64)
-        if guides:
-            # the table that owns each guide entry (tables are laid out by bucket)
-            order = np.argsort(guide_off, kind="stable")
-            owner = order[np.searchsorted(guide_off[order], np.arange(guide.size), "right") - 1]
-            pure = guide >= 0
-            self.guide[pure] += table_shift[owner[pure]]
+        # float64, what the callers consume, so the common (pure) draw is one
+        # lookup with no conversion; integers this small are exact in float64
+        self.guide = np.concatenate(guides).astype(np.float64) if guides else np.zeros(1)
         # per category: guide resolution, guide offset, flat CDF position -> count
         self.res = resolution[table_of]
         self.goff = guide_off[table_of]
-        self.shift = table_shift[table_of]
+        self.shift = (k0 - cdf_off)[table_of]
         self.last = (cdf_off + np.take(edges, bucket) - 1)[table_of]
 
     @staticmethod
