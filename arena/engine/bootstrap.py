@@ -39,7 +39,7 @@ from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
-from arena.engine.graph import category_credit_maps, credit_debit, existence
+from arena.engine.graph import CreditWitness, category_credit_maps, credit_debit, existence
 from arena.engine.likelihood import category_maps, gradient_scale, logistic
 from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions, fit_options
@@ -201,7 +201,11 @@ class _Job:
                 lin = lin + point.x[d.n_active]
             self.p0 = logistic(lin)
             self.c0 = self.p0 * (1.0 - self.p0)
-            self.diag0 = self._half_start(d.point_stats())[2][0] + self.prior_diag
+            point_stats = d.point_stats()
+            self.diag0 = self._half_start(point_stats)[2][0] + self.prior_diag
+            # only the MLE check needs credit and debit; witnesses answer it
+            # for almost every round without the full sums
+            self.witness = CreditWitness(d, point_stats[0]) if self.lam0 == 0.0 else None
         else:
             self.diag0 = d.cat_n @ self.maps_t[1].T + self.prior_diag
 
@@ -220,8 +224,8 @@ class _Job:
         return max(d.cat_n.size, d.n_groups * d.n_stats, clusters, d.n_params**2 // 4, 1)
 
     def _half_start(self, stats: np.ndarray):
-        """Gradient scale, gradient and Hessian diagonal at the point fit, credit
-        and debit of each round, from its group statistics (half ties).
+        """Gradient scale, gradient and Hessian diagonal at the point fit of
+        each round, from its group statistics (half ties).
 
         Each is a per-model sum of a per-group term (:class:`~arena.engine.groupsum.GroupSums`):
         the same numbers as the category maps up to round-off in the sums.
@@ -242,10 +246,18 @@ class _Job:
         g0[:, :ma] = d.sums.signed(term)
         if d.position:
             g0[:, ma] = term.sum(axis=1)
-        credit, debit = credit_debit(d, stats)
-        # battle weight per model: credit + debit, as gradient_scale sums it
-        scale = np.maximum((credit + debit).max(axis=1), 1.0)
-        return scale, g0, diag, credit, debit
+        # battle weight per model (its credit + debit, as gradient_scale sums it)
+        scale = np.maximum(d.sums.total(n).max(axis=1), 1.0)
+        return scale, g0, diag
+
+    def _mle_possible(self, stats: np.ndarray) -> np.ndarray:
+        """:func:`mle_possible` per round (half ties), the full sums only where witnesses fail."""
+        ok = np.ones(stats.shape[0], dtype=bool)
+        rest = self.witness.undecided(stats)
+        if rest.size:
+            sub = stats[rest]
+            ok[rest] = mle_possible(self.design, sub, *credit_debit(self.design, sub))
+        return ok
 
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
@@ -256,7 +268,7 @@ class _Job:
         counts = draws if self.zq is None else np.asarray((self.zq.T @ draws.T).T)
         stats = d.stats_from_counts(counts)
         if self.p0 is not None:
-            scale, g0, diag, credit, debit = self._half_start(stats)
+            scale, g0, diag = self._half_start(stats)
         else:
             scale = gradient_scale(d, stats)
             counts_t = np.ascontiguousarray(counts.T)
@@ -269,7 +281,10 @@ class _Job:
         gnorm = np.full(rounds, np.inf)
         use_prior = np.zeros(rounds, dtype=bool)
         if self.lam0 == 0.0 and d.n_active:
-            use_prior = ~mle_possible(d, stats, credit, debit)
+            if self.p0 is not None:
+                use_prior = ~self._mle_possible(stats)
+            else:
+                use_prior = ~mle_possible(d, stats, credit, debit)
         std = np.flatnonzero(~use_prior)
         if std.size:
             lam = self.lam0

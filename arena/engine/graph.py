@@ -19,7 +19,7 @@ from scipy.sparse.csgraph import connected_components
 from arena.engine.design import Design
 from arena.engine.likelihood import category_stats
 
-__all__ = ["Existence", "existence", "credit_debit", "FEW_BATTLES"]
+__all__ = ["Existence", "existence", "credit_debit", "CreditWitness", "FEW_BATTLES"]
 
 #: Models with fewer battles than this are flagged ``few_battles``.
 FEW_BATTLES = 10
@@ -59,6 +59,75 @@ def credit_debit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndar
     debit = sums.first(second)
     debit += sums.second(first)
     return credit, debit
+
+
+class CreditWitness:
+    """Which rounds certainly give every model credit and debit, from a few groups.
+
+    The per-round MLE check asks whether every model won (or tied) and lost
+    (or tied) at least once; :func:`credit_debit` answers it with four sums
+    over all ``(R, G)`` group terms.  Every term is non-negative, so one
+    positive term already settles a model: each model gets up to
+    ``WITNESSES`` *witness* groups for its credit and as many for its debit
+    -- the groups where it earned the most of it in the point data, so the
+    likeliest to keep some in a resample -- and a round in which every model
+    keeps some credit and debit in its witnesses has its answer from these
+    few gathered groups.  Only the rounds where some model's witnesses all
+    drew nothing need the full sums (:meth:`undecided`).  The thresholds are
+    those of :func:`credit_debit` (its :func:`_group_credit`), so the answer
+    is the same.
+
+    Parameters
+    ----------
+    design : Design
+    stats : ndarray, shape (n_stats, G)
+        Group statistics of the point data.
+    """
+
+    #: Witness groups per model and side: on a board with ~2 battles a pair a
+    #: model's best group holds a few battles, which a resample leaves empty
+    #: with probability ~e^-3; eight leave all empty with ~e^-20.
+    WITNESSES = 8
+
+    def __init__(self, design: Design, stats: np.ndarray):
+        self.design = design
+        ma, g = design.n_active, design.n_groups
+        first, second = (v[0] for v in _group_credit(design, stats[None]))
+        member = np.concatenate([design.ga, design.gb]).astype(np.intp)
+        group = np.tile(np.arange(g, dtype=np.intp), 2)
+        as_second = np.repeat([False, True], g)
+        self.sides = []
+        self.complete = ma > 0
+        # side 0: credit (a group's first credit belongs to its first member,
+        # its second credit to its second member); side 1: debit (the other one)
+        for mine in (np.concatenate([first, second]), np.concatenate([second, first])):
+            order = np.lexsort((-mine, member))
+            m_sorted = member[order]
+            run_start = np.flatnonzero(np.r_[True, m_sorted[1:] != m_sorted[:-1]])
+            rank = np.arange(order.size) - np.repeat(
+                run_start, np.diff(np.r_[run_start, order.size])
+            )
+            keep = order[(rank < self.WITNESSES) & (mine[order] > 0)]
+            holders = np.unique(member[keep])
+            self.complete &= holders.size == ma
+            starts = np.flatnonzero(np.r_[True, member[keep][1:] != member[keep][:-1]])
+            self.sides.append((group[keep], as_second[keep], starts))
+
+    def undecided(self, stats: np.ndarray) -> np.ndarray:
+        """Rounds (indices into ``stats``, shape (R, n_stats, G)) the witnesses cannot settle."""
+        r = stats.shape[0]
+        if not self.complete:
+            return np.arange(r)
+        ok = np.ones(r, dtype=bool)
+        for side, (group, as_second, starts) in enumerate(self.sides):
+            first, second = _group_credit(self.design, stats[:, :, group])
+            if side == 0:
+                held = np.where(as_second, second, first) > 0
+            else:
+                held = np.where(as_second, first, second) > 0
+            # every model (one run of witnesses each) keeps at least one
+            ok &= np.logical_or.reduceat(held, starts, axis=1).all(axis=1)
+        return np.flatnonzero(~ok)
 
 
 def category_credit_maps(design: Design) -> tuple[sp.csr_matrix, sp.csr_matrix]:

@@ -190,6 +190,8 @@ def rate(
         comps = design_components(design, table)
         if not comps.exists and comps.n_components:
             return _rate_comparable(table, design, comps, clusters, model.anchor, opts)
+        # the whole table is rated: its fit reuses this design
+        opts["design"] = design
     return _rate_all(table, clusters, model.anchor, opts)
 
 
@@ -205,7 +207,10 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     say(f"fit: {table.n_models} models")
     sparse = opts.get("sparse", False)
     point = (sparse_fit if sparse else fit)(
-        table, replace(opts["model"], anchor=anchor), names=opts.get("names")
+        table,
+        replace(opts["model"], anchor=anchor),
+        names=opts.get("names"),
+        design=opts.get("design"),
     )
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)

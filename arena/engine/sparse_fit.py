@@ -98,16 +98,22 @@ def fisher_se_bound(design: Design, x: np.ndarray, lam: float, anchor) -> np.nda
 
 
 def sparse_fit(
-    table: CountTable, options: FitOptions | None = None, /, *, names=None, **overrides
+    table: CountTable,
+    options: FitOptions | None = None,
+    /,
+    *,
+    names=None,
+    design=None,
+    **overrides,
 ) -> Fit:
     """Bradley–Terry fit like :func:`arena.engine.fit.fit`, in O(cells) memory.
 
-    ``names`` as in :func:`~arena.engine.fit.fit`.  Returns a
+    ``names`` and ``design`` as in :func:`~arena.engine.fit.fit`.  Returns a
     :class:`~arena.engine.fit.Fit` with ``cov``, ``param_cov`` and
     ``kinv`` set to ``None`` and ``se`` a lower bound of the Fisher SE (see
     the module docstring).
     """
-    p = fit_problem(table, fit_options(options, **overrides), names)
+    p = fit_problem(table, fit_options(options, **overrides), names, design=design)
     design, anchor, lam = p.design, p.anchor, p.lam
     cols = point_columns(design)
     x0 = initial_params(design)[:, None]
