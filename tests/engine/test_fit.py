@@ -329,3 +329,19 @@ def test_bad_options():
         fit(t, prior=-1)
     with pytest.raises(ValueError):
         fit(t, anchor=(5, 1000))
+
+
+def test_given_design_is_reused_and_must_match():
+    """fit(..., design=) gives the same fit as compiling it, and refuses a design of another model."""
+    from arena.engine.design import make_design
+
+    rng = np.random.default_rng(11)
+    a, b, o = simulate(rng, rng.normal(0, 1, 8), 800, tie_rate=0.2)
+    table = count_table(a, b, o, n_models=8)
+    own = fit(table)
+    given = fit(table, design=make_design(table))
+    np.testing.assert_array_equal(own.rating, given.rating)
+    with pytest.raises(ValueError, match="another table or model"):
+        fit(table, design=make_design(table, ties="davidson"))
+    with pytest.raises(ValueError, match="another table or model"):
+        fit(table, position=True, design=make_design(table))
