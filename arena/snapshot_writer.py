@@ -123,6 +123,7 @@ def write_snapshot(
             strict=True,
         ),
         first=snapshot_id,
+        references=[("snapshots", [snapshot_id]), ("models", model_ids.tolist())],
     )
     samples = np.ascontiguousarray(ratings.samples, dtype="<f4")
     conn.execute(

@@ -228,12 +228,7 @@ class PostgresRows:
         (``GRANT SET ON PARAMETER session_replication_role TO ...``), which
         ``has_parameter_privilege`` reports.  Other roles keep the per-row checks.
         """
-        allowed = self.conn.exec_driver_sql(
-            "SELECT CASE WHEN current_setting('server_version_num')::int >= 150000 "
-            "THEN has_parameter_privilege('session_replication_role', 'SET') "
-            "ELSE (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) END"
-        ).scalar()
-        if not allowed:
+        if not may_skip_triggers(self.conn):
             return False
         self.conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
         return True
@@ -424,8 +419,50 @@ def copy_rows(conn: Connection, table: str, columns: Sequence[str], rows: Iterab
         cursor.close()
 
 
+def may_skip_triggers(conn: Connection) -> bool:
+    """PostgreSQL: may this role set ``session_replication_role`` (skip foreign-key triggers)?
+
+    Superusers may, and on PostgreSQL 15+ any role granted ``SET`` on the
+    parameter (``GRANT SET ON PARAMETER session_replication_role TO ...``).
+    """
+    return bool(
+        conn.exec_driver_sql(
+            "SELECT CASE WHEN current_setting('server_version_num')::int >= 150000 "
+            "THEN has_parameter_privilege('session_replication_role', 'SET') "
+            "ELSE (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) END"
+        ).scalar()
+    )
+
+
+def lock_references(conn: Connection, references: Sequence[tuple[str, Iterable[int]]]) -> None:
+    """Lock the parent rows ``(table, ids)`` as a foreign-key trigger does, all at once.
+
+    ``FOR KEY SHARE`` until the commit: no one can delete or re-key them
+    meanwhile.  Raises ``LookupError`` naming the first id that is not there.
+    """
+    for parent, ids in references:
+        wanted = sorted({int(i) for i in ids})
+        found = conn.exec_driver_sql(
+            f"SELECT id FROM {parent} WHERE id = ANY(%(ids)s) ORDER BY id FOR KEY SHARE",
+            {"ids": wanted},
+        ).scalars()
+        missing = sorted(set(wanted) - set(found))
+        if missing:
+            raise LookupError(f"{parent} has no row with id {missing[0]}")
+
+
+#: Rows from which :func:`write_numbers` skips the per-row foreign-key triggers.
+TRIGGERS_WORTH_SKIPPING = 5_000
+
+
 def write_numbers(
-    conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple], first: int
+    conn: Connection,
+    table: str,
+    columns: Sequence[str],
+    rows: Iterable[tuple],
+    first: int,
+    *,
+    references: Sequence[tuple[str, Iterable[int]]] = (),
 ) -> None:
     """Rows of Python ints and finite floats, each preceded by the same int ``first``.
 
@@ -434,11 +471,30 @@ def write_numbers(
     (sqlite3 binds each parameter of each row; a float bound is stored bit for bit),
     PostgreSQL COPYs text formatted at C speed, where ``repr`` of a float reads back
     to the same double.  ``columns`` names ``first``'s column, then the rest.
+
+    ``references``: every ``(parent table, ids)`` the rows' foreign keys point
+    at.  On PostgreSQL, where the role may, the rows' per-row foreign-key
+    triggers are skipped and these parents are locked and checked set-wise
+    instead (:func:`lock_references`): the same guarantee, without three
+    trigger calls a row (4.4 of a 1,000-model rebuild's 20 s).
     """
     first_sql = str(int(first))
     if conn.dialect.name == "postgresql":
         line = first_sql + "\t%r" * (len(columns) - 1) + "\n"
-        copy_rows(conn, table, columns, "".join(map(line.__mod__, rows)))
+        rows = list(rows)
+        text = "".join(map(line.__mod__, rows))
+        # a few rows: the triggers cost less than the extra statements (a board
+        # split into 2,000 small sets writes 2,000 snapshots)
+        if len(rows) < TRIGGERS_WORTH_SKIPPING or not references or not may_skip_triggers(conn):
+            copy_rows(conn, table, columns, text)
+            return
+        lock_references(conn, references)
+        role = conn.exec_driver_sql("SELECT current_setting('session_replication_role')").scalar()
+        conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
+        try:
+            copy_rows(conn, table, columns, text)
+        finally:
+            conn.exec_driver_sql(f"SET LOCAL session_replication_role = {role}")
         return
     marks = ", ".join([first_sql, *["?"] * (len(columns) - 1)])
     cursor = conn.connection.cursor()
