@@ -481,20 +481,20 @@ def write_numbers(
     first_sql = str(int(first))
     if conn.dialect.name == "postgresql":
         line = first_sql + "\t%r" * (len(columns) - 1) + "\n"
-        rows = list(rows)
         text = "".join(map(line.__mod__, rows))
         # a few rows: the triggers cost less than the extra statements (a board
-        # split into 2,000 small sets writes 2,000 snapshots)
-        if len(rows) < TRIGGERS_WORTH_SKIPPING or not references or not may_skip_triggers(conn):
+        # split into 2,000 small sets writes 2,000 snapshots); a line is a row
+        few = text.count("\n") < TRIGGERS_WORTH_SKIPPING
+        if few or not references or not may_skip_triggers(conn):
             copy_rows(conn, table, columns, text)
             return
         lock_references(conn, references)
         role = conn.exec_driver_sql("SELECT current_setting('session_replication_role')").scalar()
         conn.exec_driver_sql("SET LOCAL session_replication_role = replica")
-        try:
-            copy_rows(conn, table, columns, text)
-        finally:
-            conn.exec_driver_sql(f"SET LOCAL session_replication_role = {role}")
+        copy_rows(conn, table, columns, text)
+        # no finally: a failed COPY aborts the transaction, which ends the SET
+        # LOCAL with it (a SET there would fail and hide the COPY's error)
+        conn.exec_driver_sql(f"SET LOCAL session_replication_role = {role}")
         return
     marks = ", ".join([first_sql, *["?"] * (len(columns) - 1)])
     cursor = conn.connection.cursor()
