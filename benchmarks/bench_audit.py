@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arena.audit.anomaly import anomalous_judges  # noqa: E402
 from arena.audit.setup import AuditOptions, Board  # noqa: E402
 from arena.audit.votes import Votes  # noqa: E402
-from arena.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
+from arena.core.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
 from benchmarks._util import SHARED  # noqa: E402
 
 KINDS = ("random", "always_a", "favour", "coordinated")

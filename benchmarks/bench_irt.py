@@ -1,4 +1,4 @@
-"""Benchmark of arena.stats IRT: calibrate 100 models x 14,000 items, select, adapt.
+"""Benchmark of arena.evals IRT: calibrate 100 models x 14,000 items, select, adapt.
 
 Issue 15 asks for the calibration under 30 s, and item selection and a
 40-item adaptive test per model in milliseconds. Run from the repository root::
@@ -20,7 +20,7 @@ import time
 import numpy as np
 from scipy.special import expit
 
-from arena.stats import (
+from arena.evals import (
     adaptive_test,
     calibrate_2pl,
     score_abilities,

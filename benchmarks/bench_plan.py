@@ -3,7 +3,7 @@
 Truth: the Bradley–Terry ratings of the shared LMArena 140k votes (53 models).
 Both strategies start from the same warm-up (``--warmup`` battles per pair),
 then collect battles in batches of ``--batch``; `plan` recomputes its
-sampling probabilities (``arena.plan.pair_weights``) before every batch from
+sampling probabilities (``arena.plan.weights.pair_weights``) before every batch from
 the current fit. Battles are decisive, drawn from the true win probabilities.
 Reported per strategy and seed:
 
@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.engine.counts import from_cells  # noqa: E402
 from arena.engine.fit import SCALE, fit  # noqa: E402
-from arena.plan import pair_weights  # noqa: E402
+from arena.plan.weights import pair_weights  # noqa: E402
 from benchmarks._util import SHARED  # noqa: E402
 
 

@@ -112,9 +112,9 @@ def _page_parts(html: str) -> None:
 
 def _chart_times(engine, top: int) -> None:
     """Time the chart builders alone on the published main board."""
+    from arena.boards.snapshots import list_snapshots, load_board, load_pairs, rating_history
     from arena.publish.heatmaps import board_heatmaps
     from arena.publish.svg import HistoryPoint, history_chart
-    from arena.snapshots import list_snapshots, load_board, load_pairs, rating_history
 
     with engine.connect() as conn:
         info = list_snapshots(conn, board="overall")[-1]

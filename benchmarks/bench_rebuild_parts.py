@@ -27,10 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTS = [
-    ("read", "arena.rebuild", "read_count_boards"),
+    ("read", "arena.jobs.rebuild", "read_count_boards"),
     ("fit+bootstrap", "arena.engine.board", "rate"),
     ("tiers", "arena.engine.board", "tiers_paired"),
-    ("write", "arena.rebuild", "write_snapshot"),
+    ("write", "arena.jobs.rebuild", "write_snapshot"),
 ]
 
 CHILD = r"""

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.db.models import Model, Snapshot, SnapshotPair, SnapshotRow, SnapshotSamples  # noqa: E402
 from arena.db.session import open_engine  # noqa: E402
-from arena.retention import db_stats, prune_snapshots  # noqa: E402
+from arena.jobs.retention import db_stats, prune_snapshots  # noqa: E402
 
 SNAPSHOT_TABLES = (
     "snapshots",

@@ -7,7 +7,7 @@ A synthetic board of ``--sets`` groups that never met (``--size`` models and
 ``--battles`` battles each; the first group is twice as large, so it is the
 main board), battles tagged with one of 50 judges (a cluster matrix) and all
 carrying style metadata, is split the way ``arena rebuild --components
-separate`` does (``arena.component_split.split_board``). Printed: CPU seconds
+separate`` does (``arena.boards.split.split_board``). Printed: CPU seconds
 and peak RSS growth of the split in this process, for today's code and, beside
 it in the same run, for the previous one (one scan of every model, cell,
 cluster column and style battle per set), and whether the two give identical
@@ -29,12 +29,12 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.component_split import ComponentBoard, split_board  # noqa: E402
+from arena.boards.split import ComponentBoard, split_board  # noqa: E402
 from arena.engine.components import components, subtable  # noqa: E402
 from arena.engine.counts import clustered_table  # noqa: E402
 from arena.engine.options import FitOptions  # noqa: E402
-from arena.store import BoardData  # noqa: E402
-from arena.store_style import StyleBattles  # noqa: E402
+from arena.store.read import BoardData  # noqa: E402
+from arena.store.style import StyleBattles  # noqa: E402
 
 
 def board(n_sets: int, size: int, battles: int, seed: int = 0):

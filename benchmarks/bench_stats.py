@@ -1,4 +1,4 @@
-"""Benchmark of arena.stats: 10,000 bootstrap resamples of a 14,000-item benchmark, 20 models.
+"""Benchmark of arena.evals: 10,000 bootstrap resamples of a 14,000-item benchmark, 20 models.
 
 Issue 6 asks for all 20 accuracy intervals and all 190 paired-difference
 intervals in under 10 s. Run from the repository root::
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from arena.stats import bootstrap_ci, bootstrap_models, paired_bootstrap
+from arena.evals import bootstrap_ci, bootstrap_models, paired_bootstrap
 
 #: The issue's time budget.
 BUDGET_S = 10.0

@@ -41,7 +41,7 @@ def shared_path(*parts: str) -> Path:
 def bundled_lmarena() -> Path:
     """The bundled LMArena 140k export (byte-identical to
     ../shared/data/lmarena-140k/battles_with_category_tags.csv.gz)."""
-    from arena import resources
+    from arena.core import resources
 
     return resources.demo_data()
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from sqlalchemy import insert, select
 
-from arena.annotate import AnnotateError, read_annotations
 from arena.db.models import Model
+from arena.store.annotate import AnnotateError, read_annotations
 
 NAMES = ["alpha", "beta", "<script>x</script>"]
 

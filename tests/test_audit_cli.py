@@ -115,7 +115,7 @@ def test_audit_page_in_published_site(run_cli, tmp_path):
 
 
 def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):
-    from arena.snapshots import snapshot_info
+    from arena.boards.snapshots import snapshot_info
 
     path = tmp_path / "votes.csv"
     _battles(path, n=1200)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from arena.categories import DEFAULT_LABELS, label_for, spelled_label
+from arena.store.categories import DEFAULT_LABELS, label_for, spelled_label
 
 BATTLES = (
     "model_a,model_b,winner,if,math,criteria.domain_knowledge,my_topic\n"
@@ -88,7 +88,7 @@ def test_label_rules():
 def test_bundled_keys_all_have_default_labels():
     import gzip
 
-    from arena.resources import demo_data
+    from arena.core.resources import demo_data
 
     with gzip.open(demo_data(), "rt") as fh:
         header = next(csv.reader(fh))

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli
-from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.rebuild import RebuildOptions
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.jobs.rebuild import RebuildOptions
 from tests.test_rebuild import synth_battles
 
 #: Options whose meaning is fixed project-wide (see the README's option list).

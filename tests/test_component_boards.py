@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from arena.boards.snapshots import load_board, load_samples
 from arena.cli import cli
 from arena.db.session import open_engine
-from arena.snapshots import load_board, load_samples
 from tests.conftest import cli_for as cli_for_url
 
 ROOT = Path(__file__).resolve().parents[1]

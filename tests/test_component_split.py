@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from arena.component_split import split_board
+from arena.boards.split import split_board
+from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.components import components, other_sets, split_pairs, subtable, subtables
 from arena.engine.counts import clustered_table
 from arena.engine.options import FitOptions
-from arena.outcomes import A_WINS, B_WINS, TIE
-from arena.store import BoardData
-from arena.store_style import StyleBattles
+from arena.store.read import BoardData
+from arena.store.style import StyleBattles
 
 
 def _many_sets(seed: int = 5, groups: int = 60):

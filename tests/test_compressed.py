@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import shutil
 
-from arena.stats.itemfile import read_results
+from arena.evals.itemfile import read_results
 from tests.conftest import ROOT
 
 RESULTS = ROOT / "tests" / "data" / "eval_results.csv"

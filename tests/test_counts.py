@@ -239,7 +239,7 @@ def test_migration_fills_counts_from_stored_battles(db_url, run_cli, tmp_path):
 
 def test_rebuild_reads_one_consistent_state(db_url, run_cli, tmp_path, monkeypatch):
     """An ingest committed after the rebuild's first read is not in its counts."""
-    import arena.rebuild as rebuild_mod
+    import arena.jobs.rebuild as rebuild_mod
     from arena.db.models import Battle
 
     header = ["id", "model_a", "model_b", "winner", "math", "creative"]

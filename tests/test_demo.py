@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from arena import resources
+from arena.core import resources
 
 
 class _Text(HTMLParser):

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from arena.boards.snapshots import load_board, load_samples
 from arena.db.models import SnapshotRow
-from arena.snapshots import load_board, load_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
+from arena.core.outcomes import OUTCOME_CODES, Outcome
 from arena.db.models import Battle, BattleCovariate, BattleStyle, Model, StyleFeature
-from arena.outcomes import OUTCOME_CODES, Outcome
-from arena.store import BattleSelection as Sel
-from arena.store_style import StyleDataError, read_style_battles
+from arena.store.read import BattleSelection as Sel
+from arena.store.style import StyleDataError, read_style_battles
 from tests.conftest import shared_path
 from tests.test_ingest import count, write_csv
 

@@ -15,7 +15,7 @@ import pytest
 from scipy import optimize
 from scipy.special import expit, log_expit
 
-from arena.stats import (
+from arena.evals import (
     ItemBank,
     adaptive_test,
     calibrate_2pl,

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from arena.stats.itemeval import ScoreError, evaluate_scores
-from arena.stats.itemfile import ItemFileError
-from arena.stats.scorefile import read_scores
-from arena.stats.subset import validate_subset
+from arena.evals.itemeval import ScoreError, evaluate_scores
+from arena.evals.itemfile import ItemFileError
+from arena.evals.scorefile import read_scores
+from arena.evals.subset import validate_subset
 
 
 def _write(path, text):

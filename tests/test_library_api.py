@@ -11,13 +11,13 @@ from dataclasses import asdict
 import pytest
 from click.testing import CliRunner
 
+from arena.boards.compare import SnapshotError, compare, diff, resolve_board
 from arena.cli import cli
-from arena.compare import SnapshotError, compare, diff, resolve_board
-from arena.defaults import DEFAULT_SEED
-from arena.formats import tidy
-from arena.rebuild import RebuildOptions, rebuild
-from arena.stats import evaluate, write_battles
-from arena.stats.itemfile import read_results
+from arena.core.defaults import DEFAULT_SEED
+from arena.core.formats import tidy
+from arena.evals import evaluate, write_battles
+from arena.evals.itemfile import read_results
+from arena.jobs.rebuild import RebuildOptions, rebuild
 from tests.conftest import ROOT
 from tests.test_eval_cli import DATA, X_FILE, Y_FILE
 from tests.test_rebuild import synth_battles
@@ -25,7 +25,7 @@ from tests.test_rebuild import synth_battles
 ROUNDS = 100
 
 
-@pytest.mark.parametrize("module", ["arena.publish", "arena.compare", "arena.stats"])
+@pytest.mark.parametrize("module", ["arena.publish", "arena.boards.compare", "arena.evals"])
 def test_library_modules_load_no_cli(module):
     code = (
         f"import sys, {module}; "
@@ -97,7 +97,7 @@ def test_diff_is_what_arena_diff_prints(run_cli, two_snapshots):
     # the CLI leaves out the rows' sample columns (position), which read like ranks
     hidden = ("position", "old_position")
     printed = [{k: v for k, v in asdict(r).items() if k not in hidden} for r in d.rows]
-    # the library's numbers at the output's 6 significant digits (arena.formats.tidy)
+    # the library's numbers at the output's 6 significant digits (arena.core.formats.tidy)
     assert json.loads(result.stdout) == tidy(printed)
     # the two snapshots differ in --min-battles: a loud warning on stderr, from the library
     assert d.options_differ and all(w in result.stderr for w in d.options_differ)

@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from arena.db.lock import LockHeld, database_lock
 from arena.db.models import Battle
 from arena.db.session import open_engine
-from arena.nightly import EXIT_FAILED, EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK, EXIT_REJECTED
+from arena.jobs.nightly import EXIT_FAILED, EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK, EXIT_REJECTED
 from tests.test_rebuild import synth_battles
 
 FAST = ("--rounds", "50", "-q")

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, func, select
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import open_engine
-from arena.nightly import EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK
+from arena.jobs.nightly import EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK
 from tests.test_hardening import arena_process
 from tests.test_rebuild import synth_battles
 

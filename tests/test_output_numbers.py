@@ -3,7 +3,7 @@
 Interval bounds come from float32 bootstrap samples, so unrounded they print as
 ``36.266946411132814``; every float of ``leaderboard``, ``compare``, ``diff``,
 ``audit`` and ``plan`` (and the site's downloads) has at most
-:data:`arena.formats.DIGITS` significant digits, and counts are integers.
+:data:`arena.core.formats.DIGITS` significant digits, and counts are integers.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from arena.formats import DIGITS, tidy
+from arena.core.formats import DIGITS, tidy
 from tests.test_rebuild import synth_battles
 
 COMMANDS = [

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from arena.plan import battles_needed, draw_pairs, pair_weights, simulate_power
+from arena.plan.weights import battles_needed, draw_pairs, pair_weights, simulate_power
 
 #: Monte Carlo tolerance on a simulated power of 0.8 with 6000 replicates (SD ~0.005),
 #: plus the normal approximation of the closed form.
@@ -106,7 +106,7 @@ def test_plan_cli(run_cli, tmp_path):
     assert bad.exit_code != 0 and "unknown model 'nobody'" in bad.output
 
 
-# --- many models (issue 17): arena.plan_pairs, a block of pairs at a time ---
+# --- many models (issue 17): arena.plan.pairs, a block of pairs at a time ---
 
 
 def _wide_board(m=70, r=300, seed=2):
@@ -133,7 +133,7 @@ def _same(a, b):
 def test_blocks_give_pair_weights_bit_for_bit(monkeypatch, rule, block):
     import scipy.sparse as sp
 
-    import arena.plan_pairs as pp
+    import arena.plan.pairs as pp
 
     if block is not None:  # many blocks (the board has 2,278 pairs)
         monkeypatch.setattr(pp, "BLOCK", block)
@@ -154,7 +154,7 @@ def test_blocks_give_pair_weights_bit_for_bit(monkeypatch, rule, block):
 
 
 def test_top_keeps_ties_in_pair_order():
-    import arena.plan_pairs as pp
+    import arena.plan.pairs as pp
 
     # equal ratings, no battles: every pair has the same weight; the top are the first pairs
     m = 30
@@ -166,7 +166,7 @@ def test_top_keeps_ties_in_pair_order():
 
 
 def test_tiers_from_the_covariance_list_the_same_pairs(monkeypatch):
-    import arena.plan_pairs as pp
+    import arena.plan.pairs as pp
 
     monkeypatch.setattr(pp, "BLOCK", 256)
     rating, samples, battles = _wide_board()
@@ -185,7 +185,7 @@ def test_tiers_from_the_covariance_list_the_same_pairs(monkeypatch):
 
 @pytest.mark.parametrize("rule", ["paper", "tiers"])
 def test_streamed_draws_follow_the_probabilities(monkeypatch, rule):
-    import arena.plan_pairs as pp
+    import arena.plan.pairs as pp
 
     monkeypatch.setattr(pp, "BLOCK", 128)  # rows drawn in many batches
     rating, samples, battles = _wide_board(m=25)

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
-from arena.categories import label_for
+from arena.boards.snapshots import ROW_FIELDS, load_board, load_pairs
+from arena.core.formats import render_csv, tidy, to_json
 from arena.db.models import Model
-from arena.formats import render_csv, tidy, to_json
 from arena.publish import PublishError, publish_site
 from arena.publish.context import slug
-from arena.snapshots import ROW_FIELDS, load_board, load_pairs
+from arena.store.categories import label_for
 from tests.publish_fixtures import EVIL_NAMES, build_site_db
 
 # ---------------------------------------------------------------- a tiny DOM
@@ -594,7 +594,7 @@ def _contrast(a: str, b: str) -> float:
 
 def test_theme_colours_have_sufficient_contrast():
     """WCAG AA (4.5:1) for every text colour on every background, light and dark."""
-    from arena.resources import templates_dir
+    from arena.core.resources import templates_dir
 
     css = (templates_dir() / "style.css").read_text(encoding="utf-8")
     light = dict(re.findall(r"--([a-z0-9]+):\s*(#[0-9a-f]{3,6})", css.split("@media")[0]))

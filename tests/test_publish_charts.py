@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from arena.boards.snapshots import Board, BoardRow, PairRecord, SnapshotInfo
 from arena.publish.heatmaps import HATCH_OPACITY, board_heatmaps, heatmap, top_rows
 from arena.publish.svg import Axis, HistoryPoint, IntervalItem, history_chart, interval_chart
-from arena.snapshots import Board, BoardRow, PairRecord, SnapshotInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 NS = "{http://www.w3.org/2000/svg}"

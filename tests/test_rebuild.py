@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
+from arena.boards.snapshots import latest_snapshot_id, load_board, load_samples
 from arena.db.models import Snapshot
-from arena.rebuild import RebuildOptions, rebuild
-from arena.snapshots import latest_snapshot_id, load_board, load_samples
+from arena.jobs.rebuild import RebuildOptions, rebuild
 
 ROUNDS = "200"  # enough for stable tests, fast on CI
 RATING_TOL = 1e-6  # Elo points: same cells must give the same point fit
@@ -130,7 +130,7 @@ def test_same_data_same_seed_same_numbers(run_cli, engine, loaded):
 def test_battles_ingested_during_rebuild_are_not_in_it(
     run_cli, engine, loaded, tmp_path, monkeypatch
 ):
-    import arena.store as store
+    import arena.store.read as store
     from arena.ingest import ingest_file
 
     late = tmp_path / "late.csv"
@@ -152,7 +152,7 @@ def test_battles_ingested_during_rebuild_are_not_in_it(
 
 
 def test_failed_rebuild_leaves_previous_snapshot(run_cli, engine, loaded, monkeypatch):
-    import arena.rebuild as rb
+    import arena.jobs.rebuild as rb
 
     run_cli("rebuild", "--rounds", ROUNDS)
     real = rb.write_snapshot

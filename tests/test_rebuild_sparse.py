@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import arena.engine.sparse_fit as sparse_fit
-import arena.rebuild as rebuild_module
-from arena.snapshots import latest_snapshot_id, load_board, load_pairs, load_samples
+import arena.engine.sparse.fit as sparse_fit
+import arena.jobs.rebuild as rebuild_module
+from arena.boards.snapshots import latest_snapshot_id, load_board, load_pairs, load_samples
 from tests.test_rebuild import synth_battles
 
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"

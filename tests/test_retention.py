@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 
+from arena.boards.snapshots import rating_history
 from arena.db.models import Snapshot, SnapshotPair, SnapshotSamples
 from arena.db.session import open_engine
-from arena.nightly import EXIT_FAILED, EXIT_OK
-from arena.retention import prune_snapshots
-from arena.snapshots import rating_history
+from arena.jobs.nightly import EXIT_FAILED, EXIT_OK
+from arena.jobs.retention import prune_snapshots
 from tests.test_nightly import nightly_args
 from tests.test_rebuild import synth_battles
 

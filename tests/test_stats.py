@@ -1,4 +1,4 @@
-"""Tests of arena.stats: the issue's worked example, closed forms and scipy cross-checks."""
+"""Tests of arena.evals: the issue's worked example, closed forms and scipy cross-checks."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from arena.stats import (
+from arena.evals import (
     Interval,
     bca_interval,
     bootstrap_ci,

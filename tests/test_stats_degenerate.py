@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.stats import (
+from arena.evals import (
     bca_interval,
     bootstrap_ci,
     clopper_pearson_interval,
     cluster_bootstrap_ci,
     paired_bootstrap,
 )
-from arena.stats._checks import DegenerateResamplesWarning
-from arena.stats.bootstrap import FALLBACK_NOTE
+from arena.evals.bootstrap import FALLBACK_NOTE
+from arena.evals.checks import DegenerateResamplesWarning
 
 N_BOOT = 300
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from arena.stats import (
+from arena.evals import (
     compare_ratios,
     paired_verdict,
     ratio_interval,
@@ -196,7 +196,7 @@ def test_repeated_cell_is_refused():
 def test_two_stage_difference_covers_and_shares_prompt_draws():
     # Two models on the same items and templates; each has its own seeds. The template
     # effect is mostly common to both models, so it cancels in the difference.
-    from arena.stats import two_stage_difference
+    from arena.evals import two_stage_difference
 
     n_i, n_p, n_s, true_diff = 60, 6, 4, 0.3
     hits, widths = 0, []

@@ -1,4 +1,4 @@
-"""Tests of arena.stats: permutation test, multiple-comparison corrections, power planning."""
+"""Tests of arena.evals: permutation test, multiple-comparison corrections, power planning."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from arena.stats import (
+from arena.evals import (
     adjust_pvalues,
     benjamini_hochberg,
     holm,

@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from arena.engine.style import fit_style
-from arena.engine.style_design import style_table
+from arena.engine.style.design import style_table
+from arena.engine.style.rate import fit_style
 from tests.engine.style_data import load_ko_arena_hard
 
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
 ROUNDS = 100
 #: The stored ratings are the engine's point fit, not an approximation; JSON prints
-#: them to 6 significant digits (arena.formats.DIGITS), 0.01 Elo at ~1000.
+#: them to 6 significant digits (arena.core.formats.DIGITS), 0.01 Elo at ~1000.
 ELO_TOL = 0.005
 
 

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from arena.stats.ranking import verdict_ranks, verdict_tiers
+from arena.evals.ranking import verdict_ranks, verdict_tiers
 
 
 def test_nothing_separated_means_no_order():

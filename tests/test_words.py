@@ -1,6 +1,6 @@
 """Model names in messages (issue 11)."""
 
-from arena.words import did_you_mean, name_list, unknown
+from arena.core.words import did_you_mean, name_list, unknown
 
 
 def test_name_list_short_and_long():

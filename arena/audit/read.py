@@ -13,6 +13,8 @@ from sqlalchemy import Connection, and_, delete, insert, select
 
 from arena import __version__
 from arena.audit.votes import Votes
+from arena.boards.snapshots import SnapshotInfo, component_number
+from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
     Battle,
     BattleCategory,
@@ -22,8 +24,6 @@ from arena.db.models import (
     SnapshotRow,
 )
 from arena.db.session import take_write_lock
-from arena.outcomes import OUTCOME_CODES
-from arena.snapshots import SnapshotInfo, component_number
 
 __all__ = [
     "snapshot_votes",
@@ -160,7 +160,7 @@ def audit_snapshot(
     """
     from arena.audit.report import run_audit
     from arena.audit.setup import AuditOptions
-    from arena.snapshots import latest_snapshot_id, snapshot_info
+    from arena.boards.snapshots import latest_snapshot_id, snapshot_info
 
     with engine.connect() as conn:
         sid = snapshot_id if snapshot_id is not None else latest_snapshot_id(conn, board)
@@ -199,7 +199,7 @@ def latest_flagged_judges(conn: Connection, board: str = "overall") -> list[str]
     AuditError
         No snapshot, or its audit was never stored (run ``arena audit``).
     """
-    from arena.snapshots import latest_snapshot_id
+    from arena.boards.snapshots import latest_snapshot_id
 
     sid = latest_snapshot_id(conn, board)
     if sid is None:

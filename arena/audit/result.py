@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena.words import name_list
+from arena.core.words import name_list
 
 __all__ = ["COUNT_UNITS", "Probe", "outside", "pooled_state", "skipped", "clean", "tripped_by"]
 

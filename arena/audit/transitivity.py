@@ -7,7 +7,7 @@ from scipy.special import expit
 
 from arena.audit.result import Probe, outside
 from arena.audit.setup import Board
-from arena.outcomes import A_WINS, B_WINS
+from arena.core.outcomes import A_WINS, B_WINS
 
 __all__ = ["intransitivity", "triad_shares"]
 

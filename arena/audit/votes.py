@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE_BOTH_BAD
 from arena.engine.counts import CountTable, clustered_table, count_table
-from arena.outcomes import A_WINS, B_WINS, TIE_BOTH_BAD
 
 __all__ = ["Votes", "NO_KEY"]
 
@@ -31,7 +31,7 @@ class Votes:
     a, b : ndarray of intp, shape (B,)
         First-shown (``model_a``) and second-shown model.
     outcome : ndarray of int8, shape (B,)
-        Outcome codes of :mod:`arena.outcomes`.
+        Outcome codes of :mod:`arena.core.outcomes`.
     weight : ndarray of float64, shape (B,)
     judge, question : ndarray of intp, shape (B,)
         Index into ``judges`` / ``questions``, or ``NO_KEY``.

@@ -39,8 +39,8 @@ def annotate_command(
         arena models annotate my-test-model --hide
         arena models annotate --from models.csv
     """
-    from arena.annotate import AnnotateError, Annotation, annotate, read_annotations
     from arena.db.session import take_write_lock
+    from arena.store.annotate import AnnotateError, Annotation, annotate, read_annotations
 
     fields = (display_name, organisation, licence, link, hidden)
     try:

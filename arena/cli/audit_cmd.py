@@ -87,13 +87,13 @@ def audit_command(
         arena audit --component 2
     """
     from arena.audit.read import AuditError, audit_snapshot
-    from arena.snapshots import board_key
+    from arena.boards.snapshots import board_key
 
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
     progress = phase_reporter(quiet=quiet)
     if component is not None or source is not None:
-        from arena.compare import SnapshotError, resolve_board
+        from arena.boards.compare import SnapshotError, resolve_board
 
         with app.engine().connect() as conn:
             try:

@@ -27,7 +27,7 @@ def categories_group(ctx: click.Context, fmt: str) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from arena.categories import category_records
+    from arena.store.categories import category_records
 
     with ctx.obj.engine().connect() as conn:
         records = category_records(conn)
@@ -49,7 +49,7 @@ def label_command(app, key: str, name: str) -> None:
         arena categories label criteria.domain_knowledge "Hard prompts: expertise"
         arena categories label if ""
     """
-    from arena.categories import CategoryError, set_label
+    from arena.store.categories import CategoryError, set_label
 
     try:
         with app.engine().begin() as conn:

@@ -68,7 +68,7 @@ def compare_command(
     """
     from dataclasses import asdict
 
-    from arena.compare import SnapshotError, compare
+    from arena.boards.compare import SnapshotError, compare
 
     with app.engine().connect() as conn:
         try:

@@ -95,7 +95,7 @@ def stats_command(app, fmt) -> None:
         arena db stats
         arena db stats --format json
     """
-    from arena.retention import db_stats
+    from arena.jobs.retention import db_stats
 
     with app.engine().connect() as conn:
         stats = db_stats(conn)

@@ -27,10 +27,10 @@ def demo_command(app, out_dir, rounds, quiet):
     Example:
         arena demo site/ && python -m http.server -d site
     """
-    from arena import resources
+    from arena.core import resources
     from arena.ingest import IngestError, ingest_file
+    from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
     from arena.publish.site import PublishError, publish_site
-    from arena.rebuild import RebuildError, RebuildOptions, rebuild
 
     engine = app.engine(create=True)
     data = resources.demo_data()

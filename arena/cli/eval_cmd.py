@@ -172,9 +172,9 @@ def eval_command(
     same ids.
 
     With seed N (--seed, fixed by default) and no missing items, each
-    interval equals arena.stats.bootstrap_ci / paired_bootstrap run with
-    numpy.random.default_rng(N). From Python: arena.stats.evaluate(
-    arena.stats.itemfile.read_results(paths)) returns the same numbers.
+    interval equals arena.evals.bootstrap_ci / paired_bootstrap run with
+    numpy.random.default_rng(N). From Python: arena.evals.evaluate(
+    arena.evals.itemfile.read_results(paths)) returns the same numbers.
 
     Example:
 
@@ -188,8 +188,8 @@ def eval_command(
         arena eval wiki.csv --numerator bits --denominator bytes
     """
     from arena.cli.eval_scores import needs_scores_path, read_table, run_scores, table_metric
-    from arena.stats import EvaluateError, evaluate, write_battles
-    from arena.stats.itemfile import ItemFileError, read_results
+    from arena.evals import EvaluateError, evaluate, write_battles
+    from arena.evals.itemfile import ItemFileError, read_results
 
     table = read_table(
         results,

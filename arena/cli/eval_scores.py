@@ -2,7 +2,7 @@
 
 Real-valued scores, runs over seeds/prompts/judges, document groups, ratio
 metrics and variance components are evaluated by
-:func:`arena.stats.itemeval.evaluate_scores`; this module only decides when
+:func:`arena.evals.itemeval.evaluate_scores`; this module only decides when
 that path applies and formats its result.
 """
 
@@ -26,8 +26,8 @@ _BUDGET_COLUMNS = ["model", "design", "se"]
 def read_table(results, *, metric, filter_name, numerator, denominator):
     """Read RESULTS as scores of any metric; None when they are plain 0/1 accuracies
     with no design columns (the classic path then handles them)."""
-    from arena.stats.itemfile import ItemFileError
-    from arena.stats.scorefile import read_scores
+    from arena.evals.itemfile import ItemFileError
+    from arena.evals.scorefile import read_scores
 
     try:
         return read_scores(
@@ -79,7 +79,7 @@ def _components_doc(vc) -> dict:
 
 def run_scores(table, *, metric, level, rounds, seed, correction, test, components, item_only, fmt, quiet):  # fmt: skip
     """Evaluate ``table`` and print the result in ``fmt``."""
-    from arena.stats.itemeval import ScoreError, evaluate_scores
+    from arena.evals.itemeval import ScoreError, evaluate_scores
 
     if item_only:
         # The item-only analysis: every run axis ignored (each item's runs pooled).

@@ -24,7 +24,7 @@ def _matrix(results, metric, filter_name):
     """Read 0/1 results into (models, items, responses with NaN where missing)."""
     import numpy as np
 
-    from arena.stats.itemfile import ItemFileError, item_sort_key, read_results
+    from arena.evals.itemfile import ItemFileError, item_sort_key, read_results
 
     try:
         data = read_results(list(results), metric=metric, filter_name=filter_name)
@@ -41,7 +41,7 @@ def _matrix(results, metric, filter_name):
 
 
 def _load_bank(path: str):
-    from arena.stats import ItemBank
+    from arena.evals import ItemBank
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -136,7 +136,7 @@ def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, save_path,
     """
     import numpy as np
 
-    from arena.stats import calibrate_2pl, score_abilities
+    from arena.evals import calibrate_2pl, score_abilities
 
     models, items, y = _matrix(results, metric, filter_name)
     _say(quiet, f"calibrating {len(items)} items on {len(models)} models ...")
@@ -205,7 +205,7 @@ def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdou
     """
     import numpy as np
 
-    from arena.stats.subset import MIN_CORRELATION_MODELS, validate_subset
+    from arena.evals.subset import MIN_CORRELATION_MODELS, validate_subset
 
     models, items, y = _matrix(results, metric, filter_name)
     holdout = holdout or max(2, len(models) // 5)
@@ -271,7 +271,7 @@ def irt_adapt(bank_path, n_sim, se_target, max_items, seed, fmt, quiet):
     fixed test must be for the same share of examinees to reach the same
     precision: with the most informative items in a fixed order, and with
     items in a random order (a random subset of the benchmark). In Python,
-    arena.stats.adaptive_test(bank, answer) runs a test against any model
+    arena.evals.adaptive_test(bank, answer) runs a test against any model
     through an answer(item) callback.
 
     Example:
@@ -282,7 +282,7 @@ def irt_adapt(bank_path, n_sim, se_target, max_items, seed, fmt, quiet):
     """
     import numpy as np
 
-    from arena.stats import simulate_adaptive
+    from arena.evals import simulate_adaptive
 
     bank = _load_bank(bank_path)
     _say(quiet, f"simulating {n_sim} adaptive tests on {len(bank.items)} items ...")

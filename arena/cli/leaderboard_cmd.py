@@ -18,8 +18,8 @@ COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags
 
 
 def open_board(app, **where):
-    """The board ``arena.compare.resolve_board(conn, **where)`` picks, or a one-line error."""
-    from arena.compare import SnapshotError, resolve_board
+    """The board ``arena.boards.compare.resolve_board(conn, **where)`` picks, or a one-line error."""
+    from arena.boards.compare import SnapshotError, resolve_board
 
     with app.engine().connect() as conn:
         try:
@@ -92,7 +92,7 @@ UNRANKED_WORDS = {
 
 
 def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
-    from arena.words import name_list
+    from arena.core.words import name_list
 
     groups: dict[str, list[str]] = {}
     for r in rows:
@@ -136,7 +136,7 @@ def leaderboard_command(
         arena leaderboard --component 2
         arena leaderboard --source gpt-4-judge   # after arena rebuild --source gpt-4-judge
     """
-    from arena.snapshots import ROW_FIELDS
+    from arena.boards.snapshots import ROW_FIELDS
 
     board = open_board(
         app,
@@ -158,7 +158,7 @@ def leaderboard_command(
         f"{opts.get('ci')} {round(100 * opts.get('level', 0.95))}% intervals, "
         f"tiers: {opts.get('tiers')}"
     )
-    from arena.snapshots import options_summary
+    from arena.boards.snapshots import options_summary
 
     click.echo(f"options: {options_summary(opts)}")
     for line in component_lines(s):

@@ -25,7 +25,7 @@ def models_group(ctx: click.Context, fmt: str) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from arena.store import model_records
+    from arena.store.read import model_records
 
     engine = ctx.obj.engine()
     with engine.connect() as conn:

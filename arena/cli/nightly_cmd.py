@@ -1,4 +1,4 @@
-"""``arena nightly``: drop folder in, site out (see :mod:`arena.nightly`)."""
+"""``arena nightly``: drop folder in, site out (see :mod:`arena.jobs.nightly`)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def nightly_command(
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
     from arena.db.lock import LockHeld
-    from arena.nightly import EXIT_LOCKED, nightly
+    from arena.jobs.nightly import EXIT_LOCKED, nightly
 
     opts = rebuild_options(**fit)
     engine = app.engine(create=True)

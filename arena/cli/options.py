@@ -11,8 +11,8 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.formats import FORMATS
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.formats import FORMATS
 
 DEFAULT_URL = "sqlite:///arena.db"
 #: seconds (the same as arena.db.session.DEFAULT_WAIT, which this module does not

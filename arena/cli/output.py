@@ -1,4 +1,4 @@
-"""Writing a command's rows to stdout in the ``--format`` chosen (see :mod:`arena.formats`)."""
+"""Writing a command's rows to stdout in the ``--format`` chosen (see :mod:`arena.core.formats`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from arena.cli.options import format_option, quiet_option
-from arena.formats import render_csv, render_table, tidy, to_json
+from arena.core.formats import render_csv, render_table, tidy, to_json
 
 __all__ = ["emit", "format_option", "quiet_option", "warn"]
 
@@ -31,7 +31,7 @@ def emit(
 
     ``json_obj`` replaces the plain list of rows in JSON output when a command
     has a richer document to offer (a snapshot header plus rows, say).
-    ``rounded``: floats to :data:`arena.formats.DIGITS` significant digits in
+    ``rounded``: floats to :data:`arena.core.formats.DIGITS` significant digits in
     JSON and CSV (the rating commands; tables have their own short formats).
     """
     if rounded and fmt != "table":

@@ -21,8 +21,8 @@ POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles
 
 
 def _inputs(app, snapshot_id, category, component=None, source=None):
-    from arena.compare import SnapshotError, resolve_board
-    from arena.plan_store import plan_inputs
+    from arena.boards.compare import SnapshotError, resolve_board
+    from arena.plan.store import plan_inputs
 
     with app.engine().connect() as conn:
         try:
@@ -95,8 +95,8 @@ def plan_group(
         return
     import numpy as np
 
-    from arena.plan import draw_pairs
-    from arena.plan_pairs import draw_streamed, plan_pairs
+    from arena.plan.pairs import draw_streamed, plan_pairs
+    from arena.plan.weights import draw_pairs
 
     if n_draws is not None and n_draws < 1:
         raise click.BadParameter("must be at least 1", param_hint="--n")
@@ -110,7 +110,7 @@ def plan_group(
     try:
         if n_draws is not None:
             if n_pairs <= MAX_LISTED:
-                # every pair's probability in hand: the draws of arena.plan.draw_pairs
+                # every pair's probability in hand: the draws of arena.plan.weights.draw_pairs
                 plan = plan_pairs(*args, **kwargs).plan
                 first, second = draw_pairs(plan, n_draws, seed=seed)
             else:
@@ -172,7 +172,7 @@ def power_command(app, models, snapshot_id, category, source, component, target,
     """
     import numpy as np
 
-    from arena.plan import battles_needed, current_power
+    from arena.plan.weights import battles_needed, current_power
 
     if not 0 < target < 1:
         raise click.BadParameter("must be between 0 and 1", param_hint="--power")
@@ -198,7 +198,7 @@ def power_command(app, models, snapshot_id, category, source, component, target,
         {
             "model_a": inp.names[a],
             "model_b": inp.names[b],
-            # unrounded: JSON and CSV round every float alike (arena.formats.tidy),
+            # unrounded: JSON and CSV round every float alike (arena.core.formats.tidy),
             # the table prints its own short form
             "difference": float(d),
             "se": float(s),

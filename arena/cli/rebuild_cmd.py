@@ -1,4 +1,4 @@
-"""``arena rebuild``: rate the stored battles and write snapshots (see :mod:`arena.rebuild`)."""
+"""``arena rebuild``: rate the stored battles and write snapshots (see :mod:`arena.jobs.rebuild`)."""
 
 from __future__ import annotations
 
@@ -186,9 +186,9 @@ def rebuild_options(
     until=None,
     exclude_judges=(),
 ):
-    """:class:`~arena.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
+    """:class:`~arena.jobs.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
     from arena.engine.options import FitOptions
-    from arena.rebuild import RebuildOptions
+    from arena.jobs.rebuild import RebuildOptions
 
     return RebuildOptions(
         category=category,
@@ -270,12 +270,12 @@ def rebuild_command(
         arena audit && arena rebuild --exclude-flagged
         arena rebuild --read battles
     """
-    from arena.rebuild import RebuildError, rebuild
+    from arena.jobs.rebuild import RebuildError, rebuild
 
     excluded: tuple[str, ...] = ()
     if exclude_flagged:
         from arena.audit.read import AuditError, latest_flagged_judges
-        from arena.snapshots import board_key
+        from arena.boards.snapshots import board_key
 
         try:
             with app.engine().connect() as conn:
@@ -321,7 +321,7 @@ def rebuild_command(
 
 def _check_selection(app, category: str | None, source: str | None) -> None:
     """A failed rebuild of a category or source the database does not know: say so, with the known ones."""
-    from arena.compare import SnapshotError, check_category, check_source
+    from arena.boards.compare import SnapshotError, check_category, check_source
 
     checks = [("--category", check_category, category), ("--source", check_source, source)]
     with app.engine().connect() as conn:

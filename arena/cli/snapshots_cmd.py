@@ -57,8 +57,8 @@ def snapshots_command(ctx, fmt):
     if ctx.invoked_subcommand is not None:
         return
     app = ctx.obj
-    from arena.formats import count
-    from arena.snapshots import list_snapshots, options_summary
+    from arena.boards.snapshots import list_snapshots, options_summary
+    from arena.core.formats import count
 
     with app.engine().connect() as conn:
         snaps = list_snapshots(conn)
@@ -110,7 +110,7 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
         arena diff --style-control  # battles with style metadata (conv_metadata)
         arena diff --style-control --category math --format json
     """
-    from arena.compare import SnapshotError, diff, resolve_board
+    from arena.boards.compare import SnapshotError, diff, resolve_board
 
     style = style_control == "on"
     if (old is None) != (new is None):
@@ -147,8 +147,8 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
 
 def _latest_pair(conn, latest, style: bool) -> tuple[int, int]:
     """No ids: the raw board against its style board, else its previous snapshot against it."""
-    from arena.compare import SnapshotError, resolve_board
-    from arena.snapshots import previous_snapshot_id
+    from arena.boards.compare import SnapshotError, resolve_board
+    from arena.boards.snapshots import previous_snapshot_id
 
     if style:
         return latest.id, resolve_board(conn, snapshot_id=latest.id, style=True).snapshot.id
@@ -207,7 +207,7 @@ def prune_command(app, keep_days, keep_last, dry_run, fmt):
         arena snapshots prune --keep-last 3 --dry-run --format json
     """
     from arena.db.session import take_write_lock
-    from arena.retention import prune_snapshots
+    from arena.jobs.retention import prune_snapshots
 
     if keep_days is None and keep_last is None:
         raise click.UsageError("give --keep-days, --keep-last or both")

@@ -351,7 +351,7 @@ class SnapshotPair(Base):
 class SnapshotStyleCoefficient(Base):
     """A style coefficient of a style-controlled snapshot, with its interval.
 
-    Logits per standard deviation of the covariate (see ``arena.engine.style``);
+    Logits per standard deviation of the covariate (see ``arena.engine.style.rate``);
     the interval follows the snapshot's interval method and level.
     """
 

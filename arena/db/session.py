@@ -25,7 +25,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
-from arena import resources
+from arena.core import resources
 
 if TYPE_CHECKING:
     from alembic.config import Config

@@ -26,10 +26,10 @@ Modules (one job each):
 * :mod:`~arena.engine.intervals` -- intervals from a point fit (bootstrap or normal).
 * :mod:`~arena.engine.rate` -- one call to ratings with intervals: :func:`rate`;
   :mod:`~arena.engine.comparable` puts a comparable set's fit back on the board.
-* :mod:`~arena.engine.style_design`, :mod:`~arena.engine.style_model`,
-  :mod:`~arena.engine.style_fit`, :mod:`~arena.engine.style_boot`,
-  :mod:`~arena.engine.style` -- style control (covariates, likelihood, point
-  fit, bootstrap, :func:`~arena.engine.style.rate_style`).
+* :mod:`~arena.engine.style.design`, :mod:`~arena.engine.style.model`,
+  :mod:`~arena.engine.style.fit`, :mod:`~arena.engine.style.boot`,
+  :mod:`~arena.engine.style.rate` -- style control (covariates, likelihood, point
+  fit, bootstrap, :func:`~arena.engine.style.rate.rate_style`).
 * :mod:`~arena.engine.ranks` -- rank (UB) and bootstrap rank intervals.
 * :mod:`~arena.engine.pairs`, :mod:`~arena.engine.multiple`,
   :mod:`~arena.engine.tiers` -- paired bootstrap statistics, multiplicity

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from arena.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.messages import check_names
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_lb, rank_ub
 from arena.engine.rate import Ratings, rate
-from arena.engine.sparse_tiers import tiers_bounded
-from arena.engine.style import rate_style
-from arena.engine.style_design import StyleTable, style_table
+from arena.engine.sparse.tiers import tiers_bounded
+from arena.engine.style.design import StyleTable, style_table
+from arena.engine.style.rate import rate_style
 from arena.engine.tiers import tiers_leader_overlap, tiers_paired
-from arena.outcomes import A_WINS, B_WINS
 
 __all__ = [
     "BoardOptions",
@@ -190,7 +190,7 @@ def rate_board(
         Model names by table index, for warnings and errors (default: indices).
     path : {"auto", "dense", "sparse"}
         The engine path (see :func:`arena.engine.rate.rate`); on the sparse
-        path paired tiers use :func:`arena.engine.sparse_tiers.tiers_bounded`.
+        path paired tiers use :func:`arena.engine.sparse.tiers.tiers_bounded`.
 
     Returns
     -------
@@ -229,13 +229,13 @@ def rate_style_board(
     style_reg: float | None = None,
     names=None,
 ) -> tuple[BoardRating, StyleTable]:
-    """The style-controlled board of per-battle arrays (see :mod:`arena.engine.style`).
+    """The style-controlled board of per-battle arrays (see :mod:`arena.engine.style.rate`).
 
     Model indices in ``0 .. n_models - 1``; ``side_a``/``side_b`` (B, F) the
     per-side feature values named by ``features``; ``cluster_ids`` (B,) for a
     cluster bootstrap.  Ranks and tiers follow the same rules as
     :func:`rate_board`; ``BoardRating.ratings`` is a
-    :class:`~arena.engine.style.StyleRatings` with the coefficients.
+    :class:`~arena.engine.style.rate.StyleRatings` with the coefficients.
     ``names`` (model names by index) name models in the warnings.
     """
     opts = options

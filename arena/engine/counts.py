@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from arena.outcomes import N_OUTCOMES
+from arena.core.outcomes import N_OUTCOMES
 
 __all__ = [
     "CountTable",
@@ -39,7 +39,7 @@ class CountTable:
     a, b : ndarray of intp, shape (C,)
         Index of the model shown first (``model_a``) and second.
     outcome : ndarray of int8, shape (C,)
-        Outcome code from :mod:`arena.outcomes`.
+        Outcome code from :mod:`arena.core.outcomes`.
     n : ndarray of float64, shape (C,)
         Number of battles in the cell.
     weight : ndarray of float64, shape (C,)

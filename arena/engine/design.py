@@ -23,9 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import CountTable, unique_rows
 from arena.engine.groupsum import GroupSums
-from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
 __all__ = ["Design", "make_design", "TIE_MODELS"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.scale import BASE, ELO_POINTS, win_probability
-from arena.outcomes import A_WINS, B_WINS
 
 __all__ = ["online_elo"]
 

@@ -1,7 +1,7 @@
 """Confidence intervals from a point fit: bootstrap percentiles or normal (Fisher, sandwich).
 
 Shared by the raw engine (:func:`arena.engine.rate.rate`) and the
-style-controlled one (:func:`arena.engine.style.rate_style`): the option
+style-controlled one (:func:`arena.engine.style.rate.rate_style`): the option
 checks, the run facts stored with a snapshot, normal intervals (per model,
 max-|t| or chi-square simultaneous) and the fields of a
 :class:`~arena.engine.rate.Ratings` that come from the point fit.

@@ -61,7 +61,7 @@ def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
     names : sequence of str, optional
         Model names by index; without them models are named by index.
     """
-    from arena.words import name_list
+    from arena.core.words import name_list
 
     out = []
     for flag, one, several in FLAG_SENTENCES:

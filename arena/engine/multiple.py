@@ -1,7 +1,7 @@
 """Multiple-comparison corrections for the p-values of many pairwise tests.
 
 Used by the paired tiers (:mod:`arena.engine.tiers`) and by the per-item
-statistics (:mod:`arena.stats`), which re-export these functions.
+statistics (:mod:`arena.evals`), which re-export these functions.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Both work on ``(rounds, params)`` arrays and on any model that gives the
 log-likelihood functions of :mod:`arena.engine.likelihood` (the raw
 :class:`~arena.engine.design.Design`) or brings its own with the same
-signatures (the style-controlled :class:`~arena.engine.style_model.StyleDesign`).
+signatures (the style-controlled :class:`~arena.engine.style.model.StyleDesign`).
 
 * :func:`newton` -- damped Newton with a backtracking (Armijo) line search,
   batched over rounds with ``np.linalg.solve`` on ``(R, P, P)`` stacks; rounds

@@ -2,8 +2,8 @@
 
 :func:`~arena.engine.fit.fit`, :func:`~arena.engine.bootstrap.bootstrap`,
 :func:`~arena.engine.rate.rate`, the style-controlled
-:func:`~arena.engine.style_fit.fit_style`, :func:`~arena.engine.style_boot.bootstrap_style`,
-:func:`~arena.engine.style.rate_style` and the rebuild's options all carry the same
+:func:`~arena.engine.style.fit.fit_style`, :func:`~arena.engine.style.boot.bootstrap_style`,
+:func:`~arena.engine.style.rate.rate_style` and the rebuild's options all carry the same
 :class:`FitOptions`, so a new model option (a covariate, a tie model) is
 added here once and reaches every entry point.
 """

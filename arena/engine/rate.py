@@ -29,9 +29,9 @@ from arena.engine.intervals import (
 from arena.engine.messages import check_names, flag_warnings, model_label
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
-from arena.engine.sparse_bootstrap import sparse_bootstrap
-from arena.engine.sparse_fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
-from arena.engine.sparse_score import sparse_score_bounds
+from arena.engine.sparse.bootstrap import sparse_bootstrap
+from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
+from arena.engine.sparse.score import sparse_score_bounds
 
 __all__ = ["Ratings", "rate", "normal_intervals", "CI_METHODS", "COMPONENT_MODES"]
 
@@ -153,7 +153,7 @@ def rate(
         (``model gpt-4o never lost ...``); without, by index.
     path : {"auto", "dense", "sparse"}
         The engine: dense solvers, or the sparse comparison graph
-        (:mod:`arena.engine.sparse_fit`; bootstrap intervals only); ``"auto"``
+        (:mod:`arena.engine.sparse.fit`; bootstrap intervals only); ``"auto"``
         takes the sparse path from ``SPARSE_MIN_MODELS`` models on.
     **overrides
         Fields of :class:`FitOptions` given directly (``ties="davidson"``).

@@ -1,7 +1,7 @@
 """Running bootstrap rounds in chunks: threads or forked processes, one random stream each.
 
 A *job* (the raw engine's :class:`arena.engine.bootstrap._Job`, the style
-engine's :class:`arena.engine.style_boot._StyleJob`) knows how to resample and
+engine's :class:`arena.engine.style.boot._StyleJob`) knows how to resample and
 solve ``n`` rounds from a seed (``job.run(n, seed)``) and how many working
 elements one round needs (``job.width()``).  :func:`run_rounds` splits the
 rounds into chunks with their own spawned :class:`numpy.random.SeedSequence`,

@@ -147,7 +147,7 @@ def widen_small_samples(
         Models with fewer battles get the rule.
     bounds : callable
         The score bounds (:func:`score_bounds`, or the sparse path's
-        :func:`arena.engine.sparse_score.sparse_score_bounds`).
+        :func:`arena.engine.sparse.score.sparse_score_bounds`).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""Argument checks shared by the engine's public functions (and by :mod:`arena.stats`)."""
+"""Argument checks shared by the engine's public functions (and by :mod:`arena.evals`)."""
 
 from __future__ import annotations
 

@@ -17,10 +17,10 @@ grows with the number of pairs, not with the battles.  It is kept exact:
 
 Ingest is the only code in arena that writes ``battles`` or
 ``battle_categories`` (hiding a model, retention and audits change neither;
-nothing deletes battles).  :func:`arena.store.counts_unusable` says which
+nothing deletes battles).  :func:`arena.store.read.counts_unusable` says which
 rebuild selections the table cannot answer (time windows, sources, judge
 exclusions, cluster keys); those rebuilds read the battles, and
-:func:`arena.store.read_count_boards` reads the table.
+:func:`arena.store.read.read_count_boards` reads the table.
 """
 
 from __future__ import annotations

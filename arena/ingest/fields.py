@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from arena.core.vocabulary import TAG_TRUE
 from arena.db.models import MODEL_NAME_MAX
 from arena.ingest.errors import RowError
-from arena.vocabulary import TAG_TRUE
 
 #: Longest stored text of ids, judges, questions, categories.
 TEXT_MAX = 255

@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from arena.core.outcomes import Outcome
 from arena.ingest.errors import RowError
 from arena.ingest.fields import EXPAND_MAX, ModelNames, Vocabulary
 from arena.ingest.style import StyleShape, resolve_style
-from arena.outcomes import Outcome
 
 #: Fields a record can carry (``--map FIELD=COLUMN``), with the columns that feed them.
 ALIASES: dict[str, tuple[str, ...]] = {

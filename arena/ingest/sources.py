@@ -22,7 +22,7 @@ from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import IO, Any
 
-from arena.vocabulary import GZIP_MAGIC
+from arena.core.vocabulary import GZIP_MAGIC
 
 FORMATS = ("auto", "csv", "jsonl", "json")
 _CHUNK = 1 << 20

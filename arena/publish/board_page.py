@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from markupsafe import Markup
 
-from arena.component_boards import same_set
+from arena.boards.components import same_set
+from arena.boards.snapshots import BoardRow, StyleCoefficient
 from arena.publish import svg
 from arena.publish.fmt import (
     display,
@@ -39,7 +40,6 @@ from arena.publish.words import (
     tier_line,
     unranked_reason,
 )
-from arena.snapshots import BoardRow, StyleCoefficient
 
 
 def _delta(before: int, now: int, since: str) -> tuple[str, str]:

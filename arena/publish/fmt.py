@@ -13,9 +13,9 @@ import unicodedata
 from datetime import UTC, datetime
 from functools import lru_cache
 
+from arena.boards.snapshots import BoardRow
+from arena.core.vocabulary import is_web_url
 from arena.engine.scale import win_probability
-from arena.snapshots import BoardRow
-from arena.vocabulary import is_web_url
 
 DASH = "\u2013"
 MINUS = "\u2212"

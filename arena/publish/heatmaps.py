@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 from markupsafe import Markup, escape
 
+from arena.boards.snapshots import Board, BoardRow, PairRecord
 from arena.engine.scale import win_probability
 from arena.publish import colours
 from arena.publish.svgkit import clip_all, label, num, rgb_hex
-from arena.snapshots import Board, BoardRow, PairRecord
 
 #: Below this many direct battles a cell is hatched (and an observed rate faded).
 MIN_BATTLES = 10

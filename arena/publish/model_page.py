@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from arena.boards.snapshots import BoardRow
 from arena.publish import svg
 from arena.publish.fmt import (
     display,
@@ -18,7 +19,6 @@ from arena.publish.fmt import (
 )
 from arena.publish.views import BoardSummary, HistoryRow, Link, ModelPage, OpponentView, SiteBoard
 from arena.publish.words import flag_legend, flag_word
-from arena.snapshots import BoardRow
 
 
 def _summary(site: SiteBoard, r: BoardRow) -> BoardSummary:

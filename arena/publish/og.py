@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from markupsafe import escape
 
+from arena.boards.snapshots import Board
 from arena.publish.svgkit import Axis, clip_all, num, tick_text
-from arena.snapshots import Board
 
 #: File name at the site root, next to ``index.html``.
 OG_FILE = "og.svg"

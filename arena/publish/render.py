@@ -13,7 +13,7 @@ from functools import lru_cache
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from arena.resources import templates_dir
+from arena.core.resources import templates_dir
 
 
 @lru_cache(maxsize=1)

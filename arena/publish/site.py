@@ -30,10 +30,21 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, select
 
 from arena.audit.read import load_audit
-from arena.categories import stored_labels
-from arena.component_boards import is_current
+from arena.boards.components import is_current
+from arena.boards.snapshots import (
+    OVERALL,
+    ROW_FIELDS,
+    Board,
+    latest_snapshot_id,
+    load_board,
+    load_pairs,
+    paired_board_key,
+    previous_snapshot_id,
+    rating_history,
+)
+from arena.core.formats import render_csv, tidy, to_json
+from arena.core.resources import templates_dir
 from arena.db.models import Snapshot
-from arena.formats import render_csv, tidy, to_json
 from arena.publish import context as ctx
 from arena.publish.atomic import (
     MARKER,
@@ -45,18 +56,7 @@ from arena.publish.atomic import (
 )
 from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
-from arena.resources import templates_dir
-from arena.snapshots import (
-    OVERALL,
-    ROW_FIELDS,
-    Board,
-    latest_snapshot_id,
-    load_board,
-    load_pairs,
-    paired_board_key,
-    previous_snapshot_id,
-    rating_history,
-)
+from arena.store.categories import stored_labels
 
 __all__ = ["MARKER", "OG_FILE", "PublishError", "PublishReport", "publish_site"]
 

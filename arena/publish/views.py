@@ -14,7 +14,7 @@ from functools import cached_property
 
 from markupsafe import Markup
 
-from arena.snapshots import Board, BoardRow, PairRecord
+from arena.boards.snapshots import Board, BoardRow, PairRecord
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The site's words: board and category names, flag words and their legend, and the
 plain-words method text ("How to read this board") built from a snapshot's options.
 
-Category keys are shown by their labels (:mod:`arena.categories`: default names
+Category keys are shown by their labels (:mod:`arena.store.categories`: default names
 for LMArena's keys, overridable with ``arena categories label``).
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from arena.categories import label_for
+from arena.boards.snapshots import OVERALL, STYLE_SUFFIX, SnapshotInfo, StyleCoefficient
 from arena.publish.fmt import fmt_count, fmt_date
-from arena.snapshots import OVERALL, STYLE_SUFFIX, SnapshotInfo, StyleCoefficient
+from arena.store.categories import label_for
 
 # ---------------------------------------------------------------- board names
 

@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table, from_cells
-from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from tests.conftest import bundled_lmarena, shared_path
 
 LMARENA_WINNER = {

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.outcomes import A_WINS, B_WINS, TIE
+from arena.core.outcomes import A_WINS, B_WINS, TIE
 
 KO_ARENA_HARD = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ko-arena-hard"
 #: arena-hard verdict -> (outcome code, weight); a strong verdict weighs 3

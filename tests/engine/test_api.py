@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import (
     cluster_matrix,
     clustered_cells,
@@ -18,7 +19,6 @@ from arena.engine.elo import online_elo
 from arena.engine.fit import fit
 from arena.engine.options import FitOptions
 from arena.engine.rate import rate
-from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
 from .conftest import simulate
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena.core.outcomes import TIE
 from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table, count_table
 from arena.engine.fit import BASE, SCALE, fit, initial_params
 from arena.engine.newton import GTOL_REL, chord, gradient_scale, hessian_diagonal, newton
 from arena.engine.sampling import multinomial_rows
-from arena.outcomes import TIE
 
 from .conftest import simulate
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from scipy.special import logit
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.components import components, other_sets, subtable
 from arena.engine.counts import clustered_table, count_table
 from arena.engine.design import make_design
 from arena.engine.fit import SCALE
 from arena.engine.rate import rate
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
-from arena.outcomes import A_WINS, B_WINS, TIE
-from arena.stats import wilson_interval
+from arena.evals import wilson_interval
 
 from .conftest import simulate
 

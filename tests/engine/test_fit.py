@@ -7,9 +7,9 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table, from_cells
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, fit
-from arena.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 
 from .conftest import simulate
 

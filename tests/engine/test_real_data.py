@@ -7,11 +7,11 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table
 from arena.engine.fit import BASE, SCALE, fit
 from arena.engine.rate import rate
-from arena.outcomes import A_WINS, B_WINS
 
 ELO_TOL = 0.1  # Elo points, per model with >= MIN_BATTLES battles
 MIN_BATTLES = 50

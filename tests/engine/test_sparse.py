@@ -7,17 +7,17 @@ import pytest
 from scipy import optimize, special
 
 import arena.engine.bootstrap as dense_boot
-import arena.engine.sparse_bootstrap as sparse_boot
+import arena.engine.sparse.bootstrap as sparse_boot
 from arena.engine.board import BoardOptions, rate_board
 from arena.engine.counts import cluster_matrix, count_table
 from arena.engine.fit import SCALE, fit
 from arena.engine.options import FitOptions
 from arena.engine.rate import rate
 from arena.engine.smallsample import score_bounds
-from arena.engine.sparse_bootstrap import sparse_bootstrap
-from arena.engine.sparse_fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
-from arena.engine.sparse_score import sparse_score_bounds
-from arena.engine.sparse_tiers import tiers_bounded
+from arena.engine.sparse.bootstrap import sparse_bootstrap
+from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
+from arena.engine.sparse.score import sparse_score_bounds
+from arena.engine.sparse.tiers import tiers_bounded
 from arena.engine.tiers import tiers_paired
 
 ELO_TOL = 1e-6

@@ -9,12 +9,12 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.counts import cluster_matrix, count_table
 from arena.engine.fit import SCALE, fit
 from arena.engine.options import FitOptions
-from arena.engine.style import bootstrap_style, fit_style, rate_style
-from arena.engine.style_design import STYLE_FEATURES, style_table
-from arena.outcomes import A_WINS, B_WINS, TIE
+from arena.engine.style.design import STYLE_FEATURES, style_table
+from arena.engine.style.rate import bootstrap_style, fit_style, rate_style
 from tests.conftest import shared_path
 
 from .style_data import load_ko_arena_hard, simulate_style

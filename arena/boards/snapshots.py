@@ -1,0 +1,467 @@
+"""Snapshots: written once by the rebuild, the only source for leaderboard,
+compare, diff and publish.
+
+A snapshot is immutable once written (:func:`arena.boards.write.write_snapshot`,
+called by :mod:`arena.jobs.rebuild` inside its one transaction). This module turns its rows
+into typed objects and into the JSON/CSV documents that both ``arena
+leaderboard`` and the published site's downloads use. (About 450 lines: the
+typed objects, documents and key helpers of one table family; the reading of
+comparable sets' boards lives in :mod:`arena.boards.components`.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, select
+
+from arena.core.formats import count
+from arena.db.models import (
+    Model,
+    Snapshot,
+    SnapshotPair,
+    SnapshotRow,
+    SnapshotSamples,
+    SnapshotStyleCoefficient,
+)
+from arena.engine.tiers import unranked_reason
+
+OVERALL = "overall"
+
+
+class SnapshotError(LookupError):
+    """No such snapshot, no snapshot of a board yet, or a model not on the board."""
+
+
+#: Row fields of the leaderboard JSON/CSV documents, in column order. There is
+#: no ordinal rank: ``rank_ub``..``rank_lb`` is the rank the data support
+#: (``docs/tiers.md``); rows come in board order (ranked models by rating).
+#: ``rating``/``ci_low``/``ci_high`` are null when there is no rating on the
+#: board's scale or no bound (an open one-sided interval); ``unranked_reason``
+#: says in words why a model has no rank, tier or verdict.
+ROW_FIELDS = (
+    "model",
+    "rating",
+    "ci_low",
+    "ci_high",
+    "rank_ub",
+    "rank_lb",
+    "tier",
+    "battles",
+    "wins",
+    "losses",
+    "ties",
+    "flags",
+    "unranked_reason",
+)
+
+#: Options that change the numbers of a board, in the order they are shown.
+NUMBER_OPTIONS = ("ties", "cluster", "ci", "level", "prior", "anchor", "min_battles")
+
+
+def options_summary(options: dict[str, Any]) -> str:
+    """``ties=half cluster=battle ci=bootstrap level=0.95 prior=none anchor=none min-battles=50``."""
+    parts = []
+    for key in NUMBER_OPTIONS:
+        value = options.get(key)
+        if isinstance(value, list | tuple):
+            value = "@".join(str(v) for v in value)
+        parts.append(f"{key.replace('_', '-')}={'none' if value is None else value}")
+    return " ".join(parts)
+
+
+def options_differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """Number-changing options that differ: ``["ties: half vs davidson", ...]``."""
+    return [
+        f"{key.replace('_', '-')}: {a.get(key)} vs {b.get(key)}"
+        for key in NUMBER_OPTIONS
+        if a.get(key) != b.get(key)
+    ]
+
+
+#: Suffix of a style-controlled board's key: ``overall|style`` pairs with ``overall``.
+STYLE_SUFFIX = "|style"
+#: Key part of a comparable set's own board (``--components separate``):
+#: ``overall|component:2`` is the set with the second most battles (1 is the main board).
+COMPONENT_PART = "|component:"
+
+
+def board_key(
+    *,
+    category: str | None = None,
+    source: str | None = None,
+    style: bool = False,
+    component: int | None = None,
+) -> str:
+    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``.
+
+    With ``component`` N >= 2, the board of that comparable set (the raw key
+    plus ``|component:N``); with ``style``, the key of the style-controlled
+    board paired with that raw board (plus :data:`STYLE_SUFFIX`).
+    """
+    parts = []
+    if category:
+        parts.append(f"category:{category}")
+    if source:
+        parts.append(f"source:{source}")
+    key = "|".join(parts) or OVERALL
+    if component is not None and component > 1:
+        key += f"{COMPONENT_PART}{component}"
+    return key + STYLE_SUFFIX if style else key
+
+
+def is_style_board(key: str) -> bool:
+    return key.endswith(STYLE_SUFFIX)
+
+
+def paired_board_key(key: str) -> str:
+    """The style-controlled board of a raw board, or the raw board of a style-controlled one."""
+    return key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key + STYLE_SUFFIX
+
+
+def component_number(key: str) -> int:
+    """The comparable set a board ranks: N of ``...|component:N``, 1 for a main board."""
+    raw = key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key
+    head, sep, number = raw.rpartition(COMPONENT_PART)
+    return int(number) if sep and number.isdigit() else 1
+
+
+def main_board_key(key: str) -> str:
+    """The raw main board of a key (component and style parts removed)."""
+    raw = key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key
+    head, sep, number = raw.rpartition(COMPONENT_PART)
+    return head if sep and number.isdigit() else raw
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    id: int
+    created_at: datetime
+    board: str
+    category: str | None
+    source: str | None
+    run_id: str
+    options: dict[str, Any]
+    seed: int
+    code_version: str
+    watermark: int
+    n_battles: float
+    n_excluded: int
+    n_models: int
+    diagnostics: dict[str, Any]
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["created_at"] = self.created_at.isoformat()
+        return d
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    model: str
+    model_id: int
+    position: int
+    rating: float | None
+    ci_low: float | None
+    ci_high: float | None
+    rank: int | None
+    rank_ub: int | None
+    tier: int | None
+    battles: float
+    wins: float
+    losses: float
+    ties: float
+    flags: tuple[str, ...]
+    ranked: bool
+    hidden: bool
+    display_name: str | None
+    organisation: str | None
+    licence: str | None
+    link: str | None
+    rank_lb: int | None = None
+    unranked_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {f: getattr(self, f) for f in ROW_FIELDS}
+        d["flags"] = list(self.flags)
+        for f in ("battles", "wins", "losses", "ties"):
+            d[f] = count(d[f])
+        return d
+
+
+@dataclass(frozen=True)
+class StyleCoefficient:
+    """A style coefficient (logits per covariate SD) with its interval."""
+
+    feature: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    se: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Board:
+    snapshot: SnapshotInfo
+    rows: tuple[BoardRow, ...]  # ranked rows by rating (desc), then unranked by rating
+    #: Coefficients of a style-controlled board (empty for a raw board).
+    style_coefficients: tuple[StyleCoefficient, ...] = ()
+    #: Id of the paired board's snapshot from the same rebuild run (raw <-> style), if any.
+    paired_snapshot: int | None = None
+
+    @property
+    def style_controlled(self) -> bool:
+        return is_style_board(self.snapshot.board)
+
+    def visible_rows(self) -> tuple[BoardRow, ...]:
+        return tuple(r for r in self.rows if not r.hidden)
+
+    def document(self, *, include_hidden: bool = False) -> dict[str, Any]:
+        """The leaderboard JSON document: ``{"snapshot": {...}, "rows": [...]}``."""
+        s = self.snapshot
+        rows = self.rows if include_hidden else self.visible_rows()
+        return {
+            "snapshot": {
+                "id": s.id,
+                "created_at": s.created_at.isoformat(),
+                "board": s.board,
+                "category": s.category,
+                "source": s.source,
+                "options": s.options,
+                "watermark": s.watermark,
+                "counts": {
+                    "battles": count(s.n_battles),
+                    "excluded": s.n_excluded,
+                    "models": s.n_models,
+                },
+                "code_version": s.code_version,
+                "hidden_models": sum(1 for r in self.rows if r.hidden),
+                "model": {
+                    "ties": s.options.get("ties"),
+                    # Davidson: P(tie) = nu / (e^(d/2) + e^(-d/2) + nu); null for half ties
+                    "tie_param": s.diagnostics.get("tie_param"),
+                    "tie_param_se": s.diagnostics.get("tie_param_se"),
+                    "position_param": s.diagnostics.get("position_param"),
+                    "position_se": s.diagnostics.get("position_se"),
+                },
+                "components": s.diagnostics.get("components"),
+                # which comparable set this board ranks (1: the main board) and,
+                # on a main board built with --components separate, the others' boards
+                "component": component_number(s.board),
+                "main_board": main_board_key(s.board),
+                "component_boards": s.diagnostics.get("component_boards", []),
+                "style_controlled": self.style_controlled,
+                "paired_board": paired_board_key(s.board),
+                "paired_snapshot": self.paired_snapshot,
+                **(
+                    {"style_coefficients": [c.as_dict() for c in self.style_coefficients]}
+                    if self.style_controlled
+                    else {}
+                ),
+            },
+            "rows": [r.as_dict() for r in rows],
+        }
+
+
+def _info(s: Snapshot) -> SnapshotInfo:
+    return SnapshotInfo(
+        id=s.id,
+        created_at=s.created_at,
+        board=s.board,
+        category=s.category,
+        source=s.source,
+        run_id=s.run_id,
+        options=json.loads(s.options_json),
+        seed=s.seed,
+        code_version=s.code_version,
+        watermark=s.watermark,
+        n_battles=s.n_battles,
+        n_excluded=s.n_excluded,
+        n_models=s.n_models,
+        diagnostics=json.loads(s.diagnostics_json),
+    )
+
+
+def list_snapshots(conn: Connection, *, board: str | None = None) -> list[SnapshotInfo]:
+    query = select(Snapshot).order_by(Snapshot.id)
+    if board is not None:
+        query = query.where(Snapshot.board == board)
+    from sqlalchemy.orm import Session
+
+    with Session(bind=conn) as session:
+        return [_info(s) for s in session.scalars(query)]
+
+
+def latest_snapshot_id(conn: Connection, board: str = OVERALL) -> int | None:
+    return conn.execute(
+        select(Snapshot.id).where(Snapshot.board == board).order_by(Snapshot.id.desc()).limit(1)
+    ).scalar()
+
+
+def previous_snapshot_id(conn: Connection, snapshot: SnapshotInfo) -> int | None:
+    """The snapshot of the same board written just before this one."""
+    return conn.execute(
+        select(Snapshot.id)
+        .where(Snapshot.board == snapshot.board, Snapshot.id < snapshot.id)
+        .order_by(Snapshot.id.desc())
+        .limit(1)
+    ).scalar()
+
+
+def snapshot_info(conn: Connection, snapshot_id: int) -> SnapshotInfo | None:
+    from sqlalchemy.orm import Session
+
+    with Session(bind=conn) as session:
+        s = session.get(Snapshot, snapshot_id)
+        return _info(s) if s is not None else None
+
+
+def load_board(conn: Connection, snapshot_id: int) -> Board | None:
+    info = snapshot_info(conn, snapshot_id)
+    if info is None:
+        return None
+    from sqlalchemy.orm import Session
+
+    with Session(bind=conn) as session:
+        rows = session.execute(
+            select(
+                SnapshotRow,
+                Model.name,
+                Model.hidden,
+                Model.display_name,
+                Model.organisation,
+                Model.licence,
+                Model.link,
+            )
+            .join(Model, Model.id == SnapshotRow.model_id)
+            .where(SnapshotRow.snapshot_id == snapshot_id)
+        ).all()
+    out = []
+    for r in rows:
+        sr = r[0]
+        out.append(
+            BoardRow(
+                model=r.name,
+                model_id=sr.model_id,
+                position=sr.position,
+                rating=sr.rating,
+                ci_low=sr.ci_low,
+                ci_high=sr.ci_high,
+                rank=sr.rank,
+                rank_ub=sr.rank_ub,
+                rank_lb=sr.rank_lb,
+                unranked_reason=None
+                if sr.ranked
+                else unranked_reason(
+                    r.name,
+                    tuple(f for f in sr.flags.split(",") if f),
+                    sr.battles,
+                    min_battles=int(info.options.get("min_battles", 1)),
+                ),
+                tier=sr.tier,
+                battles=sr.battles,
+                wins=sr.wins,
+                losses=sr.losses,
+                ties=sr.ties,
+                flags=tuple(f for f in sr.flags.split(",") if f),
+                ranked=sr.ranked,
+                hidden=bool(r.hidden),
+                display_name=r.display_name,
+                organisation=r.organisation,
+                licence=r.licence,
+                link=r.link,
+            )
+        )
+    # ranked by rating, then unranked with a rating, then models with none
+    out.sort(key=lambda b: (not b.ranked, b.rating is None, -(b.rating or 0.0), b.model))
+    return Board(
+        info,
+        tuple(out),
+        style_coefficients=load_style_coefficients(conn, snapshot_id),
+        paired_snapshot=paired_snapshot_id(conn, info),
+    )
+
+
+def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCoefficient, ...]:
+    c = SnapshotStyleCoefficient
+    rows = conn.execute(
+        select(c.feature, c.estimate, c.ci_low, c.ci_high, c.se)
+        .where(c.snapshot_id == snapshot_id)
+        .order_by(c.position)
+    ).all()
+    return tuple(StyleCoefficient(*r) for r in rows)
+
+
+def paired_snapshot_id(conn: Connection, info: SnapshotInfo) -> int | None:
+    """The paired board's snapshot written by the same rebuild run (raw <-> style)."""
+    return conn.execute(
+        select(Snapshot.id).where(
+            Snapshot.run_id == info.run_id, Snapshot.board == paired_board_key(info.board)
+        )
+    ).scalar()
+
+
+def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:
+    """Bootstrap ratings, shape (rounds, models), columns in ``BoardRow.position`` order."""
+    row = conn.execute(
+        select(SnapshotSamples.rounds, SnapshotSamples.n_models, SnapshotSamples.data).where(
+            SnapshotSamples.snapshot_id == snapshot_id
+        )
+    ).first()
+    if row is None:
+        return None
+    return np.frombuffer(row.data, dtype="<f4").reshape(row.rounds, row.n_models)
+
+
+@dataclass(frozen=True)
+class PairRecord:
+    model_a: str
+    model_b: str
+    a_wins: float
+    b_wins: float
+    ties: float
+
+
+def load_pairs(conn: Connection, snapshot_id: int) -> list[PairRecord]:
+    """Direct head-to-head records (each unordered pair once)."""
+    from sqlalchemy.orm import aliased
+
+    ma, mb = aliased(Model), aliased(Model)
+    rows = conn.execute(
+        select(ma.name, mb.name, SnapshotPair.a_wins, SnapshotPair.b_wins, SnapshotPair.ties)
+        .join(ma, ma.id == SnapshotPair.model_a_id)
+        .join(mb, mb.id == SnapshotPair.model_b_id)
+        .where(SnapshotPair.snapshot_id == snapshot_id)
+    ).all()
+    return [PairRecord(*r) for r in rows]
+
+
+def rating_history(
+    conn: Connection, board: str
+) -> dict[str, list[tuple[int, datetime, float, float, float]]]:
+    """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of ``board``."""
+    rows = conn.execute(
+        select(
+            Model.name,
+            Snapshot.id,
+            Snapshot.created_at,
+            SnapshotRow.rating,
+            SnapshotRow.ci_low,
+            SnapshotRow.ci_high,
+        )
+        .join(SnapshotRow, SnapshotRow.snapshot_id == Snapshot.id)
+        .join(Model, Model.id == SnapshotRow.model_id)
+        .where(Snapshot.board == board)
+        .order_by(Snapshot.id)
+    ).all()
+    history: dict[str, list] = {}
+    for name, sid, created, rating, lo, hi in rows:
+        history.setdefault(name, []).append((sid, created, rating, lo, hi))
+    return history

@@ -1,0 +1,44 @@
+"""Locate the files the design keeps at the repository top level.
+
+In a wheel they live inside the package (``arena/migrations``, ``arena/templates``,
+``arena/alembic.ini``); in a source checkout or an editable install they sit one
+level above the package. Both layouts are searched, package first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE = (
+    Path(__file__).resolve().parents[1]
+)  # the arena package (this file is arena/core/resources.py)
+
+
+def _find(name: str) -> Path:
+    for base in (_PACKAGE, _PACKAGE.parent):
+        candidate = base / name
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError(f"arena installation is missing {name!r} (looked in {_PACKAGE})")
+
+
+def alembic_ini() -> Path:
+    return _find("alembic.ini")
+
+
+def migrations_dir() -> Path:
+    return _find("migrations")
+
+
+def templates_dir() -> Path:
+    return _find("templates")
+
+
+def demo_data() -> Path:
+    return _PACKAGE / "data" / "lmarena-140k-battles.csv.gz"
+
+
+#: Shown wherever the bundled demo data is used (CC-BY-4.0 requires attribution).
+DEMO_ATTRIBUTION = (
+    "Demo data: LMArena, arena-human-preference-140k (135,634 human votes), licensed CC-BY-4.0."
+)

@@ -1,0 +1,226 @@
+"""Bootstrap of the style-controlled fit: :func:`bootstrap_style`.
+
+The bootstrap resamples battles (one exact multinomial over rows per round,
+as the raw engine resamples categories) or clusters; all rounds of a chunk
+are one ``(rounds, P)`` array solved by the raw engine's fixed-Hessian
+iterations warm-started at the point fit, with batched damped Newton for the
+rounds that contract slowly (:mod:`arena.engine.newton`); chunks run as in
+:mod:`arena.engine.rounds`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from arena.engine.blas import one_blas_thread
+from arena.engine.bootstrap import Bootstrap, collect, mle_possible
+from arena.engine.fit import DEFAULT_PRIOR, SCALE, to_models
+from arena.engine.graph import category_credit_maps, existence
+from arena.engine.likelihood import rmul
+from arena.engine.newton import GTOL_REL_BOOT, chord, newton
+from arena.engine.options import FitOptions
+from arena.engine.rounds import run_rounds
+from arena.engine.sampling import resampled_counts
+from arena.engine.style.design import StyleTable
+from arena.engine.style.fit import StyleFit, fit_style
+from arena.engine.style.model import StyleDesign
+
+__all__ = ["StyleBootstrap", "bootstrap_style", "clusters_by_row"]
+
+#: Elements per working array of a bootstrap chunk: small enough that a
+#: chunk's arrays stay in cache between the passes of one evaluation.
+STYLE_CHUNK_ELEMS = 1_000_000
+
+
+def clusters_by_row(design: StyleDesign, clusters) -> sp.csr_matrix:
+    if clusters.shape[1] != design.cat_n.size:
+        raise ValueError(
+            f"clusters must have one column per style row ({design.cat_n.size}), "
+            f"got {clusters.shape[1]}"
+        )
+    zq = sp.csr_matrix(clusters)
+    return zq[np.asarray(zq.sum(axis=1)).ravel() > 0]
+
+
+def _inverse(h: np.ndarray) -> np.ndarray:
+    """Inverses of a ``(R, P, P)`` stack (least-squares inverses if one is singular)."""
+    try:
+        return np.linalg.inv(h)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(h, hermitian=True)
+
+
+class _StyleJob:
+    """Everything a chunk of bootstrap rounds needs (read-only, shared by workers)."""
+
+    def __init__(self, point: StyleFit, zq, rounds: int, chord_iters: int, newton_iters: int):
+        self.point = point
+        self.design = d = point.design
+        self.zq = zq
+        self.chord_iters, self.newton_iters = chord_iters, newton_iters
+        # resampling units: battles (their rows) or clusters
+        if zq is None:
+            per_row = d.cat_n.astype(np.intp)
+            self.n_units = d.cat_n.size
+            one_each = bool(np.all(per_row == 1))
+            self.unit_of = None if one_each else np.repeat(np.arange(self.n_units), per_row)
+        else:
+            self.unit_of = None
+            self.n_units = zq.shape[0]
+        # per-round MLE check on the raw graph: row counts -> credit/debit per model
+        credit, debit = category_credit_maps(d.raw)
+        n = d.cat_n.size
+        row_cat = sp.csr_matrix(
+            (np.ones(n), (np.arange(n), d.cell_cat)), shape=(n, d.raw.cat_n.size)
+        )
+        self.credit_t = (row_cat @ credit).T.tocsr()
+        self.debit_t = (row_cat @ debit).T.tocsr()
+        self.mle_point = point.prior_used == 0.0 and not point.style_reg
+        self.lam_prior = point.lam.copy()
+        self.lam_prior[: d.n_active] = np.maximum(self.lam_prior[: d.n_active], DEFAULT_PRIOR)
+        self.none_idx = np.flatnonzero(d.battles_per_model == 0)
+        self.terms = d.point_terms(point.x)
+        self.diag0 = d.diagonal_from_terms(
+            [None if t is None else d.cat_n * t for t in self.terms], point.lam
+        )[0]
+
+    def width(self) -> int:
+        d = self.design
+        clusters = 0 if self.zq is None else self.n_units
+        return max(d.cat_n.size, clusters, d.n_params**2, 1)
+
+    def run(self, rounds: int, seed: np.random.SeedSequence):
+        d, point = self.design, self.point
+        rng = np.random.Generator(np.random.PCG64(seed))
+        draws = resampled_counts(rng, self.unit_of, self.n_units, rounds)
+        counts = draws if self.zq is None else np.ascontiguousarray((self.zq.T @ draws.T).T)
+        stats = d.stats_from_counts(counts)
+        gtol = GTOL_REL_BOOT * d.gradient_scale(stats)
+        x = np.tile(point.x, (rounds, 1))
+        converged = np.zeros(rounds, dtype=bool)
+        gnorm = np.full(rounds, np.inf)
+        use_prior = np.zeros(rounds, dtype=bool)
+        if self.mle_point and d.n_active:
+            credit, debit = rmul(self.credit_t, counts), rmul(self.debit_t, counts)
+            use_prior = ~mle_possible(d, stats, credit, debit)
+        std = np.flatnonzero(~use_prior)
+        if std.size:
+            every = std.size == rounds
+            st = stats if every else stats[std]
+            # First step: the point fit's inverse information rescaled to the
+            # round's curvature (as the raw engine's chord), from the round's
+            # gradient and Hessian diagonal at the point fit, which are linear
+            # in its counts (no logistic pass).  Resampled rows move these fits
+            # further than the raw engine's cells (models with ~1000 battles,
+            # weights up to 3), so the fixed matrix would then contract at only
+            # 0.1-0.3 per step: the next iterations use each round's own
+            # Hessian at that first step, and contract like the remaining
+            # (now small) distance.
+            c_std = counts if every else counts[std]
+            terms = [None if t is None else c_std * t for t in self.terms]
+            g0 = d.assemble(terms, x[std], point.lam, hessian=False)[0]
+            dr = d.diagonal_from_terms(terms, point.lam)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                inv_s = np.sqrt(np.where(dr > 0, self.diag0 / dr, 1.0))
+            x1 = x[std] + ((g0 * inv_s) @ point.kinv) * inv_s
+            _, g1, h1 = d.evaluate(x1, st, point.lam, order=-2)
+            xs, cs, _, gs = chord(
+                d,
+                st,
+                x1,
+                _inverse(h1),
+                lam=point.lam,
+                gtol=gtol[std],
+                max_iter=self.chord_iters,
+                g0=g1,
+            )
+            slow = np.flatnonzero(~cs)
+            if slow.size:
+                xn, cn, _, gn = newton(
+                    d, st[slow], xs[slow], lam=point.lam, gtol=gtol[std[slow]],
+                    max_iter=self.newton_iters,
+                )  # fmt: skip
+                xs[slow], cs[slow], gs[slow] = xn, cn, gn
+            x[std], converged[std], gnorm[std] = xs, cs, gs
+            if self.mle_point:
+                for r in std[~cs]:
+                    if not existence(d.raw, d.raw_stats(stats[r : r + 1])[0]).exists:
+                        use_prior[r] = True
+        pri = np.flatnonzero(use_prior)
+        if pri.size:
+            xp, cp, _, gp = newton(
+                d, stats[pri], np.tile(point.x, (pri.size, 1)), lam=self.lam_prior,
+                gtol=gtol[pri], max_iter=self.newton_iters,
+            )  # fmt: skip
+            x[pri], converged[pri], gnorm[pri] = xp, cp, gp
+        theta = to_models(d, x[:, : d.n_active], point.anchor)
+        if self.none_idx.size:
+            # no data at all: the prior is all we know about these models
+            sd = 1.0 / np.sqrt(max(point.prior_used, DEFAULT_PRIOR))
+            theta[:, self.none_idx] += rng.normal(0.0, sd, size=(rounds, self.none_idx.size))
+        ratings = point.rating[None, :] + SCALE * (theta - point.theta[None, :])
+        coef = x[:, d.n_active : d.n_active + d.n_features]
+        return ratings, coef, converged, use_prior, gnorm
+
+
+@dataclass(frozen=True)
+class StyleBootstrap:
+    """Bootstrap of a style fit: ratings and coefficients of the same rounds."""
+
+    ratings: Bootstrap
+    coef: Bootstrap
+
+
+@one_blas_thread
+def bootstrap_style(
+    table: StyleTable,
+    options: FitOptions | None = None,
+    /,
+    *,
+    rounds: int = 1000,
+    seed: int | np.random.Generator | np.random.SeedSequence = 0,
+    clusters: sp.csr_matrix | None = None,
+    point: StyleFit | None = None,
+    workers: int | None = None,
+    chord_iters: int = 12,
+    newton_iters: int = 60,
+    style_reg: float | None = None,
+    **overrides,
+) -> StyleBootstrap:
+    """Bootstrap the style-controlled fit; all rounds of a chunk solved together.
+
+    Parameters
+    ----------
+    table : StyleTable
+    rounds : int
+    seed : int, Generator or SeedSequence
+        Same seed, same samples (whatever ``workers``).
+    clusters : scipy.sparse matrix, shape (K, N), optional
+        Clusters x rows battle counts (build with
+        :func:`arena.engine.counts.cluster_matrix` from ``table.battle_row``):
+        resample whole clusters.
+    point : StyleFit, optional
+        The point fit of the same table and options.
+    workers : int, optional
+    chord_iters, newton_iters : int
+    options, style_reg, **overrides
+        The model, as for :func:`~arena.engine.style.fit.fit_style`, when
+        ``point`` is not given.
+
+    Returns
+    -------
+    StyleBootstrap
+    """
+    if int(rounds) != rounds or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    rounds = int(rounds)
+    if point is None:
+        point = fit_style(table, options, style_reg=style_reg, **overrides)
+    zq = None if clusters is None else clusters_by_row(point.design, clusters)
+    job = _StyleJob(point, zq, rounds, chord_iters, newton_iters)
+    parts = run_rounds(job, rounds, seed, workers, chunk_elems=STYLE_CHUNK_ELEMS)
+    ratings, coef = collect(parts, [point.rating, point.coef], point)
+    return StyleBootstrap(ratings=ratings, coef=coef)

@@ -1,0 +1,223 @@
+"""Style control, data side: per-battle style features and the compiled design.
+
+The style-controlled model (LMArena's contextual Bradley–Terry) cannot
+collapse battles into (pair, outcome) cells: every battle carries its own
+covariate vector.  Battles with identical ``(a, b, outcome, weight,
+features)`` still collapse into weighted *rows*; everything downstream costs
+O(rows) per evaluation.
+
+Features (LMArena's ``preprocess_for_style``)
+---------------------------------------------
+Per battle and side a non-negative count ``f`` per feature (answer tokens,
+headers, list items, bold spans).  The covariate is ``x = (f_a - f_b) /
+(f_a + f_b + 1)`` for those counts and the plain difference ``f_a - f_b`` for
+user covariates (a sentiment score may be negative, so the ratio has no
+meaning there).  Each column is then standardised over the board's battles
+that enter the fit (self-play and dropped ties excluded, every battle counted
+once whatever its weight): subtract the mean, divide by the population
+standard deviation.  A column that is constant over those battles carries no
+information and would make the Hessian singular: it is dropped with a
+warning naming it.
+
+Orientation is kept as shown (``a`` first): the mean subtraction makes the
+covariate of a swapped battle differ from minus the original, so battles are
+never flipped onto a canonical pair order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from arena.core.outcomes import TIE_BOTH_BAD
+from arena.engine.counts import battle_arrays, check_n_models, unique_rows
+
+__all__ = ["STYLE_FEATURES", "StyleTable", "style_table", "style_covariates"]
+
+#: LMArena's style features, in the order of their ``conv_metadata`` fields.
+STYLE_FEATURES = ("tokens", "headers", "lists", "bold")
+
+
+@dataclass(frozen=True)
+class StyleTable:
+    """Battles of a style-controlled board, collapsed into weighted rows.
+
+    Rows are sorted by ``(a, b)`` (ordered pair), then outcome, weight and
+    features.
+
+    Attributes
+    ----------
+    n_models : int
+    a, b : ndarray of intp, shape (N,)
+        Model shown first / second.
+    outcome : ndarray of int8, shape (N,)
+    weight : ndarray of float64, shape (N,)
+        Weight of one battle of the row.
+    n : ndarray of float64, shape (N,)
+        Battles in the row.
+    z : ndarray of float64, shape (N, F)
+        Standardised covariates of the kept features.
+    features : tuple of str
+        Names of the kept features (columns of ``z``).
+    dropped : tuple of str
+        Features dropped because they are constant on the board.
+    mean, sd : ndarray, shape (F,)
+        Standardisation of the kept features (before it: ``x = z * sd + mean``).
+    battle_row : ndarray of intp, shape (B,)
+        Row of every input battle, -1 for battles left out (self-play,
+        dropped ``tie_both_bad``).
+    warnings : list of str
+    """
+
+    n_models: int
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    weight: np.ndarray
+    n: np.ndarray
+    z: np.ndarray
+    features: tuple[str, ...]
+    dropped: tuple[str, ...]
+    mean: np.ndarray
+    sd: np.ndarray
+    battle_row: np.ndarray
+    warnings: list[str]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.a.shape[0])
+
+    @property
+    def n_battles(self) -> float:
+        return float(self.n.sum())
+
+
+def style_covariates(side_a, side_b, ratio) -> np.ndarray:
+    """Raw covariates ``(f_a - f_b) / (f_a + f_b + 1)`` (ratio columns) or ``f_a - f_b``.
+
+    Parameters
+    ----------
+    side_a, side_b : array_like, shape (B, F)
+        Per-side feature values of each battle.
+    ratio : array_like of bool, shape (F,)
+        Columns that get LMArena's ratio normalisation (non-negative counts).
+
+    Returns
+    -------
+    ndarray, shape (B, F)
+    """
+    fa = np.asarray(side_a, dtype=np.float64)
+    fb = np.asarray(side_b, dtype=np.float64)
+    ratio = np.asarray(ratio, dtype=bool)
+    x = fa - fb
+    if ratio.any():
+        x[:, ratio] /= fa[:, ratio] + fb[:, ratio] + 1.0
+    return x
+
+
+def style_table(
+    model_a,
+    model_b,
+    outcome,
+    side_a,
+    side_b,
+    *,
+    n_models: int,
+    features=STYLE_FEATURES,
+    ratio=None,
+    weight=None,
+    both_bad: str = "tie",
+) -> StyleTable:
+    """Per-battle arrays -> standardised covariates and collapsed rows.
+
+    Parameters
+    ----------
+    model_a, model_b, outcome : array_like of int, shape (B,)
+        As for :func:`arena.engine.counts.count_table`.
+    side_a, side_b : array_like, shape (B, F)
+        Feature values of the first / second answer (counts for LMArena's
+        features; any finite number for user covariates).
+    n_models : int
+    features : sequence of str, length F
+        Feature names (for coefficients and warnings).
+    ratio : array_like of bool, shape (F,), optional
+        Columns normalised by ``f_a + f_b + 1``.  Default: the columns named
+        in :data:`STYLE_FEATURES`; other columns use the plain difference.
+    weight : array_like of float, shape (B,), optional
+        Battle weights (default 1).
+    both_bad : {"tie", "drop"}
+        ``tie_both_bad`` battles count as ties or are left out.
+
+    Returns
+    -------
+    StyleTable
+    """
+    m = check_n_models(n_models)
+    a, b, o = battle_arrays(m, model_a, model_b, outcome)
+    nb = a.shape[0]
+    names = tuple(str(f) for f in features)
+    fa = np.asarray(side_a, dtype=np.float64).reshape(nb, -1)
+    fb = np.asarray(side_b, dtype=np.float64).reshape(nb, -1)
+    if fa.shape != fb.shape or fa.shape[1] != len(names):
+        raise ValueError(
+            f"side_a and side_b must have shape (battles, {len(names)}) for features {names}"
+        )
+    if len(set(names)) != len(names):
+        raise ValueError(f"feature names must be distinct, got {names}")
+    if not (np.isfinite(fa).all() and np.isfinite(fb).all()):
+        raise ValueError("style feature values must be finite")
+    ratio = (
+        np.array([f in STYLE_FEATURES for f in names], dtype=bool)
+        if ratio is None
+        else np.asarray(ratio, dtype=bool).reshape(len(names))
+    )
+    if ratio.any() and ((fa[:, ratio] < 0).any() or (fb[:, ratio] < 0).any()):
+        raise ValueError("ratio-normalised style features (counts) must be non-negative")
+    if weight is None:
+        w = np.ones(nb)
+    else:
+        w = np.broadcast_to(np.asarray(weight, dtype=np.float64), (nb,)).copy()
+        if not np.all(np.isfinite(w)) or np.any(w <= 0):
+            raise ValueError("weights must be finite and positive")
+    if both_bad not in ("tie", "drop"):
+        raise ValueError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
+
+    keep = a != b
+    if both_bad == "drop":
+        keep &= o != TIE_BOTH_BAD
+    kept = np.flatnonzero(keep)
+    x = style_covariates(fa[kept], fb[kept], ratio)
+    mean = x.mean(axis=0) if kept.size else np.zeros(len(names))
+    sd = x.std(axis=0) if kept.size else np.zeros(len(names))
+    # exactly constant columns (sd 0) and columns whose spread is round-off
+    const = ~(sd > 1e-12 * np.maximum(1.0, np.abs(mean)))
+    warnings = []
+    dropped = tuple(n for n, c in zip(names, const, strict=True) if c)
+    if dropped:
+        warnings.append(
+            f"style feature(s) {', '.join(dropped)} are constant on this board "
+            "(they cannot explain any outcome) and were left out of the style model"
+        )
+    live = ~const
+    z = (x[:, live] - mean[live]) / sd[live]
+
+    ka, kb, ko, kw = a[kept], b[kept], o[kept], w[kept]
+    first, inverse = unique_rows(ka, kb, ko, kw, *z.T)
+    battle_row = np.full(nb, -1, dtype=np.intp)
+    battle_row[kept] = inverse
+    return StyleTable(
+        n_models=m,
+        a=ka[first],
+        b=kb[first],
+        outcome=ko[first].astype(np.int8),
+        weight=kw[first],
+        n=np.bincount(inverse, minlength=first.size).astype(np.float64),
+        z=np.ascontiguousarray(z[first]),
+        features=tuple(n for n, c in zip(names, live, strict=True) if c),
+        dropped=dropped,
+        mean=mean[live],
+        sd=sd[live],
+        battle_row=battle_row,
+        warnings=warnings,
+    )

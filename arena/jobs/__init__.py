@@ -1,0 +1,1 @@
+"""Jobs that change the database: the rebuild, the nightly run, snapshot retention."""

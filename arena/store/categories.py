@@ -1,0 +1,143 @@
+"""Category names people read: LMArena's keys (``if``, ``criteria.domain_knowledge``)
+mapped to labels ("Instruction following", "Hard prompts: domain knowledge").
+
+A default map lives here; ``arena categories label KEY "Name"`` stores an
+override in the ``category_labels`` table, which wins over the default. A key
+with neither gets a label made from its spelling ("my_topic" -> "My topic").
+Labels are display text only: they never change a board key or a rating.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, delete, func, select
+
+from arena.core.words import unknown
+from arena.db.models import BattleCategory, Category, CategoryLabel
+
+#: Longest label stored (the column's width).
+LABEL_MAX = 255
+
+_HARD = "Hard prompts"
+#: LMArena's category keys (the tag columns of its exports and its leaderboard's
+#: category names) and the names its leaderboard shows for them.
+DEFAULT_LABELS: dict[str, str] = {
+    "creative_writing": "Creative writing",
+    "if": "Instruction following",
+    "math": "Math",
+    "coding": "Coding",
+    "is_code": "Coding",
+    "hard_6": _HARD,
+    "hard_prompts": _HARD,
+    "hard_english_6": f"{_HARD} (English)",
+    "criteria.complexity": f"{_HARD}: complexity",
+    "criteria.creativity": f"{_HARD}: creativity",
+    "criteria.domain_knowledge": f"{_HARD}: domain knowledge",
+    "criteria.problem_solving": f"{_HARD}: problem solving",
+    "criteria.real_world": f"{_HARD}: real world",
+    "criteria.specificity": f"{_HARD}: specificity",
+    "criteria.technical_accuracy": f"{_HARD}: technical accuracy",
+    "long_user": "Long query",
+    "long": "Long query",
+    "multiturn": "Multi-turn",
+    "no_tie": "Without ties",
+    "no_short": "Without short queries",
+    "no_refusal": "Without refusals",
+    "english": "English",
+    "chinese": "Chinese",
+    "japanese": "Japanese",
+    "korean": "Korean",
+    "russian": "Russian",
+    "german": "German",
+    "french": "French",
+    "spanish": "Spanish",
+    "portuguese": "Portuguese",
+    "italian": "Italian",
+    "arabic": "Arabic",
+    "vietnamese": "Vietnamese",
+    "polish": "Polish",
+    "dutch": "Dutch",
+    "turkish": "Turkish",
+    "indonesian": "Indonesian",
+    "hindi": "Hindi",
+}
+
+
+class CategoryError(ValueError):
+    """An unknown category key or an unusable label; the message is for the user."""
+
+
+@dataclass(frozen=True)
+class CategoryRecord:
+    key: str
+    label: str
+    #: where the label comes from: "set" (stored override), "default" (the map above),
+    #: "key" (made from the key's spelling)
+    source: str
+    battles: int
+
+    def as_dict(self) -> dict:
+        return {
+            "key": self.key,
+            "label": self.label,
+            "source": self.source,
+            "battles": self.battles,
+        }
+
+
+def spelled_label(key: str) -> str:
+    """A readable label from a key's spelling: ``my_topic.sub`` -> ``My topic sub``."""
+    words = " ".join(key.replace("_", " ").replace(".", " ").replace("-", " ").split())
+    return (words[:1].upper() + words[1:]) if words else key
+
+
+def label_for(key: str, overrides: Mapping[str, str] | None = None) -> str:
+    """The label of one category key: stored override, else default, else spelled."""
+    if overrides and key in overrides:
+        return overrides[key]
+    return DEFAULT_LABELS.get(key) or DEFAULT_LABELS.get(key.lower()) or spelled_label(key)
+
+
+def stored_labels(conn: Connection) -> dict[str, str]:
+    """The overrides set with ``arena categories label``, by key."""
+    return dict(conn.execute(select(CategoryLabel.name, CategoryLabel.label)).all())
+
+
+def category_records(conn: Connection) -> list[CategoryRecord]:
+    """Every category in the store with its label and tagged battles, most battles first."""
+    counts = dict(
+        conn.execute(
+            select(Category.name, func.count(BattleCategory.battle_id))
+            .select_from(Category)
+            .outerjoin(BattleCategory, BattleCategory.category_id == Category.id)
+            .group_by(Category.name)
+        ).all()
+    )
+    stored = stored_labels(conn)
+    out = []
+    for key, n in counts.items():
+        source = "set" if key in stored else "default" if key in DEFAULT_LABELS else "key"
+        out.append(CategoryRecord(key, label_for(key, stored), source, int(n)))
+    return sorted(out, key=lambda r: (-r.battles, r.key))
+
+
+def set_label(conn: Connection, key: str, label: str) -> str:
+    """Store ``label`` for category ``key`` ("" removes the override); returns the label now shown.
+
+    Raises :class:`CategoryError` for a key that is not a category in the store
+    (with "did you mean") or a label that is too long or only spaces.
+    """
+    known = sorted(conn.execute(select(Category.name)).scalars())
+    if key not in known:
+        raise CategoryError(unknown("category", key, known, list_known=True))
+    text = " ".join(label.split())
+    if label and not text:
+        raise CategoryError(f'label for {key!r} is only spaces; give a name or "" to reset it')
+    if len(text) > LABEL_MAX:
+        raise CategoryError(f"label for {key!r} is longer than {LABEL_MAX} characters")
+    conn.execute(delete(CategoryLabel).where(CategoryLabel.name == key))
+    if text:
+        conn.execute(CategoryLabel.__table__.insert().values(name=key, label=text))
+    return label_for(key, {key: text} if text else None)
