@@ -17,6 +17,7 @@ from arena.evals import (
     two_stage_interval,
     variance_components,
 )
+from arena.evals.signedrank import signed_rank_test
 
 #: Monte Carlo standard errors allowed for "unbiased" (about 3.5 SE, 5 components).
 BIAS_SE = 3.5
@@ -43,7 +44,10 @@ def test_real_scores_decided_by_permutation_with_reference_tests():
     v = paired_verdict(a, b, np.random.default_rng(2))
     assert not v.binary and v.decided_by == "permutation" and "normality" in v.reason
     assert v.pvalues["t"] == pytest.approx(stats.ttest_rel(a, b).pvalue)
-    assert v.pvalues["wilcoxon"] == pytest.approx(stats.wilcoxon(a - b, zero_method="pratt").pvalue)
+    assert v.pvalues["wilcoxon"] == pytest.approx(signed_rank_test(a - b).pvalue)
+    assert (
+        v.wilcoxon_method.startswith("Wilcoxon signed-rank: exact") and "Pratt" in v.wilcoxon_method
+    )
     assert v.n_zero == int(np.count_nonzero(a == b)) > 0
     assert v.significant and v.diff > 0 and v.low > 0
     with pytest.raises(ValueError, match="McNemar's test needs 0/1 scores"):

@@ -72,6 +72,7 @@ class ScorePair:
     p_t: float | None = None
     p_wilcoxon: float | None = None
     p_permutation: float | None = None
+    wilcoxon_method: str | None = None
 
 
 @dataclass(frozen=True)
@@ -279,6 +280,7 @@ def _score_pair(ma, mb, a, b, shared, groups, rng, rounds, level, test, axes, sc
         high=float(high), decided_by=decided_by, reason=reason, pvalue=pvalue,
         p_adjusted=None, verdict="", p_mcnemar=v.pvalues.get("mcnemar"), p_t=v.pvalues["t"],
         p_wilcoxon=v.pvalues["wilcoxon"], p_permutation=v.pvalues["permutation"],
+        wilcoxon_method=v.wilcoxon_method,
     )  # fmt: skip
 
 

@@ -16,9 +16,12 @@ the result states (``decided_by`` and ``reason``):
   signed-rank test (which tests symmetry about zero, not the mean).
 
 The paired t-test and the Wilcoxon test are reported for reference. Wilcoxon
-zeros: differences of exactly zero are ranked with the others and then
-dropped (Pratt's method, ``zero_method="pratt"``), which keeps the test
-consistent when many items tie, as 0/1 and rounded judge scores often do.
+(:mod:`arena.evals.signedrank`, not scipy's version-dependent default): zeros
+ranked with the others and then dropped (Pratt's method), which keeps the test
+consistent when many items tie, as 0/1 and rounded judge scores often do;
+mid-ranks for ties; the exact distribution given the observed ranks up to 50
+non-zero differences, else the normal approximation with continuity
+correction. ``wilcoxon_method`` says which.
 A named test can be asked for instead of the rule; McNemar on scores that are
 not 0/1 is refused.
 """
@@ -42,6 +45,7 @@ from arena.evals.checks import (
 )
 from arena.evals.permutation import paired_permutation_test
 from arena.evals.resample import resample_sums
+from arena.evals.signedrank import signed_rank_test
 
 __all__ = ["PAIRED_TESTS", "PairedVerdict", "paired_verdict"]
 
@@ -78,6 +82,8 @@ class PairedVerdict:
     n_groups : int or None
     binary : bool
         Both models' scores are all 0 or 1.
+    wilcoxon_method : str
+        How the Wilcoxon p-value was computed (exact or normal, zeros, ties).
     """
 
     n: int
@@ -95,6 +101,7 @@ class PairedVerdict:
     n_zero: int = 0
     n_groups: int | None = None
     binary: bool = False
+    wilcoxon_method: str = ""
 
 
 def _is_binary(x: np.ndarray) -> bool:
@@ -182,10 +189,8 @@ def paired_verdict(
     else:
         pvalues["t"] = float(stats.ttest_rel(x, y).pvalue)
     n_zero = int(np.count_nonzero(d == 0))
-    if n_zero == n:
-        pvalues["wilcoxon"] = 1.0
-    else:
-        pvalues["wilcoxon"] = float(stats.wilcoxon(d, zero_method="pratt").pvalue)
+    signed = signed_rank_test(d, zero_method="pratt")
+    pvalues["wilcoxon"] = signed.pvalue
     pvalues["permutation"] = paired_permutation_test(x, y, rng, n_perm=n_perm).pvalue
 
     if test == "auto":
@@ -207,6 +212,8 @@ def paired_verdict(
                 "of the mean difference is exact without assuming normality "
                 "(t-test and Wilcoxon shown for reference)"
             )
+    elif test == "wilcoxon":
+        reason = f"asked for ({signed.description})"
     else:
         reason = f"asked for ({test})"
     if test == "bootstrap":
@@ -231,4 +238,5 @@ def paired_verdict(
         n_zero=n_zero,
         n_groups=n_groups,
         binary=binary,
+        wilcoxon_method=signed.description,
     )
