@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.boards.split import ComponentBoard, split_board  # noqa: E402
+from arena.boards.split import ComponentBoard, StyleBoard, split_board  # noqa: E402
 from arena.engine.components import components, subtable  # noqa: E402
 from arena.engine.counts import clustered_table  # noqa: E402
 from arena.engine.options import FitOptions  # noqa: E402
@@ -66,7 +66,7 @@ def board(n_sets: int, size: int, battles: int, seed: int = 0):
         features_b=rng.random((n, 2)),
         n_missing=0,
     )
-    return BoardData(None, ids, table, clusters), (style, ids)
+    return BoardData(None, ids, table, clusters), StyleBoard(style, ids)
 
 
 def split_one_by_one(data, fit, style):
@@ -88,13 +88,13 @@ def split_one_by_one(data, fit, style):
         part = replace(
             data, model_ids=data.model_ids[models], table=sub, clusters=clusters, n_excluded=0
         )
-        sb = style[0]
+        sb = style.battles
         keep = np.isin(sb.model_a, part.model_ids) & np.isin(sb.model_b, part.model_ids)
         cut = replace(
             sb,
             **{f: getattr(sb, f)[keep] for f in ("battle_id", "model_a", "model_b", "outcome")},
         )
-        out.append(ComponentBoard(number, int(comps.weak[models[0]]), part, (cut, None)))
+        out.append(ComponentBoard(number, int(comps.weak[models[0]]), part, StyleBoard(cut, None)))
     return out
 
 
@@ -134,7 +134,7 @@ def main() -> None:
         np.array_equal(x.data.table.a, y.data.table.a)
         and np.array_equal(x.data.table.n, y.data.table.n)
         and (x.data.clusters != y.data.clusters).nnz == 0
-        and np.array_equal(x.style[0].battle_id, y.style[0].battle_id)
+        and np.array_equal(x.style.battles.battle_id, y.style.battles.battle_id)
         for x, y in zip(old, new, strict=True)
     )
     print(f"  identical boards: {same}; load average {os.getloadavg()[0]:.2f}")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from arena.boards.split import split_board
+from arena.boards.split import StyleBoard, split_board
 from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.components import components, other_sets, split_pairs, subtable, subtables
 from arena.engine.counts import clustered_table
@@ -134,7 +134,7 @@ def test_split_board_cuts_clusters_and_style_battles_per_set(board):
         features_b=rng.random((n, 1)),
         n_missing=a.size - n,
     )
-    parts = split_board(data, FitOptions(), (style, np.unique(ids)))
+    parts = split_board(data, FitOptions(), StyleBoard(style, np.unique(ids)))
     sets = other_sets(components(table))
     assert [p.number for p in parts] == list(range(2, len(sets) + 2))
     for part, models in zip(parts, sets, strict=True):
@@ -146,7 +146,7 @@ def test_split_board_cuts_clusters_and_style_battles_per_set(board):
         assert part.data.n_excluded == 0
         # the battles of the set's style board: both models among its ids
         mask = np.isin(style.model_a, ids[models]) & np.isin(style.model_b, ids[models])
-        sb, model_ids = part.style
+        sb, model_ids = part.style.battles, part.style.model_ids
         for f in ("battle_id", "model_a", "model_b", "outcome", "cluster", "features_a"):
             assert np.array_equal(getattr(sb, f), getattr(style, f)[mask]), f
         assert sb.n_missing == int(round(part.data.table.n.sum())) - int(mask.sum())

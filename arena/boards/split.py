@@ -24,12 +24,25 @@ from arena.engine.options import FitOptions
 from arena.store.read import BoardData
 from arena.store.style import StyleBattles
 
-__all__ = ["COMPONENT_MODES", "ComponentBoard", "split_board"]
+__all__ = ["COMPONENT_MODES", "ComponentBoard", "StyleBoard", "split_board"]
 
 #: ``largest``: one board ranks the largest comparable set; ``separate``: one board per set.
 COMPONENT_MODES = ("largest", "separate")
 
 _PER_BATTLE = ("battle_id", "model_a", "model_b", "outcome", "weight", "features_a", "features_b")
+
+
+@dataclass(frozen=True)
+class StyleBoard:
+    """A board's battles that carry style metadata, and the models they involve."""
+
+    battles: StyleBattles
+    #: ``models.id`` of the style board's table indices (ascending)
+    model_ids: np.ndarray
+
+    @classmethod
+    def of(cls, battles: StyleBattles) -> StyleBoard:
+        return cls(battles, np.unique(np.concatenate([battles.model_a, battles.model_b])))
 
 
 @dataclass(frozen=True)
@@ -40,12 +53,12 @@ class ComponentBoard:
     #: weakly connected group of the set (sets of one group met, though never both ways)
     group: int
     data: BoardData
-    #: its battles with style metadata and their model ids, or None
-    style: tuple[StyleBattles, np.ndarray] | None
+    #: its battles with style metadata, or None
+    style: StyleBoard | None
 
 
 def split_board(
-    data: BoardData, fit: FitOptions, style: tuple[StyleBattles, np.ndarray] | None = None
+    data: BoardData, fit: FitOptions, style: StyleBoard | None = None
 ) -> list[ComponentBoard]:
     """The boards of ``data``'s comparable sets other than the largest (none if connected).
 
@@ -59,27 +72,28 @@ def split_board(
         return []
     # one column-major copy: cutting columns of a CSR matrix reads all of it each time
     by_cell = None if data.clusters is None else sp.csc_matrix(data.clusters)
-    styles = _style_parts(style, data, sets)
+    kept = _style_parts(style, data, sets)
     out = []
-    for number, (models, (sub, cells), part_style) in enumerate(
-        zip(sets, subtables(data.table, sets), styles, strict=True), start=2
+    for number, (models, (sub, cells), keep) in enumerate(
+        zip(sets, subtables(data.table, sets), kept, strict=True), start=2
     ):
         clusters = None if by_cell is None else by_cell[:, cells].tocsr()
         part = replace(
             data, model_ids=data.model_ids[models], table=sub, clusters=clusters, n_excluded=0
         )
         group = int(comps.weak[models[0]])
-        out.append(ComponentBoard(number, group, part, _restrict_style(part_style, part)))
+        part_style = None if style is None else _restrict_style(style.battles, keep, part)
+        out.append(ComponentBoard(number, group, part, part_style))
     return out
 
 
 def _style_parts(
-    style: tuple[StyleBattles, np.ndarray] | None, data: BoardData, sets: list[np.ndarray]
-) -> list[tuple[StyleBattles, np.ndarray] | None]:
-    """Per set: the style battles and the indices of those between two of its models."""
+    style: StyleBoard | None, data: BoardData, sets: list[np.ndarray]
+) -> list[np.ndarray | None]:
+    """Per set: the indices (ascending) of the style battles between two of its models."""
     if style is None:
         return [None] * len(sets)
-    sb = style[0]
+    sb = style.battles
     # model ids -> table indices (-1: not on this board)
     order = np.argsort(data.model_ids, kind="stable")
     ids = data.model_ids[order]
@@ -95,20 +109,15 @@ def _style_parts(
         sets,
         data.table.n_models,
     )
-    return [(sb, index[bounds[s] : bounds[s + 1]]) for s in range(len(sets))]
+    return [index[bounds[s] : bounds[s + 1]] for s in range(len(sets))]
 
 
-def _restrict_style(
-    style: tuple[StyleBattles, np.ndarray] | None, part: BoardData
-) -> tuple[StyleBattles, np.ndarray] | None:
+def _restrict_style(sb: StyleBattles, keep: np.ndarray, part: BoardData) -> StyleBoard | None:
     """The style battles between two models of ``part`` (None when there are none).
 
-    ``style`` is the board's style battles and the indices (ascending) of
-    those whose two models are both in ``part``.
+    ``keep`` holds the indices (ascending) of the board's style battles ``sb``
+    whose two models are both in ``part``.
     """
-    if style is None:
-        return None
-    sb, keep = style
     if not keep.size:
         return None
     cut = {f: getattr(sb, f)[keep] for f in _PER_BATTLE}
@@ -118,4 +127,4 @@ def _restrict_style(
         cluster=None if sb.cluster is None else sb.cluster[keep],
         n_missing=max(int(round(float(part.table.n.sum()))) - int(keep.size), 0),
     )
-    return sub, np.unique(np.concatenate([sub.model_a, sub.model_b]))
+    return StyleBoard.of(sub)

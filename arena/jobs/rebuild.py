@@ -1,8 +1,10 @@
 """The nightly rebuild: battle store -> count table -> rating engine -> snapshot.
 
-This module only orchestrates (it passes ~400 lines because it sequences raw,
-style-controlled and per-component boards and the choice of what to read;
-every read, fit and write it calls lives elsewhere). The store reads each
+This module only orchestrates: :func:`rebuild` runs the named steps of one
+:class:`RebuildJob` (read, check, plan, rate, write), each of which fills in
+the job (it passes ~500 lines because it sequences raw, style-controlled and
+per-component boards and the choice of what to read; every read, fit and write
+it calls lives elsewhere). The store reads each
 board's counts from the count table (:func:`arena.store.read.read_count_boards`)
 or aggregates the battles in SQL (:func:`arena.store.read.read_boards`), so memory
 does not grow with the number of battles; the engine (:func:`arena.engine.board.rate_board`) turns each
@@ -20,12 +22,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from arena.boards.snapshots import board_key
-from arena.boards.split import COMPONENT_MODES, split_board
+from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
 from arena.core.defaults import DEFAULT_SEED
 from arena.db.models import STYLE_FEATURES
@@ -53,7 +56,7 @@ from arena.store.read import (
     read_count_boards,
     what_to_read,
 )
-from arena.store.style import StyleBattles, StyleDataError, has_style_rows, read_style_battles
+from arena.store.style import StyleDataError, has_style_rows, read_style_battles
 
 
 class RebuildError(Exception):
@@ -150,100 +153,338 @@ class RebuildResult:
     read: str = "battles"
 
 
-def _key(opts: RebuildOptions, data: BoardData, component: int = 1, style: bool = False) -> str:
-    return board_key(category=data.category, source=opts.source, style=style, component=component)
+@dataclass
+class PlannedBoard:
+    """One board the run rates: a raw board, or one comparable set's own board.
 
-
-def _board_options(
-    opts: RebuildOptions, data: BoardData, names: dict[int, str], component: int = 1
-) -> BoardOptions:
-    """The engine's options for one board: the anchor's name becomes its table index.
-
-    A comparable set's own board (``component`` > 1) without the anchor model
-    keeps the default scale (mean 1000): the anchor cannot reach it.
+    The style-controlled board paired with it is rated from ``style`` (its
+    battles that carry style metadata), when there are any.
     """
-    if opts.anchor is None:
-        return opts
-    name, value = opts.anchor
-    ids = [i for i, mid in enumerate(data.model_ids) if names[int(mid)] == name]
-    if not ids and component > 1:
-        return opts
-    if not ids:
-        key = _key(opts, data, component)
-        raise RebuildError(f"--anchor: model {name!r} has no battles on board {key!r}")
-    return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
+
+    key: str
+    #: the comparable set it ranks: 1 for a main board, 2, 3, ... for the others
+    number: int
+    data: BoardData
+    style: StyleBoard | None
+    #: stored with the snapshot beside the fit's diagnostics (component numbering)
+    extra: dict[str, Any]
+    rating: BoardRating | None = None
+    style_rating: BoardRating | None = None
 
 
-def rate_one(
-    opts: RebuildOptions,
-    data: BoardData,
-    names: dict[int, str],
-    progress: Callable[[str], None] | None = None,
-    component: int = 1,
-) -> BoardRating:
-    """Rate one board read by :func:`arena.store.read.read_boards` (or one comparable set of it)."""
-    try:
-        return rate_board(
-            data.table,
-            _board_options(opts, data, names, component),
-            clusters=data.clusters,
-            progress=progress,
+@dataclass
+class RebuildJob:
+    """One rebuild: its options, then what each step read, rated and wrote.
+
+    :func:`rebuild` runs the steps in order: :meth:`read` (one consistent
+    read transaction), :meth:`check`, :meth:`plan`, :meth:`rate` (no
+    transaction, no lock), :meth:`write` (one write transaction).
+    """
+
+    opts: RebuildOptions
+    all_categories: bool = False
+    max_models: int | None = None
+    #: the read asked for (:data:`arena.store.read.READS`)
+    read_mode: str = "auto"
+    progress: Callable[[str], None] | None = None
+    started: float = field(default_factory=time.perf_counter)
+    # -- read
+    #: what was read: "counts" (the count table) or "battles"
+    source: str = "battles"
+    watermark: int = 0
+    boards: list[BoardData] = field(default_factory=list)
+    styles: list[StyleBoard | None] = field(default_factory=list)
+    names: dict[int, str] = field(default_factory=dict)
+    hidden: set[int] = field(default_factory=set)
+    #: battles without the cluster key, of ``n_battles_clustered`` (cluster != battle)
+    missing_cluster: int = 0
+    n_battles_clustered: int = 0
+    # -- plan and rate
+    planned: list[PlannedBoard] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # -- write
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    snapshot_ids: list[int] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    def say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)
+
+    def key(self, data: BoardData, component: int = 1, style: bool = False) -> str:
+        return board_key(
+            category=data.category, source=self.opts.source, style=style, component=component
         )
-    except ValueError as exc:
-        key = _key(opts, data, component)
-        raise RebuildError(f"board {key!r}: {exc}") from exc
 
+    def read(self, engine: Engine) -> None:
+        """Every board's counts, the model names and the style battles, up to one watermark."""
+        opts = self.opts
+        try:
+            self.source = what_to_read(opts.selection(), self.read_mode)
+        except ValueError as exc:
+            raise RebuildError(str(exc)) from None
+        with engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                # One consistent view for the watermark and every read.
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                if conn.dialect.name == "sqlite":
+                    # One read transaction (WAL: a snapshot from the first read to the end),
+                    # so the count table and the watermark describe the same battles.
+                    conn.exec_driver_sql("BEGIN")
+                if self.source == "counts":
+                    self.say(
+                        "aggregate: reading the count table (battles per board, pair, outcome)"
+                    )
+                    self.watermark, self.boards = read_count_boards(
+                        conn, opts.selection(), all_categories=self.all_categories
+                    )
+                else:
+                    why = counts_unusable(opts.selection()) or "--read battles"
+                    self.say(f"aggregate: counting battles per board in the database ({why})")
+                    self.watermark, self.boards = read_boards(
+                        conn, opts.selection(), all_categories=self.all_categories
+                    )
+                self.names = model_names(conn)
+                self.hidden = hidden_model_ids(conn)
+                if opts.cluster != "battle" and self.boards:
+                    self.missing_cluster, self.n_battles_clustered = missing_cluster_key(
+                        conn, opts.selection(), self.watermark
+                    )
+                # every style board joins battle_style: none to build when it has no row
+                styled = opts.style_control and has_style_rows(conn)
+                self.styles = [
+                    self.read_style(conn, data) if styled else None for data in self.boards
+                ]
 
-def read_style(
-    conn, opts: RebuildOptions, data: BoardData, watermark: int
-) -> tuple[StyleBattles, np.ndarray] | None:
-    """The board's battles that carry style metadata, or None when none does."""
-    try:
-        sb = read_style_battles(
+    def read_style(self, conn: Connection, data: BoardData) -> StyleBoard | None:
+        """The board's battles that carry style metadata, or None when none does."""
+        opts = self.opts
+        try:
+            sb = read_style_battles(
+                conn,
+                replace(opts.selection(), category=data.category),
+                watermark=self.watermark,
+                features=(*STYLE_FEATURES, *opts.style_features),
+                total=round(data.table.n_battles),
+            )
+        except StyleDataError as exc:
+            raise RebuildError(f"--style-feature: {exc}") from None
+        return StyleBoard.of(sb) if len(sb) else None
+
+    def check(self) -> None:
+        """Refuse, before any fit, what cannot or should not be rated."""
+        opts = self.opts
+        if not self.boards:
+            what = board_key(category=opts.category, source=opts.source)
+            raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
+        total, missing = self.n_battles_clustered, self.missing_cluster
+        if total and missing == total:
+            raise RebuildError(
+                f"--cluster {opts.cluster}: none of the {total} battles has a {opts.cluster}, "
+                f"so there is nothing to cluster by; ingest the {opts.cluster} field or use "
+                "--cluster battle"
+            )
+        if self.max_models is not None:
+            for data in self.boards:
+                if data.table.n_models > self.max_models:
+                    raise RebuildError(
+                        f"board {self.key(data)!r} has {data.table.n_models:,} models, more "
+                        f"than --max-models {self.max_models:,}; rating it takes long and "
+                        "needs much memory: give a larger --max-models to build it anyway"
+                    )
+        self.say(f"read {len(self.boards)} board(s) up to battle {self.watermark}")
+
+    def plan(self) -> None:
+        """Every board to rate: each raw board, then (``components="separate"``) its other sets."""
+        separate = self.opts.components == "separate"
+        for data, style in zip(self.boards, self.styles, strict=True):
+            parts = split_board(data, self.opts.fit, style) if separate else []
+            main = self.key(data)
+            listed = {"component_boards": [self.key(data, p.number) for p in parts]}
+            self.planned.append(PlannedBoard(main, 1, data, style, listed if separate else {}))
+            self.planned += [
+                PlannedBoard(
+                    self.key(p.data, p.number),
+                    p.number,
+                    p.data,
+                    p.style,
+                    {"component": {"number": p.number, "main_board": main, "group": p.group}},
+                )
+                for p in parts
+            ]
+            if parts:
+                self.say(f"{main}: {len(parts)} other comparable set(s) get their own board")
+
+    def rate(self) -> None:
+        """Rate every planned board and its style-controlled pair (no transaction open)."""
+        for board in self.planned:
+            key, data, style = board.key, board.data, board.style
+            board.rating = self.rate_raw(board)
+            self.say(
+                f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles"
+            )
+            if style is not None and style.model_ids.size >= SPARSE_MIN_MODELS:
+                # the style fit is dense (models + features)^2: not at this size
+                self.warnings.append(
+                    f"{key}: no style-controlled board: {style.model_ids.size:,} models is "
+                    f"beyond the dense style fit ({SPARSE_MIN_MODELS:,} models or more take the "
+                    "sparse path, which has no style control)"
+                )
+                board.style = style = None
+            if style is None:
+                continue
+            board.style_rating = self.rate_style(board)
+            self.say(
+                f"rated {key} with style control: {style.model_ids.size} models, "
+                f"{len(style.battles)} battles ({style.battles.n_missing} without style metadata "
+                "left out)"
+            )
+
+    def board_options(self, data: BoardData, component: int = 1) -> BoardOptions:
+        """The engine's options for one board: the anchor's name becomes its table index.
+
+        A comparable set's own board (``component`` > 1) without the anchor model
+        keeps the default scale (mean 1000): the anchor cannot reach it.
+        """
+        opts = self.opts
+        if opts.anchor is None:
+            return opts
+        name, value = opts.anchor
+        ids = [i for i, mid in enumerate(data.model_ids) if self.names[int(mid)] == name]
+        if not ids and component > 1:
+            return opts
+        if not ids:
+            key = self.key(data, component)
+            raise RebuildError(f"--anchor: model {name!r} has no battles on board {key!r}")
+        return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
+
+    def rate_raw(self, board: PlannedBoard) -> BoardRating:
+        """Rate one board read by :func:`arena.store.read.read_boards` (or one comparable set)."""
+        key = board.key
+        try:
+            return rate_board(
+                board.data.table,
+                self.board_options(board.data, board.number),
+                clusters=board.data.clusters,
+                progress=lambda msg: self.say(f"{key}: {msg}"),
+            )
+        except ValueError as exc:
+            raise RebuildError(f"board {key!r}: {exc}") from exc
+
+    def rate_style(self, board: PlannedBoard) -> BoardRating:
+        """Rate the style-controlled board of one raw board's battles."""
+        style, data = board.style, board.data
+        assert style is not None
+        sb, model_ids = style.battles, style.model_ids
+        a = np.searchsorted(model_ids, sb.model_a)
+        b = np.searchsorted(model_ids, sb.model_b)
+        style_data = replace(data, model_ids=model_ids)
+        try:
+            result, _ = rate_style_board(
+                a,
+                b,
+                sb.outcome.astype(np.intp),
+                sb.features_a,
+                sb.features_b,
+                self.board_options(style_data, board.number),
+                n_models=model_ids.size,
+                features=sb.features,
+                weight=sb.weight,
+                cluster_ids=sb.cluster,
+                style_reg=self.opts.style_reg,
+            )
+        except ValueError as exc:
+            key = self.key(data, board.number, style=True)
+            raise RebuildError(f"board {key!r}: {exc}") from exc
+        return result
+
+    def write(self, engine: Engine) -> None:
+        """Every snapshot in one transaction: raw boards first, then their style-controlled pairs."""
+        if self.missing_cluster:
+            self.warnings.append(
+                f"--cluster {self.opts.cluster}: {self.missing_cluster} of "
+                f"{self.n_battles_clustered} battles have no {self.opts.cluster}; each of them "
+                "is resampled as its own cluster"
+            )
+        n = sum(1 for b in self.planned if b.rating is not None)
+        self.say(f"write: {n} snapshot(s)")
+        with engine.begin() as conn:
+            take_write_lock(conn, "write the snapshots")
+            for board in self.planned:
+                assert board.rating is not None
+                data = board.data
+                self.write_one(
+                    conn,
+                    board.key,
+                    data,
+                    data.model_ids,
+                    data.n_excluded,
+                    board.rating,
+                    board.extra,
+                )
+            for board in self.planned:
+                if board.style_rating is None:
+                    continue
+                assert board.style is not None
+                missing = board.style.battles.n_missing
+                self.write_one(
+                    conn,
+                    self.key(board.data, board.number, style=True),
+                    board.data,
+                    board.style.model_ids,
+                    # battles without style metadata are left out of this board
+                    board.data.n_excluded + missing,
+                    board.style_rating,
+                    {"n_without_style": missing, **board.extra},
+                )
+
+    def write_one(
+        self,
+        conn: Connection,
+        key: str,
+        data: BoardData,
+        model_ids: np.ndarray,
+        n_excluded: int,
+        rating: BoardRating,
+        extra: dict[str, Any],
+    ) -> None:
+        # models named by name (at most 10 per sentence), never by index
+        warned = rating.ratings.named_warnings([self.names[int(m)] for m in model_ids])
+        sid = write_snapshot(
             conn,
-            replace(opts.selection(), category=data.category),
-            watermark=watermark,
-            features=(*STYLE_FEATURES, *opts.style_features),
-            total=round(data.table.n_battles),
+            board=key,
+            category=data.category,
+            source=self.opts.source,
+            run_id=self.run_id,
+            options=replace(self.opts, category=data.category).as_json(),
+            seed=self.opts.seed,
+            watermark=self.watermark,
+            model_ids=model_ids,
+            n_excluded=n_excluded,
+            result=rating,
+            hidden=self.hidden,
+            diagnostics={
+                "seconds": round(time.perf_counter() - self.started, 3),
+                "warnings": warned,
+                "read": self.source,
+                **extra,
+            },
         )
-    except StyleDataError as exc:
-        raise RebuildError(f"--style-feature: {exc}") from None
-    if len(sb) == 0:
-        return None
-    model_ids = np.unique(np.concatenate([sb.model_a, sb.model_b]))
-    return sb, model_ids
+        self.snapshot_ids.append(sid)
+        self.written.append(key)
+        self.warnings.extend(f"{key}: {w}" for w in warned)
 
-
-def rate_style_one(
-    opts: RebuildOptions,
-    sb: StyleBattles,
-    model_ids: np.ndarray,
-    data: BoardData,
-    names,
-    component: int = 1,
-) -> BoardRating:
-    """Rate the style-controlled board of one raw board's battles."""
-    a = np.searchsorted(model_ids, sb.model_a)
-    b = np.searchsorted(model_ids, sb.model_b)
-    style_data = replace(data, model_ids=model_ids)
-    key = _key(opts, data, component, style=True)
-    try:
-        result, _ = rate_style_board(
-            a,
-            b,
-            sb.outcome.astype(np.intp),
-            sb.features_a,
-            sb.features_b,
-            _board_options(opts, style_data, names, component),
-            n_models=model_ids.size,
-            features=sb.features,
-            weight=sb.weight,
-            cluster_ids=sb.cluster,
-            style_reg=opts.style_reg,
+    def result(self) -> RebuildResult:
+        return RebuildResult(
+            run_id=self.run_id,
+            watermark=self.watermark,
+            snapshot_ids=list(self.snapshot_ids),
+            boards=list(self.written),
+            warnings=list(self.warnings),
+            seconds=time.perf_counter() - self.started,
+            read=self.source,
         )
-    except ValueError as exc:
-        raise RebuildError(f"board {key!r}: {exc}") from exc
-    return result
 
 
 def rebuild(
@@ -262,6 +503,7 @@ def rebuild(
     refuses, before any fitting, a board with more models than that (an
     accidental huge board would run for a long time).  ``read`` (see
     :data:`arena.store.read.READS`): the count table or the battles; the same snapshot.
+    The steps are those of :class:`RebuildJob`.
 
     Raises
     ------
@@ -270,169 +512,26 @@ def rebuild(
         whose fit cannot exist (``prior=0`` without an MLE). Nothing is written then.
     """
     opts.validate()
-    started = time.perf_counter()
-    say = progress or (lambda _msg: None)
-    try:
-        source = what_to_read(opts.selection(), read)
-    except ValueError as exc:
-        raise RebuildError(str(exc)) from None
-    with engine.connect() as conn:
-        if conn.dialect.name == "postgresql":
-            # One consistent view for the watermark and every read.
-            conn = conn.execution_options(isolation_level="REPEATABLE READ")
-        with conn.begin():
-            if conn.dialect.name == "sqlite":
-                # One read transaction (WAL: a snapshot from the first read to the end),
-                # so the count table and the watermark describe the same battles.
-                conn.exec_driver_sql("BEGIN")
-            if source == "counts":
-                say("aggregate: reading the count table (battles per board, pair, outcome)")
-                watermark, boards = read_count_boards(
-                    conn, opts.selection(), all_categories=all_categories
-                )
-            else:
-                why = counts_unusable(opts.selection()) or "--read battles"
-                say(f"aggregate: counting battles per board in the database ({why})")
-                watermark, boards = read_boards(
-                    conn, opts.selection(), all_categories=all_categories
-                )
-            names = model_names(conn)
-            hidden = hidden_model_ids(conn)
-            missing = total = 0
-            if opts.cluster != "battle" and boards:
-                missing, total = missing_cluster_key(conn, opts.selection(), watermark)
-            # every style board joins battle_style: none to build when it has no row
-            styled = opts.style_control and has_style_rows(conn)
-            styles = [
-                read_style(conn, opts, data, watermark) if styled else None for data in boards
-            ]
-    if not boards:
-        what = board_key(category=opts.category, source=opts.source)
-        raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
-    if total and missing == total:
-        raise RebuildError(
-            f"--cluster {opts.cluster}: none of the {total} battles has a {opts.cluster}, so "
-            f"there is nothing to cluster by; ingest the {opts.cluster} field or use "
-            "--cluster battle"
-        )
-    if max_models is not None:
-        for data in boards:
-            if data.table.n_models > max_models:
-                key = _key(opts, data)
-                raise RebuildError(
-                    f"board {key!r} has {data.table.n_models:,} models, more than "
-                    f"--max-models {max_models:,}; rating it takes long and needs much "
-                    "memory: give a larger --max-models to build it anyway"
-                )
-    say(f"read {len(boards)} board(s) up to battle {watermark}")
-    # (component number, data, style battles, extra diagnostics) of every raw board
-    entries: list[tuple[int, BoardData, tuple | None, dict]] = []
-    for data, style in zip(boards, styles, strict=True):
-        parts = split_board(data, opts.fit, style) if opts.components == "separate" else []
-        main = _key(opts, data)
-        listed = {"component_boards": [_key(opts, data, p.number) for p in parts]}
-        entries.append((1, data, style, listed if opts.components == "separate" else {}))
-        entries += [
-            (
-                p.number,
-                p.data,
-                p.style,
-                {"component": {"number": p.number, "main_board": main, "group": p.group}},
-            )
-            for p in parts
-        ]
-        if parts:
-            say(f"{main}: {len(parts)} other comparable set(s) get their own board")
-    results, style_results, notes = [], [], []
-    for number, data, style, _extra in entries:
-        key = _key(opts, data, number)
-        results.append(
-            rate_one(opts, data, names, lambda msg, key=key: say(f"{key}: {msg}"), number)
-        )
-        say(f"rated {key}: {data.table.n_models} models, {int(data.table.n.sum())} battles")
-        if style is not None and style[1].size >= SPARSE_MIN_MODELS:
-            # the style fit is dense (models + features)^2: not at this size
-            notes.append(
-                f"{key}: no style-controlled board: {style[1].size:,} models is beyond the "
-                f"dense style fit ({SPARSE_MIN_MODELS:,} models or more take the sparse path, "
-                "which has no style control)"
-            )
-            style = None
-        if style is None:
-            style_results.append(None)
-            continue
-        sb, model_ids = style
-        style_results.append(rate_style_one(opts, sb, model_ids, data, names, number))
-        say(
-            f"rated {key} with style control: {model_ids.size} models, {len(sb)} battles "
-            f"({sb.n_missing} without style metadata left out)"
-        )
-    run_id = uuid.uuid4().hex
-    out = RebuildResult(run_id=run_id, watermark=watermark, read=source, warnings=notes)
-    if missing:
-        out.warnings.append(
-            f"--cluster {opts.cluster}: {missing} of {total} battles have no {opts.cluster}; "
-            "each of them is resampled as its own cluster"
-        )
-    say(f"write: {len(results)} snapshot(s)")
-    with engine.begin() as conn:
-        take_write_lock(conn, "write the snapshots")
-        # raw boards first, then their style-controlled pairs: (key, data, model ids,
-        # battles kept but not rated, result, extra diagnostics)
-        written = [
-            (_key(opts, d, n), d, d.model_ids, d.n_excluded, r, extra)
-            for (n, d, _st, extra), r in zip(entries, results, strict=True)
-        ]
-        written += [
-            (
-                _key(opts, d, n, style=True),
-                d,
-                st[1],
-                # battles without style metadata are left out of this board
-                d.n_excluded + st[0].n_missing,
-                r,
-                {"n_without_style": st[0].n_missing, **extra},
-            )
-            for (n, d, st, extra), r in zip(entries, style_results, strict=True)
-            if r is not None
-        ]
-        for key, data, model_ids, n_excluded, res, extra in written:
-            # models named by name (at most 10 per sentence), never by index
-            warned = res.ratings.named_warnings([names[int(m)] for m in model_ids])
-            sid = write_snapshot(
-                conn,
-                board=key,
-                category=data.category,
-                source=opts.source,
-                run_id=run_id,
-                options=replace(opts, category=data.category).as_json(),
-                seed=opts.seed,
-                watermark=watermark,
-                model_ids=model_ids,
-                n_excluded=n_excluded,
-                result=res,
-                hidden=hidden,
-                diagnostics={
-                    "seconds": round(time.perf_counter() - started, 3),
-                    "warnings": warned,
-                    "read": source,
-                    **extra,
-                },
-            )
-            out.snapshot_ids.append(sid)
-            out.boards.append(key)
-            out.warnings.extend(f"{key}: {w}" for w in warned)
-    out.seconds = time.perf_counter() - started
-    return out
+    job = RebuildJob(
+        opts,
+        all_categories=all_categories,
+        max_models=max_models,
+        read_mode=read,
+        progress=progress,
+    )
+    job.read(engine)
+    job.check()
+    job.plan()
+    job.rate()
+    job.write(engine)
+    return job.result()
 
 
 __all__ = [
-    "CLUSTERS",
-    "DEFAULT_SEED",
-    "TIER_METHODS",
     "RebuildError",
     "RebuildOptions",
+    "PlannedBoard",
+    "RebuildJob",
     "RebuildResult",
-    "rate_one",
     "rebuild",
 ]
