@@ -191,11 +191,6 @@ def test_balanced_components_match_the_anova_mean_squares():
     assert set(vc.budget) == {"as run", "2x items", "2x seeds"}
 
 
-def test_repeated_cell_is_refused():
-    with pytest.raises(ValueError, match="design cell repeated: observation 2"):
-        variance_components([1.0, 2.0, 1.5], item=["a", "b", "a"], seed=[1, 1, 1])
-
-
 @pytest.mark.slow
 def test_two_stage_difference_covers_and_shares_prompt_draws():
     # Two models on the same items and templates; each has its own seeds. The template

@@ -158,5 +158,6 @@ def run_scores(table, *, metric, level, rounds, seed, correction, test, componen
             click.echo(
                 f"{m}: {vc.method}; SE of the mean {vc.se:.4g} (df {vc.df:.1f}) under the design "
                 f"run, {vc.item_only_se:.4g} counting items only"
+                + (f"; {', '.join(vc.nested)} nested in items" if vc.nested else "")
                 + (f"; residual includes {', '.join(vc.residual_includes)}" if vc.residual_includes else "")
             )  # fmt: skip

@@ -106,7 +106,7 @@ class ScoreTable:
         if first is not None:
             cell = ", ".join(f"{c} {design[c]!r}" for c in DESIGN_COLUMNS if design.get(c))
             if not cell:
-                raise ItemFileError(path, line, None, f"duplicate item {item!r} for model {model!r} (first at {first})")  # fmt: skip
+                raise ItemFileError(path, line, None, f"duplicate item {item!r} for model {model!r} (first at {first}); several runs of one item need a seed (or run) column")  # fmt: skip
             raise ItemFileError(
                 path,
                 line,

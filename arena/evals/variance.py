@@ -8,6 +8,15 @@ one level; an item-by-factor interaction only when the design repeats its cells
 (for instance items x prompts with several seeds per cell), otherwise it is
 part of the residual, which then says so in ``VarianceComponents.residual_includes``.
 
+Nested designs. A run axis whose every level occurs with one item only (each
+item with its own seeds or prompts, labels not shared) is *nested* in items:
+its variance is the item-by-axis term, reported as ``item:seed`` and listed in
+``VarianceComponents.nested``; with one score per nested level it cannot be
+told from the residual and is folded into it. Repeated cells (several scores
+for the same item and run labels, e.g. replicate runs with no label: the
+one-way random-effects layout of lme4's ``Dyestuff`` data) are replicates:
+their spread is the residual, and ``replicates`` counts them.
+
 Estimation is Henderson's method I: the quadratic forms ``sum_l y_l.^2 / n_l``
 of every factor are equated to their expectations, which are exact for any
 pattern of counts. On a balanced grid this is the classic ANOVA method of
@@ -55,7 +64,7 @@ class VarianceComponents:
     n : int
         Observations.
     balanced : bool
-        Every combination of levels observed exactly once.
+        Every combination of levels observed equally often.
     mean : float
     se : float
         Standard error of ``mean`` under the design actually run.
@@ -73,6 +82,10 @@ class VarianceComponents:
         Alternative -> standard error of the mean for a balanced design with
         that many levels: ``"as run"`` and ``"2x <axis>"`` for each axis
         (each doubles the number of evaluations, so they cost the same).
+    nested : list of str
+        Run axes nested in items (their ``levels`` entry is then levels per item).
+    replicates : float
+        Mean scores per design cell (1 when every cell is scored once).
     """
 
     components: dict[str, float]
@@ -87,6 +100,8 @@ class VarianceComponents:
     method: str = ""
     df: float = float("inf")
     budget: dict[str, float] = field(default_factory=dict)
+    nested: list[str] = field(default_factory=list)
+    replicates: float = 1.0
 
     def interval(self, level: float = 0.95) -> Interval:
         """``mean -/+ t(df) se``: the interval of the mean under the design run."""
@@ -114,16 +129,19 @@ def _pair_sum(cr: np.ndarray, lr: int, cs: np.ndarray, ls: int, nr: np.ndarray) 
     return float((counts.astype(np.float64) ** 2 / nr[keys // ls]).sum())
 
 
-def design_se(components: dict[str, float], levels: dict[str, int]) -> float:
+def design_se(
+    components: dict[str, float], levels: dict[str, float], *, replicates: float = 1.0
+) -> float:
     """Standard error of the grand mean of a balanced design with ``levels`` per factor.
 
     ``Var = sum_F sigma_F^2 / n_F + sum_F sigma_item:F^2 / (n_item n_F) +
-    sigma_e^2 / prod(n)``.
+    sigma_e^2 / (prod(n) r)``, ``r`` scores per cell (a nested axis's
+    ``n_F`` is its levels per item).
     """
     var = 0.0
     for name, value in components.items():
         if name == "residual":
-            var += value / prod(levels.values())
+            var += value / (prod(levels.values()) * replicates)
         else:
             var += value / prod(levels[f] for f in name.split(":"))
     return float(np.sqrt(var))
@@ -148,7 +166,8 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
     Raises
     ------
     ValueError
-        A design cell repeated, fewer than 2 items, labels of the wrong length.
+        Fewer than 2 items, labels of the wrong length, or two factors the
+        design cannot separate (named).
     """
     y = as_finite(scores, "scores")
     n = y.size
@@ -158,25 +177,38 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
             factors[name] = label_codes(labels, n, name)
     if factors["item"][1] < 2:
         raise ValueError("variance components need at least 2 items")
-    levels = {k: v[1] for k, v in factors.items()}
-    # One score per cell: a repeated cell is an input error, not replication.
+    # A run axis nested in items (each level seen with one item) has no main effect
+    # apart from the item-by-axis term: it is that term.
+    item_code, n_items = factors["item"]
+    nested = []
+    for name in RUN_AXES:
+        if name in factors and factors[name][1] > n_items:
+            code, count = factors[name]
+            owners = np.zeros(count, dtype=np.int64) - 1
+            owners[code] = item_code
+            if np.array_equal(owners[code], item_code):
+                nested.append(name)
+    levels: dict[str, float] = {k: v[1] for k, v in factors.items()}
+    for name in nested:
+        per_item = levels[name] / n_items
+        levels[name] = int(per_item) if float(per_item).is_integer() else per_item
+    # Several scores for one cell are replicates: their spread is the residual.
     cell = np.zeros(n, dtype=np.int64)
     for code, count in factors.values():
         cell = cell * count + code
-    uniq, first, counts = np.unique(cell, return_index=True, return_counts=True)
-    if (counts > 1).any():
-        dup = int(np.flatnonzero(cell == uniq[np.argmax(counts > 1)])[1])
-        raise ValueError(f"design cell repeated: observation {dup} has the same "
-                         f"{', '.join(factors)} as observation {int(first[np.argmax(counts > 1)])}")  # fmt: skip
-    balanced = n == prod(levels.values())
+    _, counts = np.unique(cell, return_counts=True)
+    replicates = n / counts.size
+    balanced = bool(counts.min() == counts.max()) and counts.size == prod(levels.values())
 
-    random: dict[str, tuple[np.ndarray, int]] = {k: v for k, v in factors.items() if v[1] > 1}
+    random: dict[str, tuple[np.ndarray, int]] = {}
     residual_includes = []
-    item_code, n_items = factors["item"]
+    for name, value in factors.items():
+        if value[1] > 1:
+            random[f"item:{name}" if name in nested else name] = value
     for name in RUN_AXES:
         if name not in random:
             continue
-        code = item_code * levels[name] + random[name][0]
+        code = item_code * factors[name][1] + random[name][0]
         _, inter = np.unique(code, return_inverse=True)
         n_inter = int(inter.max()) + 1
         if n_inter < n and n / n_inter >= 1.5:
@@ -212,8 +244,11 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
     names = list(random)
     mat, rhs = solve(names)
     while np.linalg.matrix_rank(mat) < mat.shape[0]:
-        # An interaction the design cannot tell from the residual: fold it in.
-        drop = next(nm for nm in reversed(names) if ":" in nm)
+        # An interaction (or a nested term) the design cannot tell from the residual:
+        # fold it in.
+        drop = next((nm for nm in reversed(names) if ":" in nm), None)
+        if drop is None:
+            raise ValueError(_confounded(names, solve))
         names.remove(drop)
         residual_includes.append(drop)
         mat, rhs = solve(names)
@@ -229,7 +264,11 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
         cs, ls = random[nm]
         sq = float((np.bincount(cs, minlength=ls).astype(np.float64) ** 2).sum())
         terms[nm] = comps[nm] * sq / n**2
-        dfs[nm] = float(prod(levels[f] - 1 for f in nm.split(":")))
+        axis = nm.split(":")[-1]
+        if axis in nested:
+            dfs[nm] = float(ls - n_items)  # levels within items
+        else:
+            dfs[nm] = float(prod(levels[f] - 1 for f in nm.split(":")))
     dfs["residual"] = max(1.0, n - 1.0 - sum(dfs.values()))
     var = sum(terms.values())
     denom = sum(t * t / dfs[k] for k, t in terms.items())
@@ -239,11 +278,11 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
     )
     item_only = float(item_means.std(ddof=1) / np.sqrt(n_items))
 
-    budget = {"as run": design_se(comps, levels)}
+    budget = {"as run": design_se(comps, levels, replicates=replicates)}
     for axis in levels:
         more = dict(levels)
         more[axis] *= 2
-        budget[f"2x {axis}s"] = design_se(comps, more)
+        budget[f"2x {axis}s"] = design_se(comps, more, replicates=replicates)
     return VarianceComponents(
         components=comps,
         raw=raw,
@@ -261,4 +300,22 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
         ),
         df=float(df),
         budget=budget,
+        nested=nested,
+        replicates=float(replicates),
     )
+
+
+def _confounded(names: list[str], solve) -> str:
+    """Say which factor the design cannot separate from the others or the residual."""
+    for nm in reversed(names):
+        if nm == "item":
+            continue
+        rest = [x for x in names if x != nm]
+        mat, _ = solve(rest)
+        if np.linalg.matrix_rank(mat) == mat.shape[0]:
+            return (
+                f"the design cannot separate the {nm} variance from the other factors or the "
+                f"residual (each {nm} level goes with one level of another factor or one "
+                f"score); drop the {nm} column or give {nm}s labels shared across items"
+            )
+    return "the design cannot separate its variance components (factors confounded)"
