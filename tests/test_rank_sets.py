@@ -1,0 +1,211 @@
+"""Rank confidence sets (Mogstad, Romano, Shaikh & Wilhelm), separation and tiers.
+
+Simulation model (as in tests/test_tiers.py): a normal parametric bootstrap.
+The estimate is ``theta + e`` and each bootstrap row ``estimate + e*``, with
+``e``, ``e*`` independent draws of ``se_i z_i + 10 w`` (``w`` one shared shift
+per draw, like a rating anchor; it cancels in every difference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from arena.engine.rank_sets import (
+    _stepdown_rejected,
+    board_inference,
+    marginal_rank_set,
+    separated_pairs,
+    tiers_from_separation,
+)
+
+#: simulation slack on a coverage of 1 - alpha (500 boards: SE of 0.95 is ~0.01)
+COVERAGE_TOL = 0.03
+
+
+def _board(rng, theta, rounds=300, se=(5.0, 10.0)):
+    m = theta.size
+    sd = rng.uniform(*se, m)
+
+    def draw(n):
+        return sd * rng.standard_normal((n, m)) + 10.0 * rng.standard_normal((n, 1))
+
+    est = theta + draw(1)[0]
+    return est, est + draw(rounds)
+
+
+def _true_ranks(theta):
+    return 1 + (theta[None, :] > theta[:, None]).sum(axis=1)
+
+
+def _brute_stepdown(est, samples, alpha):
+    """MRSW step-down, literally: reject, recompute the max over what is left, repeat."""
+    m = est.size
+    hyps = [(a, b) for a in range(m) for b in range(m) if a != b]
+    d = {(a, b): samples[:, a] - samples[:, b] for a, b in hyps}
+    sd = {h: d[h].std(ddof=1) for h in hyps}
+    t = {(a, b): (est[a] - est[b]) / sd[(a, b)] for a, b in hyps}
+    dev = {h: (d[h] - d[h].mean()) / sd[h] for h in hyps}
+    left = set(hyps)
+    rounds = samples.shape[0]
+    while True:
+        mx = np.max([dev[h] for h in left], axis=0)
+        new = {h for h in left if (1 + np.count_nonzero(mx >= t[h])) / (rounds + 1) <= alpha}
+        if not new:
+            break
+        left -= new
+    return {h for h in hyps if h not in left}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_stepdown_matches_literal_algorithm(seed):
+    rng = np.random.default_rng(seed)
+    theta = np.sort(rng.uniform(0, 80, 7))[::-1]
+    est, s = _board(rng, theta, rounds=200)
+    inf = board_inference(est, s, method="stepdown")
+    got = {(int(a), int(b)) for a, b in separated_pairs(est, s, method="stepdown")}
+    want = _brute_stepdown(est, s, 0.05)
+    # the board closes the rejections under transitivity; before closing they agree exactly
+    order = np.argsort(-est, kind="stable")
+    iu = np.triu_indices(7, k=1)
+    rej, _ = _stepdown_rejected(est[order], s[:, order], iu[0], iu[1], 0.05)
+    raw = {(int(order[a]), int(order[b])) for a, b in zip(iu[0][rej], iu[1][rej], strict=True)}
+    assert raw == want
+    assert want <= got
+    assert len(got) == inf.n_separated
+
+
+def test_single_step_separates_no_more_than_stepdown():
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        est, s = _board(rng, np.linspace(0, 120, 10))
+        step = board_inference(est, s, method="stepdown")
+        single = board_inference(est, s, method="single-step")
+        assert not np.any(single.better & ~step.better)
+        assert np.all(step.rank_low >= single.rank_low)
+        assert np.all(step.rank_high <= single.rank_high)
+
+
+def test_simultaneous_coverage():
+    """All true ranks in their sets on >= 1 - alpha - tol of boards (ties in theta share a rank)."""
+    rng = np.random.default_rng(20261202)
+    theta = np.array([100, 100, 80, 70, 70, 70, 40, 20.0])
+    truth = _true_ranks(theta)
+    # equal models have true rank sets {r, ..., r + ties - 1}: cover the best rank and the worst
+    worst = (theta[None, :] >= theta[:, None]).sum(axis=1)
+    hits = hits_m = 0
+    n = 300
+    for _ in range(n):
+        est, s = _board(rng, theta)
+        inf = board_inference(est, s)
+        hits += bool(np.all((inf.rank_low <= truth) & (inf.rank_high >= worst)))
+        lo, hi = marginal_rank_set(est, s, 3)
+        hits_m += lo <= truth[3] and hi >= worst[3]
+    assert hits / n >= 0.95 - COVERAGE_TOL
+    assert hits_m / n >= 0.95 - COVERAGE_TOL
+
+
+def _check_invariants(inf):
+    o = inf.order
+    low, high, tiers = inf.rank_low[o], inf.rank_high[o], inf.tiers[o]
+    m = o.size
+    assert tiers[0] == 1 and np.all(np.diff(tiers) >= 0) and np.all(np.diff(tiers) <= 1)
+    assert np.all(low <= high) and np.all(low >= 1) and np.all(high <= m)
+    sep = np.array([[inf.separated(o[a], o[b]) for b in range(m)] for a in range(m)])
+    assert np.all(sep == -sep.T)
+    for a in range(m):
+        if low[a] == high[a]:
+            assert np.count_nonzero(tiers == tiers[a]) == 1
+        for b in range(a + 1, m):
+            assert sep[a, b] >= 0  # never shown better against the board order
+            if sep[a, b] == 0 and low[a] == low[b] and high[a] == high[b]:
+                assert tiers[a] == tiers[b]
+    # the tier sentence: each tier's top model is shown better than every model below its tier
+    for k in range(1, tiers.max() + 1):
+        top = int(np.flatnonzero(tiers == k)[0])
+        assert np.all(sep[top, tiers > k] == 1)
+
+
+@pytest.mark.parametrize("method", ["stepdown", "single-step", "bonferroni"])
+def test_invariants_on_random_boards(method):
+    rng = np.random.default_rng(11)
+    for design in range(12):
+        m = 6 + design
+        theta = np.sort(rng.choice([0, 30, 60, 200, 400], m) + rng.uniform(0, 25, m))[::-1]
+        est, s = _board(rng, theta, rounds=200, se=(2.0, 30.0))
+        _check_invariants(board_inference(est, s, method=method))
+
+
+def test_far_apart_models_are_single_ranks_and_tiers():
+    rng = np.random.default_rng(3)
+    est, s = _board(rng, np.array([400.0, 200.0, 0.0, -200.0]))
+    inf = board_inference(est, s)
+    assert inf.rank_low.tolist() == inf.rank_high.tolist() == [1, 2, 3, 4]
+    assert inf.tiers.tolist() == [1, 2, 3, 4]
+
+
+def test_equal_models_one_tier_and_full_sets():
+    rng = np.random.default_rng(4)
+    est, s = _board(rng, np.zeros(5), se=(10.0, 10.0))
+    inf = board_inference(est, s)
+    assert inf.n_separated == 0
+    assert inf.tiers.tolist() == [1] * 5
+    assert inf.rank_low.tolist() == [1] * 5 and inf.rank_high.tolist() == [5] * 5
+
+
+def test_relabelling_and_determinism():
+    rng = np.random.default_rng(8)
+    est, s = _board(rng, np.linspace(0, 150, 9))
+    a = board_inference(est, s)
+    perm = rng.permutation(9)
+    b = board_inference(est[perm], s[:, perm])
+    assert np.array_equal(a.rank_low[perm], b.rank_low)
+    assert np.array_equal(a.rank_high[perm], b.rank_high)
+    assert np.array_equal(a.tiers[perm], b.tiers)
+    c = board_inference(est, s)
+    assert np.array_equal(a.better, c.better)
+
+
+def test_tier_merge_removes_boundary_between_twins():
+    # positions 0 > 1, 0 > 2 shown better only through the leader rule; 1 and 2 not separated
+    better = np.zeros((4, 4), dtype=bool)
+    better[0, 1] = better[0, 2] = better[0, 3] = True
+    better[1, 3] = True
+    low = np.array([1, 2, 2, 3])
+    high = np.array([1, 3, 3, 4])
+    # 1 leads tier 2 until 3; 2 is unseparated from 1 and shares its set: same tier
+    tiers = tiers_from_separation(better, low, high)
+    assert tiers.tolist() == [1, 2, 2, 3]
+    high2 = np.array([1, 3, 4, 4])  # different sets: the walk alone decides
+    assert tiers_from_separation(better, low, high2).tolist() == [1, 2, 2, 3]
+
+
+def test_one_model_and_errors():
+    inf = board_inference(np.array([1.0]), np.zeros((10, 1)))
+    assert inf.rank_low.tolist() == inf.rank_high.tolist() == inf.tiers.tolist() == [1]
+    with pytest.raises(ValueError, match="unknown method"):
+        board_inference(np.zeros(2), np.zeros((5, 2)), method="x")
+    with pytest.raises(ValueError):
+        marginal_rank_set(np.zeros(2), np.ones((5, 2)), 5)
+
+
+def test_long_board_single_step_is_exact():
+    """Above FAST_MIN_WORK the single-step comes from bounds + max-t per round: the same
+    separation as computing every pair's deviations."""
+    from arena.engine.maxt_bounded import FAST_MIN_WORK
+
+    rng = np.random.default_rng(9)
+    m, rounds = 205, 1000
+    assert rounds * m * (m - 1) // 2 >= FAST_MIN_WORK
+    est, s = _board(rng, np.sort(rng.uniform(0, 400, m))[::-1], rounds=rounds)
+    fast = board_inference(est, s)
+    assert fast.method == "single-step"
+    order = fast.order
+    iu = np.triu_indices(m, k=1)
+    rej, _ = _stepdown_rejected(est[order], s[:, order], iu[0], iu[1], 0.05, stepwise=False)
+    full = np.zeros((m, m), dtype=bool)
+    full[iu[0][rej], iu[1][rej]] = True
+    from arena.engine.rank_sets import _close
+
+    assert np.array_equal(fast.better, _close(full))
+    _check_invariants(fast)
