@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import pg_schema  # noqa: E402
+from tests.helpers.postgres import pg_schema  # noqa: E402
 
 
 def run_arena(args: list[str], *, db: str) -> tuple[float, float, str]:

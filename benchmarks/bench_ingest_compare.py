@@ -43,7 +43,7 @@ def _backend_cpu(tag: str, stop: threading.Event, seen: dict[int, float]) -> Non
     """Poll the CPU seconds of the server backends whose application_name is ``tag``."""
     from sqlalchemy import create_engine, text
 
-    from tests.conftest import DEFAULT_PG
+    from tests.helpers.postgres import DEFAULT_PG
 
     tick = os.sysconf("SC_CLK_TCK")
     engine = create_engine(os.environ.get("ARENA_TEST_POSTGRES_URL", DEFAULT_PG))

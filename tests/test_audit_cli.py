@@ -11,37 +11,12 @@ from sqlalchemy import select
 from arena.audit import PROBE_NAMES
 from arena.audit.read import load_audit
 from arena.db.models import SnapshotAudit
-
-
-def _battles(path, *, n=1500, models=6, judges=25, seed=3):
-    """BT votes with judges and questions; judge j00 always votes for the first-shown answer."""
-    rng = np.random.default_rng(seed)
-    strength = np.linspace(1.0, -1.0, models)
-    rows = []
-    for k in range(n):
-        a, b = rng.choice(models, size=2, replace=False)
-        j = int(rng.integers(judges)) if k % 6 else 0
-        p = 1 / (1 + np.exp(strength[b] - strength[a]))
-        winner = "model_a" if (j == 0 or rng.random() < p) else "model_b"
-        rows.append(
-            {
-                "id": f"b{k}",
-                "model_a": f"model-{a}",
-                "model_b": f"model-{b}",
-                "winner": winner,
-                "judge": f"j{j:02d}",
-                "question_id": f"q{rng.integers(40)}",
-            }
-        )
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+from tests.helpers.files import judged_battles
 
 
 def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
     path = tmp_path / "votes.csv"
-    _battles(path)
+    judged_battles(path)
     run_cli("ingest", str(path), "-q", "--map", "question=question_id")
     out = run_cli("audit", ok=False)
     assert out.exit_code != 0 and "run `arena rebuild`" in out.output
@@ -95,7 +70,7 @@ def test_position_flag_names_the_judge_in_table_and_json(run_cli, tmp_path):
 
 def test_audit_page_in_published_site(run_cli, tmp_path):
     path = tmp_path / "votes.csv"
-    _battles(path, n=900)
+    judged_battles(path, n=900)
     run_cli("ingest", str(path), "-q")
     run_cli("rebuild", "--rounds", "50")
     run_cli("publish", str(tmp_path / "site0"))
@@ -118,7 +93,7 @@ def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):
     from arena.boards.snapshots import snapshot_info
 
     path = tmp_path / "votes.csv"
-    _battles(path, n=1200)
+    judged_battles(path, n=1200)
     run_cli("ingest", str(path), "-q")
     run_cli("rebuild", "--rounds", "50")
     missing = run_cli("rebuild", "--exclude-flagged", ok=False)

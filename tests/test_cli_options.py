@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from arena.cli import cli
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.jobs.rebuild import RebuildOptions
-from tests.test_rebuild import synth_battles
+from tests.helpers.files import synth_battles
 
 #: Options whose meaning is fixed project-wide (see the README's option list).
 SHARED = (
@@ -157,7 +157,7 @@ def test_ingest_format_is_a_deprecated_alias_of_input_format(run_cli, tmp_path):
 
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_quiet_hides_the_eval_progress_line(where):
-    from tests.test_eval_cli import DATA
+    from tests.helpers.paths import DATA
 
     path = str(DATA / "eval_results.csv")
     args = ["-q", "eval", path] if where == "before" else ["eval", path, "-q"]

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.test_rebuild import synth_battles
+from tests.helpers.files import synth_battles
+from tests.helpers.paths import ROOT
 
 
 def _stderr_on_a_terminal(args: list[str]) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from arena.boards.snapshots import load_board, load_samples
 from arena.cli import cli
 from arena.db.session import open_engine
-from tests.conftest import cli_for as cli_for_url
+from tests.helpers.cli import cli_for as cli_for_url
 
 ROOT = Path(__file__).resolve().parents[1]
 # ../shared from the project root (one more level up from a git worktree in wt/)
@@ -258,7 +258,7 @@ def test_llmfao_and_mt_bench_each_rated_as_if_alone(run_cli, engine, tmp_path):
 
 def _style_votes(path: Path, groups, seed: int = 4) -> Path:
     """Battles with LMArena style metadata (every 10th without), for ``groups`` of models."""
-    from tests.test_ingest_style import meta, write_jsonl
+    from tests.helpers.files import conv_metadata, write_jsonl
 
     rng = np.random.default_rng(seed)
     records = []
@@ -271,7 +271,7 @@ def _style_votes(path: Path, groups, seed: int = 4) -> Path:
             )
             u = rng.random() + (0.15 if tokens[0] > tokens[1] else 0.0)  # longer answers win more
             winner = "tie" if u < 0.15 else ("model_a" if u > 0.6 else "model_b")
-            info = meta(tokens, headers, lists, bold)
+            info = conv_metadata(tokens, headers, lists, bold)
             records.append(
                 {
                     "id": f"s{len(records)}",

@@ -6,7 +6,7 @@ import gzip
 import shutil
 
 from arena.evals.itemfile import read_results
-from tests.conftest import ROOT
+from tests.helpers.paths import ROOT
 
 RESULTS = ROOT / "tests" / "data" / "eval_results.csv"
 

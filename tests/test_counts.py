@@ -9,79 +9,9 @@ import random
 from alembic import command
 from sqlalchemy import create_engine, select, text
 
-from arena.db.models import BattleCount
 from arena.db.session import alembic_config
-from tests.test_ingest import write_csv
-
-MODELS = ["m0", "m1", "m2", "m3", "m4", "m5"]
-WINNERS = ["model_a", "model_b", "tie", "both_bad"]
-
-
-def csv_rows(seed: int, n: int, prefix: str) -> list[list[str]]:
-    """Tagged battles (column fast path), a few self-play, repeated pairs."""
-    rng = random.Random(seed)
-    rows = []
-    for i in range(n):
-        a, b = rng.choice(MODELS), rng.choice(MODELS)
-        tags = [str(rng.random() < 0.4), str(rng.random() < 0.3)]
-        rows.append([f"{prefix}{i}", a, b, rng.choice(WINNERS), *tags])
-    return rows
-
-
-def jsonl(path, seed: int, n: int, prefix: str) -> str:
-    """Weighted battles with a category field (row path)."""
-    rng = random.Random(seed)
-    with open(path, "w") as fh:
-        for i in range(n):
-            rec = {
-                "id": f"{prefix}{i}",
-                "model_a": rng.choice(MODELS),
-                "model_b": rng.choice(MODELS),
-                "winner": rng.choice(WINNERS),
-                "weight": rng.choice([1.0, 0.5, 2.0]),
-                "category": rng.choice(["math", "code", ""]),
-            }
-            fh.write(json.dumps(rec) + "\n")
-    return str(path)
-
-
-def counts(url: str) -> dict[tuple, int]:
-    eng = create_engine(url)
-    with eng.connect() as conn:
-        rows = conn.execute(
-            select(
-                BattleCount.category_id,
-                BattleCount.model_a_id,
-                BattleCount.model_b_id,
-                BattleCount.outcome,
-                BattleCount.weight,
-                BattleCount.rated,
-                BattleCount.n,
-            )
-        ).all()
-    eng.dispose()
-    return {tuple(r[:-1]): r[-1] for r in rows}
-
-
-def recounted(run_cli, url: str) -> dict[tuple, int]:
-    """The table as ``arena db recount`` rebuilds it from the battles."""
-    assert "count table rebuilt" in run_cli("db", "recount", "-q").output
-    return counts(url)
-
-
-def leaderboards(run_cli, read: str) -> dict[str, str]:
-    """Every board of one ``rebuild --all-categories``: its leaderboard JSON without the
-    snapshot's id and creation time (the only fields two snapshots never share)."""
-    out = run_cli("rebuild", "--all-categories", "--rounds", "40", "--read", read, "-q").output
-    assert f"(read: {read})" in out, out
-    docs = {}
-    for line in out.splitlines():
-        if line.startswith("snapshot "):
-            sid, board = line.removeprefix("snapshot ").split(": ", 1)
-            doc = json.loads(run_cli("leaderboard", "--snapshot", sid, "--format", "json").output)
-            del doc["snapshot"]["id"], doc["snapshot"]["created_at"]
-            docs[board] = json.dumps(doc, sort_keys=True)
-    return docs
+from tests.helpers.db import counts, leaderboards, recounted
+from tests.helpers.files import csv_rows, weighted_jsonl, write_csv
 
 
 def assert_same_snapshots(run_cli) -> None:
@@ -102,7 +32,7 @@ def test_counts_follow_every_ingest_and_rebuilds_agree(db_url, run_cli, tmp_path
 
     # a second ingest (row path, weights, a new category), and a re-ingest of
     # overlapping ids: duplicates must not be counted twice
-    run_cli("ingest", jsonl(tmp_path / "b.jsonl", 2, 200, "b"))
+    run_cli("ingest", weighted_jsonl(tmp_path / "b.jsonl", 2, 200, "b"))
     more = csv_rows(1, 300, "a")[:50] + csv_rows(4, 100, "c")
     run_cli("ingest", write_csv(tmp_path / "c.csv", header, more))
     kept = counts(db_url)
@@ -165,7 +95,7 @@ def test_counts_exact_across_the_switch_to_numpy(db_url, run_cli, tmp_path, monk
     with monkeypatch.context() as m:
         m.setattr(counts_mod.CountAccumulator, "expect", lambda self, rows: None)
         run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(21, 300, "a")))
-        run_cli("ingest", jsonl(tmp_path / "b.jsonl", 22, 250, "b"))
+        run_cli("ingest", weighted_jsonl(tmp_path / "b.jsonl", 22, 250, "b"))
     assert len(switched) == 2 and all(cells > 0 for cells in switched)
     more = csv_rows(23, 150, "c") + csv_rows(21, 300, "a")[:120]
     run_cli("ingest", write_csv(tmp_path / "c.csv", header, more))
@@ -229,7 +159,7 @@ def test_rebuild_reads_battles_when_counts_cannot_answer(db_url, run_cli, tmp_pa
 def test_migration_fills_counts_from_stored_battles(db_url, run_cli, tmp_path):
     header = ["id", "model_a", "model_b", "winner", "math", "creative"]
     run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(7, 250, "a")))
-    run_cli("ingest", jsonl(tmp_path / "b.jsonl", 8, 100, "b"))
+    run_cli("ingest", weighted_jsonl(tmp_path / "b.jsonl", 8, 100, "b"))
     kept = counts(db_url)
     cfg = alembic_config(db_url)
     command.downgrade(cfg, "0008")
@@ -273,7 +203,7 @@ def test_counts_fall_back_to_sql_when_cells_cannot_be_packed(
     monkeypatch.setattr(counts_mod, "_ID_LIMIT", 3)  # models 3.. do not fit
     header = ["id", "model_a", "model_b", "winner", "math", "creative"]
     run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(13, 200, "a")))
-    run_cli("ingest", jsonl(tmp_path / "b.jsonl", 14, 100, "b"))
+    run_cli("ingest", weighted_jsonl(tmp_path / "b.jsonl", 14, 100, "b"))
     kept = counts(db_url)
     assert sum(n for k, n in kept.items() if k[0] == 0) == 300
     assert recounted(run_cli, db_url) == kept

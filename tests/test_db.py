@@ -253,9 +253,9 @@ def test_postgres_url_spellings_reach_psycopg():
     """libpq's ``postgres://`` and a bare ``postgresql://`` both use psycopg 3."""
     from sqlalchemy import text
 
-    from tests.conftest import _pg_url
+    from tests.helpers.postgres import pg_url
 
-    url = _pg_url()
+    url = pg_url()
     for scheme in ("postgres://", "postgresql://"):
         bare = scheme + url.split("://", 1)[1]
         engine = create_db_engine(bare)

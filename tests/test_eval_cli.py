@@ -9,20 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import run_file_command
+from tests.helpers.cli import run_file_command
+from tests.helpers.paths import DATA, X_FILE, Y_FILE
 
-DATA = Path(__file__).parent / "data"
-HARNESS = DATA / "eval_harness"
-X_FILE = next((HARNESS / "model-x").glob("samples_*.jsonl"))
-Y_FILE = next((HARNESS / "model-y").glob("samples_*.jsonl"))
-#: The issue's example intervals move by about one item (1/200) with the seed.
+#: The worked example's intervals move by about one item (1/200) with the seed.
 EXAMPLE_TOL = 0.0101
 
 
 run = run_file_command
 
 
-def write_issue_example(path: Path) -> Path:
+def write_worked_example(path: Path) -> Path:
     """A right on 124 of 200, B on 120; 6 only A, 2 only B (items shuffled)."""
     a = [1] * 118 + [1] * 6 + [0] * 2 + [0] * 74
     b = [1] * 118 + [0] * 6 + [1] * 2 + [0] * 74
@@ -37,8 +34,8 @@ def write_issue_example(path: Path) -> Path:
     return path
 
 
-def test_issue_example_json(tmp_path):
-    path = write_issue_example(tmp_path / "example.csv")
+def test_worked_example_json(tmp_path):
+    path = write_worked_example(tmp_path / "example.csv")
     doc = json.loads(run(["eval", str(path), "--seed", "0", "--format", "json"]).stdout)
     models = {m["model"]: m for m in doc["models"]}
     assert models["model-a"]["accuracy"] == pytest.approx(0.62)
@@ -63,7 +60,7 @@ def test_issue_example_json(tmp_path):
 
 
 def test_same_seed_same_output(tmp_path):
-    path = write_issue_example(tmp_path / "example.csv")
+    path = write_worked_example(tmp_path / "example.csv")
     args = ["eval", str(path), "--seed", "3", "--boot", "300", "--format", "json"]
     assert run(args).stdout == run(args).stdout
 

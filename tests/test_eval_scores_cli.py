@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.conftest import run_file_command
+from tests.helpers.cli import run_file_command
 
 run = run_file_command
 

@@ -11,20 +11,10 @@ import pytest
 from sqlalchemy import func, select
 
 from arena.db.models import Battle, BattleCategory, Category, IngestBatch, Model
-from tests.conftest import bundled_lmarena, shared_path
-
-
-def count(engine, model) -> int:
-    with engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(model)).scalar_one()
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return str(path)
+from tests.helpers.db import count
+from tests.helpers.files import write_csv
+from tests.helpers.ingest import interrupt_on_insert
+from tests.helpers.paths import bundled_lmarena, shared_path
 
 
 @pytest.fixture
@@ -317,24 +307,6 @@ def test_case_variants_are_kept_with_a_warning(run_cli, engine, tmp_path):
         and "'gpt-4' differs from 'GPT-4' only by case; kept as two models" in result.output
     )
     assert count(engine, Model) == 3
-
-
-def interrupt_on_insert(monkeypatch, *, at: int) -> dict:
-    """Raise KeyboardInterrupt in the writer's ``at``-th insert (the step shared by the
-    column-wise and row-wise paths); returns the call counter."""
-    import arena.ingest.writer as writer
-
-    calls = {"n": 0}
-    real = writer.BattleWriter._insert
-
-    def flaky(self, *args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == at:
-            raise KeyboardInterrupt
-        return real(self, *args, **kwargs)
-
-    monkeypatch.setattr(writer.BattleWriter, "_insert", flaky)
-    return calls
 
 
 def test_interrupted_ingest_leaves_database_as_before(run_cli, engine, tmp_path, monkeypatch):

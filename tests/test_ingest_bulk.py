@@ -15,8 +15,9 @@ from sqlalchemy import inspect, select
 
 from arena.db.models import Battle, IngestBatch
 from arena.db.session import alembic_config
-from tests.test_ingest import count, interrupt_on_insert, write_csv
-from tests.test_ingest_columns import HEADER, ROWS, stored
+from tests.helpers.db import count, stored
+from tests.helpers.files import TAGGED_HEADER, TAGGED_ROWS, write_csv
+from tests.helpers.ingest import interrupt_on_insert
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def index_names(engine) -> set[str]:
 def test_bulk_load_stores_the_same_and_restores_the_indexes(
     db_url, engine, run_cli, tmp_path, bulk_always
 ):
-    path = write_csv(tmp_path / "all.csv", HEADER, ROWS)
+    path = write_csv(tmp_path / "all.csv", TAGGED_HEADER, TAGGED_ROWS)
     out = run_cli("ingest", path).output
     assert "7 rows read, 7 inserted, 1 of them excluded" in out
     with engine.connect() as conn:
@@ -48,17 +49,19 @@ def test_bulk_load_stores_the_same_and_restores_the_indexes(
     assert len(battles) == 7 and ("u7", "math") in links
     # the unique index is live again: a second file with a stored id is a duplicate
     again = write_csv(
-        tmp_path / "again.csv", HEADER, [ROWS[0], ["u8", "a", "b", "tie", "False", "False"]]
+        tmp_path / "again.csv",
+        TAGGED_HEADER,
+        [TAGGED_ROWS[0], ["u8", "a", "b", "tie", "False", "False"]],
     )
     out = run_cli("ingest", again).output
     assert "1 inserted" in out and "1 duplicates skipped" in out
 
 
 def test_bulk_conflict_redoes_the_file_row_by_row(db_url, engine, run_cli, tmp_path, bulk_always):
-    run_cli("ingest", write_csv(tmp_path / "first.csv", HEADER, ROWS[:2]))
+    run_cli("ingest", write_csv(tmp_path / "first.csv", TAGGED_HEADER, TAGGED_ROWS[:2]))
     # stored ids (u1, u2) and an id the file repeats (u5 on lines 6 and 9)
-    rows = ROWS + [["u5", "a", "d", "model_a", "False", "False"]]
-    path = write_csv(tmp_path / "over.csv", HEADER, rows)
+    rows = TAGGED_ROWS + [["u5", "a", "d", "model_a", "False", "False"]]
+    path = write_csv(tmp_path / "over.csv", TAGGED_HEADER, rows)
     result = run_cli("ingest", path, ok=False)
     assert (
         result.exit_code == 1
@@ -91,7 +94,7 @@ def test_interrupted_bulk_load_keeps_the_indexes(
 
     url = engine.url.render_as_string(hide_password=False)
     result = CliRunner().invoke(
-        cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)]
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", TAGGED_HEADER, TAGGED_ROWS)]
     )
     assert result.exit_code != 0 and calls["n"] == 2
     assert count(engine, Battle) == 0 and count(engine, IngestBatch) == 0
@@ -152,7 +155,7 @@ def test_dangling_reference_is_caught_before_the_commit(engine, run_cli, tmp_pat
 
     url = engine.url.render_as_string(hide_password=False)
     result = CliRunner().invoke(
-        cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", HEADER, ROWS)]
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "x.csv", TAGGED_HEADER, TAGGED_ROWS)]
     )
     assert result.exit_code != 0 and "dangling reference" in str(result.exception)
     assert count(engine, Battle) == 0 and count(engine, IngestBatch) == 0
@@ -168,7 +171,7 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(
 
     monkeypatch.setattr(dialects.PostgresRows, "defer_references", lambda self: False)
     run_cli(
-        "ingest", write_csv(tmp_path / "ok.csv", HEADER, ROWS[:3])
+        "ingest", write_csv(tmp_path / "ok.csv", TAGGED_HEADER, TAGGED_ROWS[:3])
     )  # works with the triggers on
     assert count(engine, Battle) == 3
     write_a_dangling_model_id(monkeypatch)
@@ -178,7 +181,8 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(
 
     url = engine.url.render_as_string(hide_password=False)
     result = CliRunner().invoke(
-        cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, ROWS[3:])]
+        cli,
+        ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", TAGGED_HEADER, TAGGED_ROWS[3:])],
     )
     assert result.exit_code != 0  # the foreign-key trigger refused the row
     assert count(engine, Battle) == 3
@@ -187,7 +191,7 @@ def test_postgresql_role_without_trigger_privilege_keeps_per_row_checks(
 @pytest.fixture
 def ordinary_role_url():
     """A PostgreSQL schema owned by, and used as, a role that is not a superuser."""
-    from tests.conftest import pg_schema
+    from tests.helpers.postgres import pg_schema
 
     yield from pg_schema(role=True)
 
@@ -207,11 +211,12 @@ def test_bulk_load_as_an_ordinary_postgresql_role(
     schema = url.rsplit("search_path%3D", 1)[1]
     runner = CliRunner()
     first = runner.invoke(
-        cli, ["--db", url, "ingest", write_csv(tmp_path / "first.csv", HEADER, ROWS[:2])]
+        cli,
+        ["--db", url, "ingest", write_csv(tmp_path / "first.csv", TAGGED_HEADER, TAGGED_ROWS[:2])],
     )
     assert first.exit_code == 0, first.output
     result = runner.invoke(
-        cli, ["--db", url, "ingest", write_csv(tmp_path / "all.csv", HEADER, ROWS)]
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "all.csv", TAGGED_HEADER, TAGGED_ROWS)]
     )
     assert result.exit_code == 0, result.output  # a conflict (u1, u2): redone row by row
     assert "5 inserted" in result.output and "2 duplicates skipped" in result.output
@@ -245,7 +250,9 @@ def test_bulk_load_as_an_ordinary_postgresql_role(
     # a dangling reference is refused when the keys come back, and nothing is stored
     write_a_dangling_model_id(monkeypatch)
     more = [["v1", "a", "e", "tie", "False", "False"], ["v2", "e", "b", "model_a", "True", "False"]]
-    bad = runner.invoke(cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", HEADER, more)])
+    bad = runner.invoke(
+        cli, ["--db", url, "ingest", write_csv(tmp_path / "bad.csv", TAGGED_HEADER, more)]
+    )
     assert bad.exit_code != 0 and "fk_battles_model" in str(bad.exception)
     assert count(engine, Battle) == 7
     engine.dispose()

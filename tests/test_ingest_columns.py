@@ -14,20 +14,11 @@ import json
 
 from sqlalchemy import select
 
-from arena.db.models import Battle, BattleCategory, Category, Model
+from arena.db.models import Battle, Model
 from arena.db.session import open_engine
-from tests.test_ingest import write_csv
+from tests.helpers.db import stored
+from tests.helpers.files import TAGGED_HEADER, TAGGED_ROWS, write_csv
 
-HEADER = ["id", "model_a", "model_b", "winner", "math", "creative"]
-ROWS = [
-    ["u1", "a", "b", "model_a", "True", "False"],
-    ["u2", "b", "c", "tie", "False", "True"],
-    ["u3", "c", "c", "model_b", "True", "True"],  # self-play: stored, excluded
-    ["u4", "a", "c", "both_bad", "False", "False"],
-    ["u5", "c", "a", "model_b", "True", "False"],
-    ["u6", "d", "a", "tie (bothbad)", "False", "True"],
-    ["u7", "b", "d", "model_a", "True", "True"],
-]
 #: Names the model-name rule normalises (NFC, surrounding spaces): one model each.
 NORMALISED = [
     ["u8", "cafe\u0301", "a", "model_a", "False", "False"],
@@ -36,40 +27,17 @@ NORMALISED = [
 ]
 
 
-def stored(engine) -> tuple[list, list, list]:
-    with engine.connect() as conn:
-        names = dict(conn.execute(select(Model.id, Model.name)).all())
-        cats = dict(conn.execute(select(Category.id, Category.name)).all())
-        battles = sorted(
-            (
-                b.external_id,
-                names[b.model_a_id],
-                names[b.model_b_id],
-                b.outcome,
-                b.excluded_reason,
-                b.weight,
-            )
-            for b in conn.execute(select(Battle)).all()
-        )
-        ext = dict(conn.execute(select(Battle.id, Battle.external_id)).all())
-        links = sorted(
-            (ext[bid], cats[cid])
-            for cid, bid in conn.execute(
-                select(BattleCategory.category_id, BattleCategory.battle_id)
-            ).all()
-        )
-    return battles, links, sorted(names.values())
-
-
 def test_columns_and_rows_store_the_same(db_url, run_cli, tmp_path, monkeypatch):
     import arena.ingest.loader as loader
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 3)  # several blocks, conflicts in a later one
-    rows = ROWS + NORMALISED
-    first = write_csv(tmp_path / "first.csv", HEADER, rows[:2])
-    csv_path = write_csv(tmp_path / "all.csv", HEADER, rows)
+    rows = TAGGED_ROWS + NORMALISED
+    first = write_csv(tmp_path / "first.csv", TAGGED_HEADER, rows[:2])
+    csv_path = write_csv(tmp_path / "all.csv", TAGGED_HEADER, rows)
     jsonl = tmp_path / "all.jsonl"
-    jsonl.write_text("".join(json.dumps(dict(zip(HEADER, r, strict=True))) + "\n" for r in rows))
+    jsonl.write_text(
+        "".join(json.dumps(dict(zip(TAGGED_HEADER, r, strict=True))) + "\n" for r in rows)
+    )
 
     run_cli("ingest", first)
     out = run_cli("ingest", csv_path).output
@@ -107,8 +75,8 @@ def test_repeated_id_in_a_later_block_is_rejected(db_url, run_cli, tmp_path, mon
     import arena.ingest.loader as loader
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 2)
-    rows = [r[:4] for r in ROWS[:4]] + [["u1", "a", "d", "model_a"], ["u9", "a", "d", "tie"]]
-    path = write_csv(tmp_path / "rep.csv", HEADER[:4], rows)
+    rows = [r[:4] for r in TAGGED_ROWS[:4]] + [["u1", "a", "d", "model_a"], ["u9", "a", "d", "tie"]]
+    path = write_csv(tmp_path / "rep.csv", TAGGED_HEADER[:4], rows)
     result = run_cli("ingest", path, ok=False)
     assert (
         result.exit_code == 1
@@ -126,8 +94,8 @@ def test_bad_value_in_a_block_falls_back_and_names_the_line(db_url, run_cli, tmp
     import arena.ingest.loader as loader
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 3)
-    rows = [r[:4] for r in ROWS[:4]] + [["u8", "a", "", "model_a"], ["u9", "a", "d", "nope"]]
-    path = write_csv(tmp_path / "bad.csv", HEADER[:4], rows)
+    rows = [r[:4] for r in TAGGED_ROWS[:4]] + [["u8", "a", "", "model_a"], ["u9", "a", "d", "nope"]]
+    path = write_csv(tmp_path / "bad.csv", TAGGED_HEADER[:4], rows)
     result = run_cli("ingest", path, ok=False)
     assert "bad.csv: line 6: field 'model_b': empty model name" in result.output
     rejects = tmp_path / "rejects.csv"

@@ -14,7 +14,8 @@ import pytest
 from sqlalchemy import select
 
 from arena.db.models import Battle
-from tests.test_ingest import count, write_csv
+from tests.helpers.db import count
+from tests.helpers.files import write_csv
 
 WINDOW_ROWS = [
     # 10:00 at +05:00 is 05:00 UTC: before a --since of 06:00 UTC

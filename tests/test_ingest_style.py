@@ -19,45 +19,20 @@ from arena.core.outcomes import OUTCOME_CODES, Outcome
 from arena.db.models import Battle, BattleCovariate, BattleStyle, Model, StyleFeature
 from arena.store.read import BattleSelection as Sel
 from arena.store.style import StyleDataError, read_style_battles
-from tests.conftest import shared_path
-from tests.test_ingest import count, write_csv
-
-SUBS = {
-    "header_count": ("h1", "h2", "h3", "h4", "h5", "h6"),
-    "list_count": ("ordered", "unordered"),
-    "bold_count": ("**", "__"),
-}
-
-
-def meta(tokens, headers, lists, bold, **covariates):
-    """A conv_metadata object as LMArena writes it (sub-counts as objects)."""
-    out = {}
-    for side, i in (("a", 0), ("b", 1)):
-        out[f"sum_assistant_{side}_tokens"] = tokens[i]
-        for key, total in (("header_count", headers), ("list_count", lists), ("bold_count", bold)):
-            subs = dict.fromkeys(SUBS[key], 0)
-            subs[SUBS[key][0]] = total[i]
-            out[f"{key}_{side}"] = subs
-    for name, (a, b) in covariates.items():
-        out[f"{name}_a"], out[f"{name}_b"] = a, b
-    return out
-
+from tests.helpers.db import count
+from tests.helpers.files import STYLE_SUBS, conv_metadata, write_csv, write_jsonl
+from tests.helpers.paths import shared_path
 
 RECORDS = [
     {"id": "s1", "model_a": "x", "model_b": "y", "winner": "model_a",
-     "tstamp": "2026-01-01T00:00:00Z", "conv_metadata": meta((10, 20), (1, 0), (2, 3), (0, 4), sentiment=(0.5, -0.25))},
+     "tstamp": "2026-01-01T00:00:00Z", "conv_metadata": conv_metadata((10, 20), (1, 0), (2, 3), (0, 4), sentiment=(0.5, -0.25))},
     {"id": "s2", "model_a": "y", "model_b": "z", "winner": "tie",
-     "tstamp": "2026-02-01T00:00:00Z", "conv_metadata": meta((300, 7), (0, 0), (0, 1), (5, 0), sentiment=(1.0, 2.0))},
+     "tstamp": "2026-02-01T00:00:00Z", "conv_metadata": conv_metadata((300, 7), (0, 0), (0, 1), (5, 0), sentiment=(1.0, 2.0))},
     {"id": "s3", "model_a": "x", "model_b": "z", "winner": "model_b",
      "tstamp": "2026-03-01T00:00:00Z", "conv_metadata": None},
     {"id": "s4", "model_a": "z", "model_b": "x", "winner": "both_bad",
-     "tstamp": "2026-04-01T00:00:00Z", "conv_metadata": meta((1, 2), (3, 4), (5, 6), (7, 8))},
+     "tstamp": "2026-04-01T00:00:00Z", "conv_metadata": conv_metadata((1, 2), (3, 4), (5, 6), (7, 8))},
 ]  # fmt: skip
-
-
-def write_jsonl(path, records):
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return str(path)
 
 
 def stored_style(engine) -> list[tuple]:
@@ -93,7 +68,7 @@ def flat_rows(records, *, sub_columns: bool, base=("id", "model_a", "model_b", "
     keys = []
     for side in "ab":
         keys.append(f"sum_assistant_{side}_tokens")
-        for key, subs in SUBS.items():
+        for key, subs in STYLE_SUBS.items():
             if sub_columns:
                 keys += [f"{key}_{side}.{s}" for s in subs]
             else:

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from scipy.special import expit
 
 from arena.cli import cli
-from tests.conftest import run_file_command
+from tests.helpers.cli import run_file_command
 
 run = run_file_command
 

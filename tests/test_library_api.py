@@ -18,9 +18,8 @@ from arena.core.formats import tidy
 from arena.evals import evaluate, write_battles
 from arena.evals.itemfile import read_results
 from arena.jobs.rebuild import RebuildOptions, rebuild
-from tests.conftest import ROOT
-from tests.test_eval_cli import DATA, X_FILE, Y_FILE
-from tests.test_rebuild import synth_battles
+from tests.helpers.files import synth_battles
+from tests.helpers.paths import DATA, ROOT, X_FILE, Y_FILE
 
 ROUNDS = 100
 

@@ -15,7 +15,8 @@ import time
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.test_hardening import arena_process, write_csv
+from tests.helpers.cli import arena_process
+from tests.helpers.files import write_csv
 
 NOTICE = "waiting for another"
 ROWS = [["a", "b", "model_a"], ["b", "a", "model_a"], ["b", "c", "model_a"], ["c", "b", "tie"]]

@@ -12,9 +12,8 @@ from arena.db.lock import LockHeld, database_lock
 from arena.db.models import Battle
 from arena.db.session import open_engine
 from arena.jobs.nightly import EXIT_FAILED, EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK, EXIT_REJECTED
-from tests.test_rebuild import synth_battles
-
-FAST = ("--rounds", "50", "-q")
+from tests.helpers.cli import nightly_args
+from tests.helpers.files import synth_battles
 
 
 def stored_battles(url: str) -> int:
@@ -37,22 +36,6 @@ def drop(tmp_path):
     (incoming / "empty.csv").write_text("")
     (incoming / ".partial.csv").write_text("model_a,model_b,winner\n")  # a copy in progress
     return tmp_path, incoming
-
-
-def nightly_args(tmp_path, incoming, *extra):
-    return (
-        "nightly",
-        "--incoming",
-        str(incoming),
-        "--site",
-        str(tmp_path / "site"),
-        "--done",
-        str(tmp_path / "done"),
-        "--failed",
-        str(tmp_path / "failed"),
-        *FAST,
-        *extra,
-    )
 
 
 def test_drop_folder_ingested_rebuilt_published(run_cli, db_url, drop):
@@ -146,7 +129,7 @@ def test_documented_crontab_line_runs_as_written(tmp_path):
     import subprocess
     import sys
 
-    from tests.conftest import ROOT
+    from tests.helpers.paths import ROOT
 
     doc = (ROOT / "docs" / "operations.md").read_text()
     line = re.search(r"```cron\n(.+?)\n```", doc, re.S).group(1)

@@ -16,8 +16,8 @@ from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import open_engine
 from arena.jobs.nightly import EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK
-from tests.test_hardening import arena_process
-from tests.test_rebuild import synth_battles
+from tests.helpers.cli import arena_process
+from tests.helpers.files import synth_battles
 
 BIG = 5_000
 

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from arena.core.formats import DIGITS, tidy
-from tests.test_rebuild import synth_battles
+from tests.helpers.files import synth_battles
 
 COMMANDS = [
     ("leaderboard",),

@@ -14,9 +14,10 @@ from sqlalchemy.schema import AddConstraint, CreateIndex, CreateTable, DropConst
 
 from arena.db.models import Battle, BattleCategory, BattleCovariate, BattleStyle
 from arena.db.session import open_engine
-from tests.conftest import cli_for, pg_schema
-from tests.test_counts import counts, csv_rows, jsonl, leaderboards, recounted
-from tests.test_ingest import write_csv
+from tests.helpers.cli import cli_for
+from tests.helpers.db import counts, leaderboards, recounted
+from tests.helpers.files import csv_rows, weighted_jsonl, write_csv
+from tests.helpers.postgres import pg_schema
 
 BOUND = 250  # battle ids below go to battles_p0, the rest to battles_p1
 #: the tables whose battle_id references battles(id) (a time-partitioned table has no unique id)
@@ -179,7 +180,7 @@ def test_partitioned_battles_ingest_and_rebuild(db_url, run_cli, tmp_path):
     partition_battles(db_url)
     header = ["id", "model_a", "model_b", "winner", "math", "creative"]
     run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(11, 200, "a")))
-    run_cli("ingest", jsonl(tmp_path / "b.jsonl", 12, 150, "b"))
+    run_cli("ingest", weighted_jsonl(tmp_path / "b.jsonl", 12, 150, "b"))
     assert partition_sizes(db_url) == (BOUND - 1, 350 - (BOUND - 1))
     kept = counts(db_url)
     assert recounted(run_cli, db_url) == kept

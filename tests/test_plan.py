@@ -82,7 +82,7 @@ def test_draws_follow_probabilities_and_seed():
 
 
 def test_plan_cli(run_cli, tmp_path):
-    from tests.test_rebuild import synth_battles
+    from tests.helpers.files import synth_battles
 
     path = tmp_path / "b.csv"
     synth_battles(path, n=2000, models=6)
@@ -206,7 +206,7 @@ def test_streamed_draws_follow_the_probabilities(monkeypatch, rule):
 
 def test_plan_cli_top_and_many_pairs(run_cli, tmp_path, monkeypatch):
     import arena.cli.plan_cmd as plan_cmd
-    from tests.test_rebuild import synth_battles
+    from tests.helpers.files import synth_battles
 
     path = tmp_path / "b.csv"
     synth_battles(path, n=3000, models=8)

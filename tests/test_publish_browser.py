@@ -38,8 +38,8 @@ from arena.publish import publish_site
 from arena.publish.context import slug
 from tests.browser.cdp import CHROMIUM_FLAGS, Browser, Page
 from tests.browser.site import GROK_DISPLAY, build_browser_site
+from tests.helpers.html import Node, TreeBuilder
 from tests.publish_fixtures import build_site_db
-from tests.test_publish import Node, _Builder
 
 pytestmark = pytest.mark.browser
 
@@ -111,7 +111,7 @@ def published(tmp_path):
 def rendered_dom(url: str, profile: Path) -> tuple[Node, str]:
     res = chromium(["--dump-dom", "--window-size=1280,2000", url], profile)
     assert "<table" in res.stdout, f"no DOM dumped; chromium said:\n{res.stderr[-2000:]}"
-    b = _Builder()
+    b = TreeBuilder()
     b.feed(res.stdout)
     return b.root, res.stderr
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_publish import Node, parse
+from tests.helpers.html import Node, parse
 
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
 ROUNDS = 20  # intervals are not under test here, only what the page shows of them

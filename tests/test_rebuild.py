@@ -12,37 +12,10 @@ from sqlalchemy import func, select
 from arena.boards.snapshots import latest_snapshot_id, load_board, load_samples
 from arena.db.models import Snapshot
 from arena.jobs.rebuild import RebuildOptions, rebuild
+from tests.helpers.files import synth_battles
 
 ROUNDS = "200"  # enough for stable tests, fast on CI
 RATING_TOL = 1e-6  # Elo points: same cells must give the same point fit
-
-
-def synth_battles(path, *, n=3000, models=8, seed=1, categories=("math", "code"), extra_id=0):
-    """Battles from known strengths (Elo spacing 30), with ties and two categories."""
-    rng = np.random.default_rng(seed)
-    strength = np.linspace(0, 30 * (models - 1), models)[::-1] * np.log(10) / 400
-    rows = []
-    for k in range(n):
-        a, b = rng.choice(models, size=2, replace=False)
-        p = 1 / (1 + np.exp(strength[b] - strength[a]))
-        u = rng.random()
-        winner = "tie" if u < 0.1 else ("model_a" if u < 0.1 + 0.9 * p else "model_b")
-        tags = {c: str(bool(rng.random() < 0.5)) for c in categories}
-        rows.append(
-            {
-                "id": f"b{k + extra_id}",
-                "model_a": f"model-{a}",
-                "model_b": f"model-{b}",
-                "winner": winner,
-                "judge": f"j{rng.integers(40)}",
-                **tags,
-            }
-        )
-    with open(path, "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return rows
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""`arena rebuild` on the sparse engine path (issue 17), forced on small boards by the threshold."""
+"""`arena rebuild` on the sparse engine path, forced on small boards by the threshold."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 import arena.engine.sparse.fit as sparse_fit
 import arena.jobs.rebuild as rebuild_module
 from arena.boards.snapshots import latest_snapshot_id, load_board, load_pairs, load_samples
-from tests.test_rebuild import synth_battles
+from tests.helpers.files import synth_battles
 
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
 

@@ -7,8 +7,8 @@ import random
 
 from sqlalchemy import create_engine, text
 
-from tests.test_counts import counts, jsonl, recounted
-from tests.test_ingest import write_csv
+from tests.helpers.db import counts, recounted
+from tests.helpers.files import weighted_jsonl, write_csv
 
 HEADER = ["id", "model_a", "model_b", "winner", "math", "creative"]
 MODELS = [f"m{i:02d}" for i in range(30)]
@@ -48,7 +48,7 @@ def test_recount_of_a_store_in_step_writes_nothing(db_url, run_cli, tmp_path):
     """Nothing to repair: no row is rewritten, so the tables do not grow. (Deleting and
     inserting every cell doubled the count table on PostgreSQL: a dead copy of each row.)"""
     run_cli("ingest", write_csv(tmp_path / "a.csv", HEADER, many_cells(1, 4000, "a")))
-    run_cli("ingest", jsonl(tmp_path / "b.jsonl", 2, 300, "b"))
+    run_cli("ingest", weighted_jsonl(tmp_path / "b.jsonl", 2, 300, "b"))
     kept, before = counts(db_url), table_pages(db_url)
     assert len(kept) > 2000
     out = run_cli("db", "recount", "-q").output

@@ -12,8 +12,8 @@ from arena.db.models import Snapshot, SnapshotPair, SnapshotSamples
 from arena.db.session import open_engine
 from arena.jobs.nightly import EXIT_FAILED, EXIT_OK
 from arena.jobs.retention import prune_snapshots
-from tests.test_nightly import nightly_args
-from tests.test_rebuild import synth_battles
+from tests.helpers.cli import nightly_args
+from tests.helpers.files import synth_battles
 
 FAST = ("--rounds", "30", "-q")
 

@@ -8,9 +8,9 @@ from sqlalchemy import text
 from arena.db.session import open_engine
 from arena.ingest import dialects
 from arena.ingest.dialects import lock_references, may_skip_triggers, write_numbers
-from tests.conftest import cli_for, pg_schema
-
-from .test_rebuild import synth_battles
+from tests.helpers.cli import cli_for
+from tests.helpers.files import synth_battles
+from tests.helpers.postgres import pg_schema
 
 PAIR_COLUMNS = ("snapshot_id", "model_a_id", "model_b_id", "a_wins", "b_wins", "ties")
 

@@ -8,7 +8,7 @@ cluster total) only needs how often each item was drawn, so the resample sums of
 generator produces the same numbers whether ``(n_boot, n)`` is drawn at once or
 as consecutive row blocks, and whether as int64 or int32 (values below 2**31
 use the same 32-bit bounded sampler), so the stream consumed is exactly that of
-the one-shot call. ``tests/test_stats.py`` checks this equivalence.
+the one-shot call. ``tests/test_evals_accuracy.py`` checks this equivalence.
 """
 
 from __future__ import annotations

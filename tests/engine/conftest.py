@@ -11,7 +11,7 @@ import pytest
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table, from_cells
-from tests.conftest import bundled_lmarena, shared_path
+from tests.helpers.paths import bundled_lmarena, shared_path
 
 LMARENA_WINNER = {
     "model_a": A_WINS,
@@ -78,15 +78,3 @@ def mtbench():
     judge = np.array([str(r["judge"]) for r in recs])
     question = np.array([str(r["question_id"]) for r in recs])
     return names, a, b, o, judge, question
-
-
-def simulate(rng: np.random.Generator, theta: np.ndarray, n_battles: int, *, tie_rate: float = 0.1):
-    """Battles from known strengths: random pairs, ties with ``tie_rate``, else BT winner."""
-    m = theta.size
-    a = rng.integers(0, m, n_battles)
-    b = (a + rng.integers(1, m, n_battles)) % m
-    p = 1.0 / (1.0 + np.exp(-(theta[a] - theta[b])))
-    u = rng.random(n_battles)
-    o = np.where(u < p, A_WINS, B_WINS)
-    o[rng.random(n_battles) < tie_rate] = TIE
-    return a, b, o

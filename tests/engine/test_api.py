@@ -19,8 +19,7 @@ from arena.engine.elo import online_elo
 from arena.engine.fit import fit
 from arena.engine.options import FitOptions
 from arena.engine.rate import rate
-
-from .conftest import simulate
+from tests.helpers.simulate import simulate
 
 
 def test_count_table_aggregates_cells():

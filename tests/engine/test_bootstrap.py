@@ -11,8 +11,7 @@ from arena.engine.counts import clustered_table, count_table
 from arena.engine.fit import BASE, SCALE, fit, initial_params
 from arena.engine.newton import GTOL_REL, chord, gradient_scale, hessian_diagonal, newton
 from arena.engine.sampling import multinomial_rows
-
-from .conftest import simulate
+from tests.helpers.simulate import simulate
 
 BATCH_TOL = 1e-7  # Elo: batched vs one-at-a-time exact fits
 COVERAGE_RANGE = (0.93, 0.97)

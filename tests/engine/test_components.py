@@ -1,4 +1,4 @@
-"""Comparable sets and the small-sample rule (issue 11)."""
+"""Comparable sets and the small-sample rule: who may be ranked, and against whom."""
 
 from __future__ import annotations
 
@@ -16,8 +16,7 @@ from arena.engine.fit import SCALE
 from arena.engine.rate import rate
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 from arena.evals import wilson_interval
-
-from .conftest import simulate
+from tests.helpers.simulate import simulate
 
 #: Score bounds found by bisection vs the closed-form Wilson interval (logits).
 BISECTION_TOL = 1e-9

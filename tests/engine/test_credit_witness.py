@@ -10,8 +10,7 @@ from arena.engine.counts import count_table
 from arena.engine.design import make_design
 from arena.engine.graph import CreditWitness, credit_debit
 from arena.engine.sampling import multinomial_rows
-
-from .conftest import simulate
+from tests.helpers.simulate import simulate
 
 
 def _rounds(design, rounds: int, seed: int) -> np.ndarray:

@@ -10,8 +10,7 @@ from scipy.special import expit, log_expit
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table, from_cells
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, fit
-
-from .conftest import simulate
+from tests.helpers.simulate import simulate
 
 THETA_TOL = 1e-6  # logits: two exact optimisers agree far below this
 PUBLISHED_TOL = 5e-5  # published tables are rounded to 4 decimals
@@ -143,7 +142,7 @@ def test_davidson_on_real_ties():
     """EPL football: many draws, home advantage; the fit must converge with sane values."""
     import csv
 
-    from tests.conftest import shared_path
+    from tests.helpers.paths import shared_path
 
     rows = list(csv.DictReader(open(shared_path("data", "classic", "football_epl.csv"))))
     home, away = "home", "away"

@@ -92,7 +92,7 @@ def test_mtbench_judge_clusters(mtbench):
 def test_llmfao_worker_clusters(path):
     import csv
 
-    from tests.conftest import shared_path
+    from tests.helpers.paths import shared_path
 
     rows = list(csv.DictReader(open(shared_path(*path))))
     names = sorted({r["left"] for r in rows} | {r["right"] for r in rows})

@@ -1,4 +1,4 @@
-"""The sparse engine path (issue 17) against the dense one, on boards both can run."""
+"""The sparse engine path against the dense one, on boards both can run."""
 
 from __future__ import annotations
 

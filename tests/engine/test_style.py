@@ -15,7 +15,7 @@ from arena.engine.fit import SCALE, fit
 from arena.engine.options import FitOptions
 from arena.engine.style.design import STYLE_FEATURES, style_table
 from arena.engine.style.rate import bootstrap_style, fit_style, rate_style
-from tests.conftest import shared_path
+from tests.helpers.paths import shared_path
 
 from .style_data import load_ko_arena_hard, simulate_style
 

@@ -1,4 +1,4 @@
-"""Model names in messages (issue 11)."""
+"""Model names in messages: short and long lists, did-you-mean, the known names."""
 
 from arena.core.words import did_you_mean, name_list, unknown
 

@@ -1,6 +1,6 @@
-"""Issue #16: nothing lost, nothing wrong, no traceback (SQLite and PostgreSQL).
+"""Nothing lost, nothing stored twice, nothing clobbered (SQLite and PostgreSQL).
 
-Each test here failed before its fix: a rejects file that clobbered the
+Each test here failed before its fix (issue 16): a rejects file that clobbered the
 database, a file stored twice by two concurrent ingests, a publish that
 deleted files it did not write, an id re-used with other content skipped
 as a "duplicate".
@@ -9,28 +9,14 @@ as a "duplicate".
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
 
 from arena.db.models import Battle, IngestBatch
-from tests.conftest import ROOT
-
-
-def write_csv(path, header, rows) -> str:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(header)
-        w.writerows(rows)
-    return str(path)
-
-
-def count(engine, model) -> int:
-    with engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(model)).scalar_one()
+from tests.helpers.cli import arena_process
+from tests.helpers.db import count
+from tests.helpers.files import write_csv
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -77,7 +63,7 @@ def test_rejects_never_overwrite_database_input_or_other_files(run_cli, engine, 
 
 def test_rejects_written_under_a_temporary_name(run_cli, engine, tmp_path, monkeypatch):
     """An interrupted ingest leaves the previous rejects file as it was, and no temp file."""
-    from tests.test_ingest import interrupt_on_insert
+    from tests.helpers.ingest import interrupt_on_insert
 
     rejects = tmp_path / "rejects.csv"
     run_cli(
@@ -106,16 +92,6 @@ def test_rejects_written_under_a_temporary_name(run_cli, engine, tmp_path, monke
 
 
 # ------------------------------------------------ 2: the same file, twice at once
-
-
-def arena_process(url: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "arena", "--db", url, *args],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def test_same_file_ingested_twice_at_once_is_stored_once(db_url, engine, tmp_path):

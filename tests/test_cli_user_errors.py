@@ -43,10 +43,10 @@ def test_audit_shows_no_interval_for_point_probes_and_rounds_bands(run_cli, tmp_
     import json
     import re
 
-    from tests.test_audit_cli import _battles
+    from tests.helpers.files import judged_battles
 
     path = tmp_path / "votes.csv"
-    _battles(path)
+    judged_battles(path)
     run_cli("ingest", str(path), "-q", "--map", "question=question_id")
     run_cli("rebuild", "--rounds", "50")
     doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json").output)

@@ -1,4 +1,4 @@
-"""Degenerate per-item data: no zero-width resampling intervals (issue 11)."""
+"""Degenerate per-item data: no zero-width resampling intervals (constant data falls back, and says so)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of arena.evals: the issue's worked example, closed forms and scipy cross-checks."""
+"""Tests of arena.evals: a worked example (A right on 124 of 200 items, B on 120), closed forms and scipy cross-checks."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from arena.evals import (
     wilson_interval,
 )
 
-#: Bootstrap quantiles of the issue example vary with the seed by about one item (1/200).
+#: Bootstrap quantiles of the worked example vary with the seed by about one item (1/200).
 EXAMPLE_TOL = 0.0101
 #: Closed forms vs scipy: floating-point agreement.
 CLOSED_FORM_TOL = 1e-10
@@ -29,7 +29,7 @@ CLOSED_FORM_TOL = 1e-10
 SAME_DRAWS_TOL = 1e-12
 
 
-def issue_example() -> tuple[np.ndarray, np.ndarray]:
+def worked_example() -> tuple[np.ndarray, np.ndarray]:
     """A right on 124 of 200, B on 120; 6 questions only A gets, 2 only B."""
     both, a_only, b_only, neither = 118, 6, 2, 74
     a = np.r_[np.ones(both), np.ones(a_only), np.zeros(b_only), np.zeros(neither)]
@@ -40,8 +40,8 @@ def issue_example() -> tuple[np.ndarray, np.ndarray]:
 # --- the three functions fixed by the issue ---------------------------------------------
 
 
-def test_issue_example_at_fixed_seed():
-    a, b = issue_example()
+def test_worked_example_at_fixed_seed():
+    a, b = worked_example()
     assert a.sum() == 124 and b.sum() == 120
     rng = np.random.default_rng(0)
     acc_a, lo_a, hi_a = bootstrap_ci(a, rng)
@@ -56,8 +56,8 @@ def test_issue_example_at_fixed_seed():
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_issue_example_not_significant_for_any_seed(seed):
-    a, b = issue_example()
+def test_worked_example_not_significant_for_any_seed(seed):
+    a, b = worked_example()
     diff, lo, hi = paired_bootstrap(a, b, np.random.default_rng(seed))
     assert lo <= 0 <= hi and not significant(lo, hi)
     assert hi - lo < 0.07  # paired: far narrower than the unpaired ~0.13
@@ -217,7 +217,7 @@ def test_wilson_and_clopper_pearson_match_scipy(k, n, level):
     assert got.estimate == k / n
 
 
-def test_wilson_issue_example():
+def test_wilson_worked_example():
     w = wilson_interval(124, 200)
     assert (w.low, w.high) == pytest.approx((0.5511, 0.6844), abs=1e-4)  # by hand, z = 1.96
 
@@ -260,7 +260,7 @@ def test_bca_validates():
 
 
 def test_cluster_bootstrap_with_singletons_is_the_plain_bootstrap():
-    a, _ = issue_example()
+    a, _ = worked_example()
     got = cluster_bootstrap_ci(a, np.arange(a.size), np.random.default_rng(2), n_boot=800)
     assert (got.estimate, got.low, got.high) == pytest.approx(
         bootstrap_ci(a, np.random.default_rng(2), 800), abs=SAME_DRAWS_TOL
@@ -285,7 +285,7 @@ def test_cluster_bootstrap_matches_cluster_robust_standard_error():
 
 
 def test_cluster_bootstrap_of_paired_difference():
-    a, b = issue_example()
+    a, b = worked_example()
     got = cluster_bootstrap_ci(a - b, np.arange(a.size) // 4, np.random.default_rng(0))
     assert got.estimate == pytest.approx(0.02)
     assert got.low < 0.02 < got.high
@@ -294,8 +294,8 @@ def test_cluster_bootstrap_of_paired_difference():
 # --- McNemar ------------------------------------------------------------------------------
 
 
-def test_mcnemar_issue_example_exact():
-    a, b = issue_example()
+def test_mcnemar_worked_example_exact():
+    a, b = worked_example()
     res = mcnemar(a, b)
     assert (res.a_only, res.b_only, res.method) == (6, 2, "exact")
     assert res.pvalue == pytest.approx(stats.binomtest(6, 8, 0.5).pvalue, abs=CLOSED_FORM_TOL)

@@ -1,4 +1,4 @@
-"""Rank intervals and verdict rules for unranked models (issue 11)."""
+"""Rank intervals (brute-force bounds) and the verdict rules for unranked models."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue #16: the database underneath a command (SQLite and PostgreSQL).
+"""Failures of the database underneath a command (SQLite and PostgreSQL).
 
 Passwords never printed, read commands never create a schema, newer schemas
 named as such, lock waits bounded by --wait with a notice, concurrent first
@@ -21,7 +21,8 @@ from sqlalchemy import create_engine, func, inspect, select, text
 
 from arena.cli import cli
 from arena.db.models import Battle, Snapshot
-from tests.test_hardening import arena_process, write_csv
+from tests.helpers.cli import arena_process
+from tests.helpers.files import write_csv
 
 PAIRS = [["a", "b", "model_a"], ["b", "c", "model_b"], ["c", "a", "tie"], ["a", "c", "model_a"]]
 HEADER = ["model_a", "model_b", "winner"]

@@ -1,4 +1,4 @@
-"""Ranks and tiers from paired verdicts (arena eval, issue 11)."""
+"""Ranks and tiers from paired verdicts (``arena eval``): only the order the verdicts back."""
 
 import itertools
 

@@ -1,4 +1,5 @@
-"""Issue 11 end to end: split graphs, thin data and clear words (SQLite and PostgreSQL)."""
+"""Split graphs and thin data through the CLI: ranks only where comparable, honest
+intervals, counted warnings and clear words (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 

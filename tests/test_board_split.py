@@ -1,4 +1,4 @@
-"""``split_board`` cuts every comparable set's cells in one pass (issue 17): the same
+"""``split_board`` cuts every comparable set's cells in one pass: the same
 tables, cluster matrices and style battles as cutting each set on its own."""
 
 from __future__ import annotations
