@@ -79,7 +79,7 @@ def test_confounded_factors_are_a_clear_error():
 
 
 def test_eval_components_with_one_seed_per_run(tmp_path):
-    from tests.conftest import run_file_command
+    from tests.helpers.cli import run_file_command
 
     y, batch = _dyestuff()
     path = tmp_path / "runs.csv"
