@@ -273,3 +273,36 @@ def test_adaptive_simulation_needs_fewer_items_than_fixed_tests():
     assert sim.rmse == pytest.approx(np.sqrt(np.mean(sim.se**2)), rel=0.35)
     again = simulate_adaptive(bank, np.random.default_rng(6), n_examinees=60, se_target=0.35)
     np.testing.assert_array_equal(again.theta, sim.theta)
+
+
+#: ``ltm::rasch(LSAT)`` (one discrimination shared by the items, theta ~ N(0, 1)) as printed
+#: by summary() in Rizopoulos (2006), "ltm: An R package for latent variable modelling and
+#: item response theory analyses", J. Stat. Softw. 17(5), section 4.1.
+RASCH_B = [-3.6153, -1.3224, -0.3176, -1.7301, -2.7802]
+RASCH_SE_B = [0.3266, 0.1422, 0.0977, 0.1691, 0.2510]
+RASCH_A, RASCH_SE_A, RASCH_LOGLIK = 0.7551, 0.0694, -2466.938
+
+
+def test_lsat6_rasch_matches_the_published_ltm_fit():
+    from arena.evals import calibrate_1pl
+
+    bank = calibrate_1pl(lsat6(), tol=1e-7)
+    assert bank.model == "1PL" and bank.converged
+    assert bank.difficulty == pytest.approx(RASCH_B, abs=1e-3)
+    assert np.all(bank.discrimination == bank.discrimination[0])
+    assert bank.discrimination[0] == pytest.approx(RASCH_A, abs=1e-4)
+    assert bank.log_likelihood == pytest.approx(RASCH_LOGLIK, abs=1e-3)
+    assert bank.se_difficulty == pytest.approx(RASCH_SE_B, abs=2e-4)
+    assert bank.se_discrimination[0] == pytest.approx(RASCH_SE_A, abs=2e-4)
+    # Independent check: the direct 2PL likelihood with every a equal, maximised by scipy.
+    patterns = np.array([[int(c) for c in k] for k in LSAT6], dtype=float)
+    counts = np.array(list(LSAT6.values()), dtype=float)
+    f = lambda x: _direct_negloglik(np.r_[np.full(5, x[0]), x[1:]], patterns, counts)  # noqa: E731
+    res = optimize.minimize(f, np.r_[1.0, np.zeros(5)], method="BFGS", options={"gtol": 1e-6})
+    assert bank.discrimination[0] == pytest.approx(res.x[0], abs=DIRECT_TOL)
+    assert bank.difficulty == pytest.approx(res.x[1:], abs=10 * DIRECT_TOL)
+    assert bank.log_likelihood == pytest.approx(-res.fun, abs=1e-4)
+    # Nested in the 2PL: the 2PL log-likelihood is higher, by a chi-square(4)-sized amount.
+    assert calibrate_2pl(lsat6(), tol=1e-7).log_likelihood > bank.log_likelihood
+    again = ItemBank.from_dict(json.loads(json.dumps(bank.to_dict())))
+    assert again.model == "1PL" and again.difficulty == pytest.approx(bank.difficulty)

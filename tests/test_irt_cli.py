@@ -77,3 +77,16 @@ def test_bad_input_is_one_line(results_csv, tmp_path):
     broken.write_text('{"model": "2PL", "items": [{"item": "x"}]}')
     result = run(["irt", "adapt", str(broken)], ok=False)
     assert result.exit_code != 0 and "bank.json: items[1]" in result.output
+
+
+def test_fit_1pl_on_lsat6_prints_the_published_rasch_fit(tmp_path):
+    from tests.test_irt import RASCH_A, RASCH_B, lsat6
+
+    y = lsat6()
+    path = tmp_path / "lsat.csv"
+    rows = [f"s{p:04d},item{i + 1},{y[p, i]}" for p in range(y.shape[0]) for i in range(5)]
+    path.write_text("model,item,score\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    doc = json.loads(run(["irt", "fit", str(path), "--model", "1pl", "--no-prior", "--format", "json", "-q"]).stdout)  # fmt: skip
+    assert doc["model"] == "1PL"
+    assert [r["difficulty"] for r in doc["items"]] == pytest.approx(RASCH_B, abs=2e-3)
+    assert {round(r["discrimination"], 3) for r in doc["items"]} == {round(RASCH_A, 3)}

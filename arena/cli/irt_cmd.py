@@ -110,11 +110,12 @@ def _with(options):
 @irt_group.command("fit")
 @_with(_results_options)
 @click.option("--abilities", "method", type=click.Choice(["eap", "map"]), default="eap", show_default=True, help="How model abilities are estimated.")  # fmt: skip
+@click.option("--model", "irt_model", type=click.Choice(["2pl", "1pl"]), default="2pl", show_default=True, help="2pl: a discrimination per item; 1pl (Rasch): one discrimination shared by every item.")  # fmt: skip
 @click.option("--save", "save_path", type=click.Path(dir_okay=False), default=None, help="Write the item bank (JSON) for `irt select --bank` / `irt adapt`.")  # fmt: skip
 @format_option
 @quiet_option
-def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, save_path, fmt, quiet):
-    """Calibrate a 2PL item bank from many models' 0/1 results.
+def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, irt_model, save_path, fmt, quiet):  # fmt: skip
+    """Calibrate a 2PL (or 1PL, Rasch) item bank from many models' 0/1 results.
 
     RESULTS are read as by `arena eval` (lm-eval-harness samples or CSV
     model,item,score with 0/1 scores); each model is an examinee. Marginal
@@ -122,7 +123,9 @@ def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, save_path,
     grid when models answer so many items that their posteriors are narrower
     than the Gauss-Hermite nodes), abilities N(0, 1); standard errors from
     the observed information (Louis). Items everyone got right (or wrong)
-    carry no information and are listed as dropped.
+    carry no information and are listed as dropped. --model 1pl fits the
+    Rasch model as ltm::rasch does: P = expit(a (theta - b_i)) with one a for
+    every item (equivalently, abilities with SD a and unit slopes).
 
     --format json: {"items": [{"item", "discrimination", "difficulty",
     "se_discrimination", "se_difficulty"}], "log_likelihood", "abilities":
@@ -133,15 +136,17 @@ def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, save_path,
     \b
         arena irt fit out/*/samples_mmlu_*.jsonl --save mmlu-bank.json
         arena irt fit results.csv --no-prior --format json
+        arena irt fit results.csv --model 1pl --no-prior
     """
     import numpy as np
 
-    from arena.evals import calibrate_2pl, score_abilities
+    from arena.evals import calibrate_1pl, calibrate_2pl, score_abilities
 
     models, items, y = _matrix(results, metric, filter_name)
-    _say(quiet, f"calibrating {len(items)} items on {len(models)} models ...")
+    _say(quiet, f"calibrating {len(items)} items ({irt_model.upper()}) on {len(models)} models ...")
+    calibrate = calibrate_1pl if irt_model == "1pl" else calibrate_2pl
     try:
-        bank = calibrate_2pl(y, items=items, prior_sd=_prior(prior_sd, no_prior))
+        bank = calibrate(y, items=items, prior_sd=_prior(prior_sd, no_prior))
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     cols = np.array([items.index(i) for i in bank.items]) if len(bank.items) < len(items) else np.arange(len(items))  # fmt: skip

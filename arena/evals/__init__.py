@@ -18,7 +18,7 @@ loop per resample.
   why), :func:`ratio_interval` / :func:`compare_ratios` (bits per byte),
   :func:`variance_components`, :func:`two_stage_interval`,
   :func:`two_stage_difference`;
-* item response theory: :func:`calibrate_2pl`, :func:`score_abilities`,
+* item response theory: :func:`calibrate_2pl` (and :func:`calibrate_1pl`), :func:`score_abilities`,
   :func:`item_information`, :func:`select_items`, :func:`adaptive_test`,
   :func:`simulate_adaptive`.
 
@@ -63,7 +63,7 @@ from arena.evals.evaluation import (
     evaluate,
     write_battles,
 )
-from arena.evals.irt import ItemBank, calibrate_2pl, item_information
+from arena.evals.irt import ItemBank, calibrate_1pl, calibrate_2pl, item_information
 from arena.evals.models import ModelsBootstrap, bootstrap_models
 from arena.evals.paired import PAIRED_TESTS, PairedVerdict, paired_verdict
 from arena.evals.permutation import PermutationResult, paired_permutation_test
@@ -91,6 +91,7 @@ __all__ = [
     "PairedVerdict",
     "PAIRED_TESTS",
     "item_information",
+    "calibrate_1pl",
     "calibrate_2pl",
     "ItemBank",
     "score_abilities",

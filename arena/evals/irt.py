@@ -46,6 +46,7 @@ __all__ = [
     "A_LIMIT",
     "FULL_INFORMATION_ITEMS",
     "ItemBank",
+    "calibrate_1pl",
     "calibrate_2pl",
     "item_information",
     "response_matrix",
@@ -130,6 +131,66 @@ def _newton_items(r, n, theta, a, d, prior_sd):
     return a_new, d_new
 
 
+def _newton_common(r, n, theta, a, d, prior_sd):
+    """One Newton step on (a, d_1..d_I) with ``a`` shared by every item (1PL).
+
+    The Hessian is an arrow (a couples to every d_i, the d_i not to each
+    other), solved by its Schur complement.
+    """
+    p = expit(a[:, None] * theta[None, :] + d[:, None])
+    res = r - n * p
+    g_a, g_d = float((res @ theta).sum()), res.sum(axis=1)
+    wq = n * p * (1.0 - p)
+    h_aa, h_ad, h_dd = float((wq @ (theta * theta)).sum()), wq @ theta, wq.sum(axis=1)
+    if prior_sd is not None:
+        prec = 1.0 / prior_sd**2
+        g_a -= (a[0] - 1.0) * prec
+        g_d = g_d - d * prec
+        h_aa, h_dd = h_aa + prec, h_dd + prec
+    h_dd = np.where(h_dd > 1e-12, h_dd, np.inf)
+    schur = h_aa - float((h_ad * h_ad / h_dd).sum())
+    step_a = (g_a - float((h_ad * g_d / h_dd).sum())) / schur if schur > 1e-12 else 0.0
+    step_d = (g_d - h_ad * step_a) / h_dd
+    scale = max(1.0, abs(step_a) / _MAX_STEP, float(np.abs(step_d).max()) / _MAX_STEP)
+    a_new = np.full_like(a, np.clip(a[0] + step_a / scale, -A_LIMIT, A_LIMIT))
+    return a_new, d + step_d / scale
+
+
+def _standard_errors_common(info, a, d, full_matrix, prior_sd):
+    """SEs of the shared ``a`` and of each ``b = -d / a`` (1PL).
+
+    The 1PL information is ``J' I J`` for the 2PL information ``I`` at
+    ``a_i = a`` (``J`` maps the shared ``a`` to every ``a_i``): the chain rule
+    of the Hessian under a linear reparametrisation.
+    """
+    n_items = a.size
+    if full_matrix:
+        top = info[:n_items].sum(axis=0)  # sum over the a_i rows
+        inf1 = np.empty((n_items + 1, n_items + 1))
+        inf1[0, 0] = top[:n_items].sum()
+        inf1[0, 1:] = inf1[1:, 0] = top[n_items:]
+        inf1[1:, 1:] = info[n_items:, n_items:]
+    else:
+        # Item-diagonal blocks: the arrow matrix without cross-item terms.
+        inf1 = np.zeros((n_items + 1, n_items + 1))
+        inf1[0, 0] = info[:, 0, 0].sum()
+        inf1[0, 1:] = inf1[1:, 0] = info[:, 0, 1]
+        inf1[1:, 1:][np.diag_indices(n_items)] = info[:, 1, 1]
+    if prior_sd is not None:
+        inf1[np.diag_indices(n_items + 1)] += 1.0 / prior_sd**2
+    try:
+        cov = np.linalg.inv(inf1)
+    except np.linalg.LinAlgError:
+        cov = np.full_like(inf1, np.nan)
+    var_a = np.full(n_items, cov[0, 0])
+    ga, gd = d / a**2, -1.0 / a
+    var_b = ga * ga * cov[0, 0] + 2 * ga * gd * cov[0, 1:] + gd * gd * np.diag(cov)[1:]
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(np.where(var_a > 0, var_a, np.nan)), np.sqrt(
+            np.where(var_b > 0, var_b, np.nan)
+        )
+
+
 def _observed_information(y, mask, w, theta, a, d, prior_sd, full_matrix):
     """Observed information of (a, d) by Louis' formula; full or item-diagonal blocks."""
     p = expit(a[:, None] * theta[None, :] + d[:, None])  # (items, nodes)
@@ -203,9 +264,29 @@ def _standard_errors(info, a, d, full_matrix):
         )
 
 
-def calibrate_2pl(
+def calibrate_1pl(responses, **options) -> ItemBank:
+    """Calibrate a 1PL (Rasch) item bank: one discrimination shared by every item.
+
+    ``P = expit(a (theta - b_i))`` with ``theta ~ N(0, 1)`` and a single ``a``
+    (the Rasch model with ability SD ``a``, as ``ltm::rasch`` fits it). Same
+    options and result as :func:`calibrate_2pl` (``ItemBank.model == "1PL"``;
+    the prior, when given, is on the shared ``a`` once).
+    """
+    return _calibrate(responses, one_pl=True, **options)
+
+
+def calibrate_2pl(responses, **options) -> ItemBank:
+    """Calibrate a 2PL item bank by marginal maximum likelihood (EM, quadrature).
+
+    See :func:`_calibrate` for the options.
+    """
+    return _calibrate(responses, one_pl=False, **options)
+
+
+def _calibrate(
     responses,
     *,
+    one_pl: bool,
     items: list[str] | None = None,
     present=None,
     n_nodes: int = 21,
@@ -214,7 +295,7 @@ def calibrate_2pl(
     max_iter: int = 2000,
     standard_errors: bool = True,
 ) -> ItemBank:
-    """Calibrate a 2PL item bank by marginal maximum likelihood (EM, quadrature).
+    """Calibrate a 2PL (or, with ``one_pl``, 1PL) item bank by marginal ML (EM, quadrature).
 
     Parameters
     ----------
@@ -297,8 +378,10 @@ def calibrate_2pl(
         r_ = ym.T @ w_
         n_ = np.broadcast_to(w_.sum(axis=0), r_.shape) if full else maskf.T @ w_
         if prior_sd is not None:
-            ll_ -= float(((a_ - 1.0) ** 2 + d_**2).sum()) / (2.0 * prior_sd**2)
-        return (*_newton_items(r_, n_, theta[act], a_, d_, prior_sd), ll_)
+            pen_a = (a_[0] - 1.0) ** 2 if one_pl else float(((a_ - 1.0) ** 2).sum())
+            ll_ -= (pen_a + float((d_**2).sum())) / (2.0 * prior_sd**2)
+        newton = _newton_common if one_pl else _newton_items
+        return (*newton(r_, n_, theta[act], a_, d_, prior_sd), ll_)
 
     while it < max_iter:
         # SQUAREM (Varadhan & Roland 2008): two EM steps give the direction and the
@@ -332,8 +415,13 @@ def calibrate_2pl(
     w, loglik = _posterior(ym, maskf, full, a, d, theta, lw)
     full_matrix = a.size <= FULL_INFORMATION_ITEMS
     if standard_errors:
-        info = _observed_information(y, maskf, w, theta, a, d, prior_sd, full_matrix)
-        se_a, se_b = _standard_errors(info, a, d, full_matrix)
+        if one_pl:
+            # The prior on the shared a counts once: added after the projection.
+            info = _observed_information(y, maskf, w, theta, a, d, None, full_matrix)
+            se_a, se_b = _standard_errors_common(info, a, d, full_matrix, prior_sd)
+        else:
+            info = _observed_information(y, maskf, w, theta, a, d, prior_sd, full_matrix)
+            se_a, se_b = _standard_errors(info, a, d, full_matrix)
     else:
         se_a = se_b = np.full(a.size, np.nan)
     return ItemBank(
@@ -355,4 +443,5 @@ def calibrate_2pl(
         prior_sd=prior_sd,
         dropped=dropped,
         at_bound=[i for i, v in zip(kept, np.abs(a) >= A_LIMIT, strict=True) if v],
+        model="1PL" if one_pl else "2PL",
     )

@@ -1,4 +1,4 @@
-"""The 2PL item model and a calibrated item bank: :func:`item_information`, :class:`ItemBank`.
+"""The 2PL (and 1PL) item model and a calibrated item bank: :func:`item_information`, :class:`ItemBank`.
 
 ``P(correct) = expit(a * (theta - b))`` for an examinee of ability
 ``theta`` and an item of discrimination ``a`` and difficulty ``b``; the bank
@@ -73,6 +73,9 @@ class ItemBank:
     at_bound : list of str
         Items whose discrimination reached the bound ``A_LIMIT`` (responses
         nearly separate the examinees; the estimate is not a maximum).
+    model : str
+        ``"2PL"``, or ``"1PL"`` (Rasch: one discrimination shared by every item,
+        so ``discrimination`` holds that value for each).
     """
 
     items: list[str]
@@ -89,6 +92,7 @@ class ItemBank:
     prior_sd: float | None = None
     dropped: dict[str, str] = field(default_factory=dict)
     at_bound: list[str] = field(default_factory=list)
+    model: str = "2PL"
 
     @property
     def intercept(self) -> np.ndarray:
@@ -102,7 +106,7 @@ class ItemBank:
             return float(x) if np.isfinite(x) else None
 
         return {
-            "model": "2PL",
+            "model": self.model,
             "items": [
                 {
                     "item": item,
@@ -134,8 +138,8 @@ class ItemBank:
     @classmethod
     def from_dict(cls, doc: dict) -> ItemBank:
         """Inverse of :meth:`to_dict`; raises ``ValueError`` naming the bad field."""
-        if not isinstance(doc, dict) or doc.get("model") != "2PL":
-            raise ValueError("not a 2PL item bank (field 'model' must be \"2PL\")")
+        if not isinstance(doc, dict) or doc.get("model") not in ("1PL", "2PL"):
+            raise ValueError('not an item bank (field \'model\' must be "1PL" or "2PL")')
         rows = doc.get("items")
         if not isinstance(rows, list) or not rows:
             raise ValueError("field 'items' must be a non-empty list")
@@ -170,6 +174,7 @@ class ItemBank:
             prior_sd=doc.get("prior_sd"),
             dropped=dict(doc.get("dropped") or {}),
             at_bound=list(doc.get("at_bound") or []),
+            model=str(doc["model"]),
         )
 
 
