@@ -1,8 +1,9 @@
-"""A database-wide lock for jobs that must never interleave (``arena nightly``).
+"""An arena-wide lock for jobs that must never interleave (``arena nightly``).
 
 PostgreSQL: a session advisory lock held on a connection of its own for the
 whole job (the server drops it when that connection goes, so a killed job
-never leaves it behind). SQLite: ``flock(2)`` on a lock file beside the
+never leaves it behind); its key is this arena's (database and schema,
+:mod:`arena.db.advisory`), so arenas in other schemas never wait for it. SQLite: ``flock(2)`` on a lock file beside the
 database file (``arena.db`` -> ``arena.db.nightly.lock``); the kernel drops it
 when the process ends. Both are polled until ``wait`` seconds have passed, so
 the wait is bounded the same way as every other lock wait (``--wait``).
@@ -19,10 +20,9 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from arena.db.advisory import advisory_key
 from arena.db.session import announce_wait
 
-#: PostgreSQL advisory lock key of the nightly job ("arena-nt").
-NIGHTLY_LOCK_KEY = 0x6172656E612D6E74
 #: Seconds between two attempts to take a held lock.
 POLL_SECONDS = 0.2
 
@@ -54,7 +54,7 @@ def _poll(try_once, wait: float, what: str) -> None:
 
 @contextmanager
 def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -> Iterator[None]:
-    """Hold the database-wide lock of ``what`` for the block.
+    """Hold this arena's nightly lock for the block (``what`` names the job in messages).
 
     Raises
     ------
@@ -64,11 +64,12 @@ def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -
     if engine.dialect.name == "postgresql":
         with engine.connect() as conn:
             conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            key = advisory_key(conn, "nightly")
 
             def try_pg() -> bool:
                 return bool(
                     conn.exec_driver_sql(
-                        "SELECT pg_try_advisory_lock(%(key)s)", {"key": NIGHTLY_LOCK_KEY}
+                        "SELECT pg_try_advisory_lock(%(key)s)", {"key": key}
                     ).scalar()
                 )
 
@@ -76,9 +77,7 @@ def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -
             try:
                 yield
             finally:
-                conn.exec_driver_sql(
-                    "SELECT pg_advisory_unlock(%(key)s)", {"key": NIGHTLY_LOCK_KEY}
-                )
+                conn.exec_driver_sql("SELECT pg_advisory_unlock(%(key)s)", {"key": key})
         return
     path = lock_file_path(engine)
     if path is None:  # an in-memory database belongs to this process alone
@@ -100,4 +99,4 @@ def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -
         os.close(fd)  # closing drops the flock
 
 
-__all__ = ["NIGHTLY_LOCK_KEY", "LockHeld", "database_lock", "lock_file_path"]
+__all__ = ["LockHeld", "database_lock", "lock_file_path"]

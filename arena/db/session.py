@@ -7,7 +7,8 @@ revision is refused with a message that says to run ``arena db upgrade``
 (migrating silently could surprise a production PostgreSQL operator); one
 written by a newer arena is refused with a message that says so.
 
-Migrations take a lock first (PostgreSQL: a transaction advisory lock; SQLite:
+Migrations take a lock first (PostgreSQL: a transaction advisory lock of this
+database and schema, :mod:`arena.db.advisory`; SQLite:
 the write lock, ``BEGIN IMMEDIATE``, with the DDL in that transaction), so two
 first runs on one new database take turns instead of racing.
 """
@@ -26,6 +27,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from arena.core import resources
+from arena.db.advisory import advisory_key
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -41,8 +43,6 @@ HEAD_REVISION = "0010"
 DEFAULT_WAIT = 300.0
 #: After this many seconds of waiting for a lock, :data:`wait_notice` is told.
 NOTICE_AFTER = 1.0
-#: PostgreSQL advisory lock key of schema migrations ("arena-db").
-_MIGRATE_LOCK = 0x6172656E612D6462
 
 #: Called with a message when a command has been waiting for a lock for a while
 #: (the CLI prints it on stderr); None: nobody is told.
@@ -267,9 +267,8 @@ def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             with announce_wait("schema migration"):
-                conn.exec_driver_sql(
-                    "SELECT pg_advisory_xact_lock(%(key)s)", {"key": _MIGRATE_LOCK}
-                )
+                key = advisory_key(conn, "migrate")
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
         take_write_lock(conn, "schema migration")
         check_known(_revision(conn), url)
         cfg.attributes["connection"] = conn

@@ -27,12 +27,11 @@ from itertools import chain, repeat
 
 from sqlalchemy import Connection, literal
 
+from arena.db.advisory import advisory_key
 from arena.db.session import SQLITE_INGEST_CACHE_KIB, announce_wait
 
 #: Characters that COPY's text format would need escaped (then rows go one by one).
 _COPY_SPECIAL = re.compile(r"[\\\t\n\r]")
-#: PostgreSQL advisory lock key of battle-id reservation ("arena" in ASCII).
-_ID_LOCK = 0x6172656E61
 #: the count table's columns, key first (arena.ingest.counts)
 _COUNT_KEY = "category_id, model_a_id, model_b_id, outcome, weight, rated"
 _COUNT_MERGE = f"ON CONFLICT ({_COUNT_KEY}) DO UPDATE SET n = battle_counts.n + excluded.n"
@@ -520,7 +519,8 @@ def _count_upsert(cell: str, rows: int) -> str:
 def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:
     """PostgreSQL: take the battle-id lock to the end of the transaction (ingests queue)."""
     with announce_wait(what):
-        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": _ID_LOCK})
+        key = advisory_key(conn, "battle-ids")
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
 
 
 def rows_for(conn: Connection, *, batch_id: int, source: str | None, next_id: int):

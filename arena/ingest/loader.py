@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
+from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch, utcnow
 from arena.db.session import announce_wait, take_write_lock
 from arena.ingest.bulk import BulkConflict
@@ -47,11 +48,6 @@ class _AlreadyIngested(Exception):
         self.batch_id = batch_id
 
 
-#: PostgreSQL advisory lock class of the same-file check ("arna"); the second key
-#: is taken from the file's sha256 (two-key locks never meet the one-key id lock).
-_FILE_LOCK = 0x61726E61
-
-
 def _prior_batch(conn: Connection, sha256: str, *, other_than: int | None = None) -> int | None:
     """The first finished batch that stored a file with this sha256."""
     query = select(IngestBatch.id).where(
@@ -74,11 +70,9 @@ def _claim_file(conn: Connection, sha256: str, batch_id: int) -> None:
     it the first one's batch.
     """
     if conn.dialect.name == "postgresql":
-        key = int.from_bytes(bytes.fromhex(sha256[:8]), "big", signed=True)
+        key = advisory_key(conn, "file", sha256)
         with announce_wait("the same file"):
-            conn.exec_driver_sql(
-                "SELECT pg_advisory_xact_lock(%(cls)s, %(key)s)", {"cls": _FILE_LOCK, "key": key}
-            )
+            conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
     prior = _prior_batch(conn, sha256, other_than=batch_id)
     if prior is not None:
         raise _AlreadyIngested(prior)
