@@ -1,3 +1,130 @@
-"""arena: Bradley-Terry leaderboards with honest intervals, from a battle store to a static page."""
+"""arena: Bradley-Terry leaderboards with honest intervals, from a battle store to a static page.
+
+``import arena`` is enough: :func:`open` returns an :class:`Arena` whose methods
+are the ``arena`` commands, with the same options and defaults, each returning
+a frozen result whose ``to_dict()`` is the command's ``--format json``::
+
+    import arena
+
+    db = arena.open("sqlite:///arena.db")  # --db, else $ARENA_DATABASE_URL, else this
+    db.ingest("battles.csv")
+    db.rebuild(rounds=1000, seed=20240501)
+    print(db.leaderboard().to_dict()["rows"][0])
+    print(db.compare("model-a", "model-b").verdict)
+
+Exports
+-------
+open
+    Open an arena database (:func:`arena.api.open_arena`).
+Arena
+    The database object; methods ``ingest``, ``rebuild``, ``leaderboard``,
+    ``compare``, ``diff``, ``snapshots``, ``prune_snapshots``, ``audit``,
+    ``plan``, ``plan_power``, ``publish``, ``nightly``, ``models``,
+    ``annotate``, ``categories``, ``label_category``.
+OptionError
+    A bad option value, named by its parameter.
+Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
+AuditResult, PlanWeights, PlanDraws, PlanPower, Published, NightResult, Models,
+Annotated, Categories, Labelled
+    The methods' results (:mod:`arena.api.results`).
+__version__
+    The package version.
+
+The names are loaded on first use, so ``import arena`` stays cheap (the
+command line's ``--help`` needs no database driver).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from arena.api import (
+        Annotated,
+        Arena,
+        AuditResult,
+        Categories,
+        Comparison,
+        DiffResult,
+        Ingested,
+        Labelled,
+        Leaderboard,
+        Models,
+        NightResult,
+        PlanDraws,
+        PlanPower,
+        PlanWeights,
+        Pruned,
+        Published,
+        Rebuilt,
+        Snapshots,
+    )
+    from arena.api import open_arena as open  # noqa: A004 -- arena.open, as sqlite-utils
+    from arena.core.errors import OptionError
+
+_API = (
+    "Annotated",
+    "Arena",
+    "AuditResult",
+    "Categories",
+    "Comparison",
+    "DiffResult",
+    "Ingested",
+    "Labelled",
+    "Leaderboard",
+    "Models",
+    "NightResult",
+    "PlanDraws",
+    "PlanPower",
+    "PlanWeights",
+    "Published",
+    "Pruned",
+    "Rebuilt",
+    "Snapshots",
+)
+
+__all__ = [
+    "Annotated",
+    "Arena",
+    "AuditResult",
+    "Categories",
+    "Comparison",
+    "DiffResult",
+    "Ingested",
+    "Labelled",
+    "Leaderboard",
+    "Models",
+    "NightResult",
+    "OptionError",
+    "PlanDraws",
+    "PlanPower",
+    "PlanWeights",
+    "Published",
+    "Pruned",
+    "Rebuilt",
+    "Snapshots",
+    "__version__",
+    "open",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "open":
+        from arena.api import open_arena
+
+        return open_arena
+    if name == "OptionError":
+        from arena.core.errors import OptionError
+
+        return OptionError
+    if name in _API:
+        import arena.api
+
+        return getattr(arena.api, name)
+    raise AttributeError(f"module 'arena' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -8,22 +8,34 @@ work before or after the command name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import click
 
 from arena import __version__
 from arena.cli.options import DEFAULT_URL, DEFAULT_WAIT, db_option, quiet_option, wait_option
 
+if TYPE_CHECKING:
+    from arena.api import Arena
+
 
 @dataclass
 class AppContext:
-    """What every command receives: the database URL, quietness and a lazily opened engine."""
+    """What every command receives: the database URL, quietness and a lazily opened arena."""
 
     url: str
     quiet: bool = False
     #: seconds to wait for another command's lock on the database (--wait)
     wait: float = DEFAULT_WAIT
-    _engine: object | None = field(default=None, repr=False)
+    _arena: Arena | None = field(default=None, repr=False)
+
+    def arena(self) -> Arena:
+        """The front door (:class:`arena.api.Arena`) on ``--db``; every command calls one method."""
+        if self._arena is None:
+            from arena.api import Arena
+
+            self._arena = Arena(self.url, wait=self.wait)
+        return self._arena
 
     def engine(self, *, create: bool = False):
         """Return a ready SQLAlchemy engine (schema checked).
@@ -32,14 +44,7 @@ class AppContext:
         create the schema in an empty database; every other command refuses an
         empty or foreign database rather than writing arena's tables into it.
         """
-        if self._engine is None:
-            from arena.db.session import DatabaseError, open_engine
-
-            try:
-                self._engine = open_engine(self.url, migrate_new=create, wait=self.wait)
-            except DatabaseError as exc:
-                raise click.ClickException(str(exc)) from exc
-        return self._engine
+        return self.arena().engine(create=create)
 
 
 def _waiting_notice(app: AppContext):
@@ -71,9 +76,11 @@ def _add_global_options(command: click.Command) -> None:
 class ArenaGroup(click.Group):
     """A group whose commands all accept the global options after their name.
 
-    It also turns failures of the environment (disk full, lock held too long,
-    server gone, ...) into one-line messages instead of tracebacks (see
-    arena.db.errors).
+    It also turns the library's user errors (:func:`arena.api.user_errors`:
+    a bad option, a malformed file, a missing snapshot, ...) and failures of
+    the environment (disk full, lock held too long, server gone, ...; see
+    arena.db.errors) into one-line messages instead of tracebacks; parameter
+    names in messages become flags (:func:`arena.cli.errors.flag_for`).
     """
 
     def invoke(self, ctx: click.Context):
@@ -82,7 +89,12 @@ class ArenaGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
+            from arena.api import user_errors
+            from arena.cli.errors import as_click_error
             from arena.db.errors import describe
+
+            if isinstance(exc, user_errors()):
+                raise as_click_error(exc) from exc
 
             message = describe(exc)
             if message is None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import click
 
 from arena.cli.options import (
@@ -16,30 +14,7 @@ from arena.cli.options import (
 )
 from arena.cli.output import warn
 from arena.cli.progress import phase_reporter
-
-
-def _anchor(value: str | None) -> tuple[str, float] | None:
-    if value is None:
-        return None
-    name, sep, rating = value.rpartition("=")
-    try:
-        if not sep or not name:
-            raise ValueError
-        return name, float(rating)
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r}: expected MODEL=RATING, e.g. gpt-4o=1200", param_hint="--anchor"
-        ) from None
-
-
-def _when(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not an ISO date") from None
-
+from arena.core.defaults import DEFAULT_MAX_MODELS, DEFAULT_MIN_BATTLES
 
 _FIT_OPTIONS = [
     rounds_option,
@@ -85,7 +60,7 @@ _FIT_OPTIONS = [
     click.option(
         "--min-battles",
         type=int,
-        default=50,
+        default=DEFAULT_MIN_BATTLES,
         show_default=True,
         help="Models with fewer battles are listed but not ranked.",
     ),
@@ -143,7 +118,7 @@ _FIT_OPTIONS = [
     click.option(
         "--max-models",
         type=click.IntRange(min=2),
-        default=20_000,
+        default=DEFAULT_MAX_MODELS,
         show_default=True,
         help="Refuse a board with more models than this (a guard against an accidental huge "
         "board, such as a model column holding prompt ids). Boards of 1500 models or more "
@@ -160,58 +135,19 @@ def fit_options(command):
     return command
 
 
-def rebuild_options(
-    *,
-    rounds,
-    seed,
-    level,
-    ci,
-    simultaneous,
-    ties,
-    both_bad,
-    position,
-    anchor,
-    prior,
-    min_battles,
-    tiers,
-    tier_rule,
-    cluster,
-    components="largest",
-    style_control=None,
-    style_features=(),
-    style_reg=None,
-    category=None,
-    source=None,
-    since=None,
-    until=None,
-    exclude_judges=(),
-):
-    """:class:`~arena.jobs.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
-    from arena.engine.options import FitOptions
-    from arena.jobs.rebuild import RebuildOptions
+def fit_values(*, style_control=None, **fit) -> dict:
+    """The front door's rating keywords from the values of :func:`fit_options`.
 
-    return RebuildOptions(
-        category=category,
-        source=source,
-        since=_when(since),
-        until=_when(until),
-        rounds=rounds,
-        seed=seed,
-        level=level,
-        ci=ci,
-        simultaneous=simultaneous,
-        fit=FitOptions(ties=ties, both_bad=both_bad, position=position, prior=prior),
-        anchor=_anchor(anchor),
-        min_battles=min_battles,
-        tiers=tiers,
-        tier_rule=tier_rule,
-        cluster=cluster,
-        components=components,
-        exclude_judges=exclude_judges,
-        style_control=style_control != "off",
-        style_features=tuple(style_features),
-        style_reg=style_reg,
-    )
+    ``--style-control`` unset means on (rebuild writes style boards).
+    """
+    return {**fit, "style_control": style_control != "off"}
+
+
+def rebuild_options(**fit):
+    """:class:`~arena.jobs.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
+    from arena.api import rebuild_options as from_values
+
+    return from_values(**fit_values(**fit))
 
 
 @click.command("rebuild")
@@ -270,67 +206,29 @@ def rebuild_command(
         arena audit && arena rebuild --exclude-flagged
         arena rebuild --read battles
     """
-    from arena.jobs.rebuild import RebuildError, rebuild
-
-    excluded: tuple[str, ...] = ()
-    if exclude_flagged:
-        from arena.audit.read import AuditError, latest_flagged_judges
-        from arena.boards.snapshots import board_key
-
-        try:
-            with app.engine().connect() as conn:
-                excluded = tuple(
-                    latest_flagged_judges(conn, board_key(category=category, source=source))
-                )
-        except AuditError as exc:
-            raise click.ClickException(f"--exclude-flagged: {exc}") from None
-
-    opts = rebuild_options(
+    result = app.arena().rebuild(
         category=category,
         source=source,
         since=since,
         until=until,
-        exclude_judges=excluded,
-        **fit,
+        all_categories=all_categories,
+        exclude_flagged=exclude_flagged,
+        max_models=max_models,
+        read=read,
+        progress=phase_reporter(quiet=quiet),
+        **fit_values(**fit),
     )
-    engine = app.engine()
-    progress = phase_reporter(quiet=quiet)
-    try:
-        result = rebuild(
-            engine,
-            opts,
-            all_categories=all_categories,
-            progress=progress,
-            max_models=max_models,
-            read=read,
-        )
-    except RebuildError as exc:
-        _check_selection(app, category, source)
-        raise click.ClickException(f"{exc}; no snapshot was written") from None
     for warning in result.warnings:
         warn(warning)
     if exclude_flagged:
+        excluded = result.excluded_judges
         click.echo(f"left out {len(excluded)} flagged judge(s): {', '.join(excluded) or 'none'}")
     for sid, board in zip(result.snapshot_ids, result.boards, strict=True):
         click.echo(f"snapshot {sid}: {board}")
     click.echo(
-        f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.watermark} "
-        f"in {result.seconds:.2f}s (read: {result.read})"
+        f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.result.watermark} "
+        f"in {result.result.seconds:.2f}s (read: {result.result.read})"
     )
-
-
-def _check_selection(app, category: str | None, source: str | None) -> None:
-    """A failed rebuild of a category or source the database does not know: say so, with the known ones."""
-    from arena.boards.compare import SnapshotError, check_category, check_source
-
-    checks = [("--category", check_category, category), ("--source", check_source, source)]
-    with app.engine().connect() as conn:
-        for option, check, value in checks:
-            try:
-                if value is not None:
-                    check(conn, value)
-            except SnapshotError as exc:
-                raise click.ClickException(f"{option}: {exc}; no snapshot was written") from None
 
 
 COMMANDS = [rebuild_command]

@@ -31,6 +31,7 @@ from arena.boards.snapshots import board_key
 from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
 from arena.core.defaults import DEFAULT_SEED
+from arena.core.errors import OptionError, escape
 from arena.db.models import STYLE_FEATURES
 from arena.db.session import take_write_lock
 from arena.engine.board import (
@@ -63,6 +64,10 @@ class RebuildError(Exception):
     """A rebuild that cannot run (no battles, unknown anchor model, bad option)."""
 
 
+class RebuildOptionError(RebuildError, OptionError):
+    """A bad rebuild option, named by its parameter (the CLI names the flag)."""
+
+
 @dataclass(frozen=True)
 class RebuildOptions(BoardOptions):
     """Everything that determines a snapshot besides the data (all stored with it).
@@ -91,28 +96,34 @@ class RebuildOptions(BoardOptions):
     components: str = "largest"
 
     def validate(self) -> None:
-        if self.ci not in CI_METHODS:
-            raise RebuildError(f"--ci must be one of {', '.join(CI_METHODS)}")
-        if self.tiers not in TIER_METHODS:
-            raise RebuildError(f"--tiers must be one of {', '.join(TIER_METHODS)}")
-        if self.tier_rule not in TIER_RULES:
-            raise RebuildError(f"--tier-rule must be one of {', '.join(TIER_RULES)}")
-        if self.components not in COMPONENT_MODES:
-            raise RebuildError(f"--components must be one of {', '.join(COMPONENT_MODES)}")
-        if self.cluster not in CLUSTERS:
-            raise RebuildError(f"--cluster must be one of {', '.join(CLUSTERS)}")
+        """Raise :class:`RebuildOptionError` (naming the parameter) for a bad option."""
+        choices = (
+            ("ci", CI_METHODS),
+            ("tiers", TIER_METHODS),
+            ("tier_rule", TIER_RULES),
+            ("components", COMPONENT_MODES),
+            ("cluster", CLUSTERS),
+        )
+        for name, allowed in choices:
+            value = getattr(self, name)
+            if value not in allowed:
+                raise RebuildOptionError(
+                    name, "{name} must be one of " + escape(f"{', '.join(allowed)} (got {value!r})")
+                )
         try:
             check_level(self.level)
         except ValueError as exc:
-            raise RebuildError(f"--level: {exc} (e.g. 0.95)") from None
+            raise RebuildOptionError.about("level", f"{exc} (e.g. 0.95)") from None
         if self.rounds < 10:
-            raise RebuildError("--rounds must be at least 10")
+            raise RebuildOptionError("rounds", "{name} must be at least 10")
         if self.min_battles < 0:
-            raise RebuildError("--min-battles must be >= 0")
+            raise RebuildOptionError("min_battles", "{name} must be >= 0")
         if self.style_reg is not None and not (
             math.isfinite(self.style_reg) and self.style_reg >= 0
         ):
-            raise RebuildError("--style-reg must be a finite number >= 0 (LMArena uses 0.5)")
+            raise RebuildOptionError(
+                "style_reg", "{name} must be a finite number >= 0 (LMArena uses 0.5)"
+            )
         if self.fit.anchor is not None:
             raise RebuildError("give the anchor by model name (anchor=), not fit.anchor")
 
@@ -269,7 +280,7 @@ class RebuildJob:
                 total=round(data.table.n_battles),
             )
         except StyleDataError as exc:
-            raise RebuildError(f"--style-feature: {exc}") from None
+            raise RebuildOptionError.about("style_features", str(exc)) from None
         return StyleBoard.of(sb) if len(sb) else None
 
     def check(self) -> None:
@@ -280,10 +291,14 @@ class RebuildJob:
             raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
         total, missing = self.n_battles_clustered, self.missing_cluster
         if total and missing == total:
-            raise RebuildError(
-                f"--cluster {opts.cluster}: none of the {total} battles has a {opts.cluster}, "
-                f"so there is nothing to cluster by; ingest the {opts.cluster} field or use "
-                "--cluster battle"
+            raise RebuildOptionError(
+                "cluster",
+                "{name} "
+                + escape(
+                    f"{opts.cluster}: none of the {total} battles has a {opts.cluster}, "
+                    f"so there is nothing to cluster by; ingest the {opts.cluster} field or use "
+                )
+                + "{name} battle",
             )
         if self.max_models is not None:
             for data in self.boards:
@@ -356,7 +371,9 @@ class RebuildJob:
             return opts
         if not ids:
             key = self.key(data, component)
-            raise RebuildError(f"--anchor: model {name!r} has no battles on board {key!r}")
+            raise RebuildOptionError.about(
+                "anchor", f"model {name!r} has no battles on board {key!r}"
+            )
         return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
 
     def rate_raw(self, board: PlannedBoard) -> BoardRating:

@@ -1,0 +1,934 @@
+"""The front door: ``db = arena.open(url)``; every command is a method of ``db``.
+
+In the style of sqlite-utils' ``Database``: one object per database, whose
+methods are the ``arena`` commands. Each method takes the command's options as
+keyword arguments with the same names and defaults as its flags (``rounds``,
+``seed``, ``level``, ``category``, ``source``, ...; the defaults come from
+:mod:`arena.core.defaults`), owns its transaction and its lock, and returns a
+frozen result (:mod:`arena.api.results`) whose ``to_dict()`` is the command's
+``--format json`` document. The command line is a thin layer over these
+methods: same data and options, same numbers.
+
+Errors are the library's: a bad option raises
+:class:`arena.core.errors.OptionError` naming the parameter (the CLI names the
+flag); other user errors raise the library's error types
+(:data:`arena.api.USER_ERRORS` lists them), each with a one-line message.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from arena.api.results import (
+    Annotated,
+    AuditResult,
+    Categories,
+    Comparison,
+    DiffResult,
+    Ingested,
+    Labelled,
+    Leaderboard,
+    Models,
+    NightResult,
+    PlanDraws,
+    PlanPower,
+    PlanWeights,
+    Pruned,
+    Published,
+    Rebuilt,
+    Snapshots,
+)
+from arena.core.defaults import (
+    DEFAULT_AUDIT_ALPHA,
+    DEFAULT_AUDIT_ROUNDS,
+    DEFAULT_HEATMAP_TOP,
+    DEFAULT_LEVEL,
+    DEFAULT_MAX_MODELS,
+    DEFAULT_MIN_BATTLES,
+    DEFAULT_POWER,
+    DEFAULT_ROUNDS,
+    DEFAULT_SEED,
+    DEFAULT_URL,
+    DEFAULT_WAIT,
+    URL_ENV,
+)
+from arena.core.errors import OptionError, check_at_least
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from arena.ingest.loader import IngestReport
+    from arena.jobs.rebuild import RebuildOptions
+    from arena.store.annotate import Annotation
+
+__all__ = ["Arena", "database_url", "open_arena"]
+
+Progress = Callable[[str], None]
+
+
+def database_url(url: str | None = None) -> str:
+    """The database: ``url``, else ``$ARENA_DATABASE_URL``, else ``sqlite:///arena.db``.
+
+    The same resolution as the command line's ``--db``.
+    """
+    return url or os.environ.get(URL_ENV) or DEFAULT_URL
+
+
+def open_arena(url: str | None = None, *, wait: float = DEFAULT_WAIT) -> Arena:
+    """Open the arena stored at ``url`` (see :func:`database_url`); nothing is read yet.
+
+    The database is opened at the first call. Like the command line, only the
+    methods that store battles (``ingest``, ``nightly``) create arena's tables
+    in an empty database; the others refuse an empty or foreign one.
+
+    Parameters
+    ----------
+    url : str, optional
+        SQLAlchemy URL (``sqlite:///arena.db``, ``postgresql+psycopg://user@host/db``).
+    wait : float
+        Seconds to wait for another command's lock before giving up.
+
+    Examples
+    --------
+    >>> import arena
+    >>> db = arena.open("sqlite:///x.db")  # doctest: +SKIP
+    >>> db.ingest("battles.csv"); db.rebuild()  # doctest: +SKIP
+    >>> db.leaderboard().to_dict()["rows"][0]["model"]  # doctest: +SKIP
+    """
+    return Arena(database_url(url), wait=wait)
+
+
+def _when(name: str, value: str | datetime | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        raise OptionError.about(name, f"{value!r} is not an ISO date") from None
+
+
+def _anchor(value: str | tuple[str, float] | None) -> tuple[str, float] | None:
+    if value is None or isinstance(value, tuple):
+        return value
+    name, sep, rating = value.rpartition("=")
+    try:
+        if not sep or not name:
+            raise ValueError
+        return name, float(rating)
+    except ValueError:
+        raise OptionError.about(
+            "anchor", f"{value!r}: expected MODEL=RATING, e.g. gpt-4o=1200"
+        ) from None
+
+
+def rebuild_options(
+    *,
+    category: str | None = None,
+    source: str | None = None,
+    since: str | datetime | None = None,
+    until: str | datetime | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int = DEFAULT_SEED,
+    level: float = DEFAULT_LEVEL,
+    ci: str = "bootstrap",
+    simultaneous: bool = False,
+    ties: str = "half",
+    both_bad: str = "tie",
+    position: bool = False,
+    anchor: str | tuple[str, float] | None = None,
+    prior: float | None = None,
+    min_battles: int = DEFAULT_MIN_BATTLES,
+    tiers: str = "maxt",
+    tier_rule: str = "leader",
+    cluster: str = "battle",
+    components: str = "largest",
+    style_control: bool = True,
+    style_features: Iterable[str] = (),
+    style_reg: float | None = None,
+    exclude_judges: Iterable[str] = (),
+) -> RebuildOptions:
+    """:class:`~arena.jobs.rebuild.RebuildOptions` from the flat options of ``arena rebuild``."""
+    from arena.engine.options import FitOptions
+    from arena.jobs.rebuild import RebuildOptions
+
+    return RebuildOptions(
+        category=category,
+        source=source,
+        since=_when("since", since),
+        until=_when("until", until),
+        rounds=rounds,
+        seed=seed,
+        level=level,
+        ci=ci,
+        simultaneous=simultaneous,
+        fit=FitOptions(ties=ties, both_bad=both_bad, position=position, prior=prior),
+        anchor=_anchor(anchor),
+        min_battles=min_battles,
+        tiers=tiers,
+        tier_rule=tier_rule,
+        cluster=cluster,
+        components=components,
+        exclude_judges=tuple(exclude_judges),
+        style_control=style_control,
+        style_features=tuple(style_features),
+        style_reg=style_reg,
+    )
+
+
+class Arena:
+    """One arena database; its methods are the ``arena`` commands.
+
+    Use :func:`arena.open` to make one. The engine is opened at the first
+    call and closed by :meth:`close` (or a ``with`` block).
+    """
+
+    def __init__(self, url: str, *, wait: float = DEFAULT_WAIT) -> None:
+        self.url = url
+        self.wait = wait
+        self._engine: Engine | None = None
+        self._created = False
+
+    def __repr__(self) -> str:
+        from arena.db.session import mask_passwords
+
+        return f"<Arena {mask_passwords(self.url)}>"
+
+    def __enter__(self) -> Arena:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the database connections (the object can be used again)."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+    def engine(self, *, create: bool = False) -> Engine:
+        """The SQLAlchemy engine, opened (and the schema checked) at the first call.
+
+        ``create``: make arena's tables in an empty database (what storing
+        battles does); without it an empty or foreign database is refused.
+
+        Raises
+        ------
+        arena.db.session.DatabaseError
+            The database cannot be opened, is empty (without ``create``) or is
+            not an arena database.
+        """
+        if self._engine is None or (create and not self._created):
+            from arena.db.session import open_engine
+
+            engine = open_engine(self.url, migrate_new=create, wait=self.wait)
+            if self._engine is not None:
+                self._engine.dispose()
+            self._engine = engine
+            self._created = create
+        return self._engine
+
+    # ------------------------------------------------------------------ battles
+
+    def ingest(
+        self,
+        paths: str | os.PathLike | Iterable[str | os.PathLike],
+        *,
+        input_format: str = "auto",
+        source: str | None = None,
+        map: Mapping[str, str] | None = None,  # noqa: A002 -- the flag's name (--map)
+        skip_invalid: bool = False,
+        rejects: str | os.PathLike | None = None,
+        max_expand: int | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+        on_file: Callable[[IngestReport], None] | None = None,
+    ) -> Ingested:
+        """Validate battle files and store their battles, one transaction per file.
+
+        Parameters
+        ----------
+        paths : path or iterable of paths
+            CSV, JSON lines or JSON array files, gzip-compressed or not; ``-`` is stdin.
+        input_format : {"auto", "csv", "jsonl", "json"}
+        source : str, optional
+            Source label stored on every battle.
+        map : mapping of str to str, optional
+            Read FIELD from COLUMN (``{"judge": "annotator"}``); ``""`` ignores a field.
+        skip_invalid : bool
+            Store the valid rows and write the rejected ones to ``rejects`` (required then).
+        rejects : path, optional
+            CSV file for rejected rows.
+        max_expand : int, optional
+            Most battles one aggregated-count row may stand for (default 10,000).
+        progress : callable, optional
+            ``progress(file, bytes_done, bytes_total)`` while a file is read.
+        on_file : callable, optional
+            Called with each file's :class:`~arena.ingest.loader.IngestReport` once stored.
+
+        Raises
+        ------
+        arena.ingest.IngestError
+            A malformed file (file, line and field named); nothing of that file
+            is stored, files before it stay stored.
+        """
+        from arena.ingest.records import FIELDS
+        from arena.ingest.rejects import RejectsTargetError, check_rejects_target, rejects_file
+
+        files = (
+            [os.fspath(paths)]
+            if isinstance(paths, (str, os.PathLike))
+            else [os.fspath(p) for p in paths]
+        )
+        if not files:
+            raise OptionError("paths", "give at least one file in {name}")
+        if skip_invalid and not rejects:
+            raise OptionError(
+                "skip_invalid", "{name} needs rejects FILE (nothing is dropped silently)"
+            )
+        if rejects and not skip_invalid:
+            raise OptionError("rejects", "{name} is only used with skip_invalid")
+        check_at_least("max_expand", max_expand, 1)
+        for fld in map or {}:
+            if fld not in FIELDS:
+                raise OptionError.about("map", f"{fld!r}: FIELD must be one of {', '.join(FIELDS)}")
+        engine = self.engine(create=True)
+        if not rejects:
+            return self._ingest_all(
+                engine, files, input_format, source, map, None, None, max_expand, progress, on_file
+            )
+        database = engine.url.database if engine.dialect.name == "sqlite" else None
+        try:
+            target = check_rejects_target(rejects, inputs=files, database=database)
+        except RejectsTargetError as exc:
+            raise OptionError.about("rejects", str(exc)) from None
+        with rejects_file(target) as (sink, keep):
+            return self._ingest_all(
+                engine, files, input_format, source, map, sink, keep, max_expand, progress, on_file
+            )
+
+    @staticmethod
+    def _ingest_all(engine, files, input_format, source, mapping, sink, keep, max_expand, progress, on_file) -> Ingested:  # fmt: skip
+        from arena.ingest import IngestError, ingest_file
+
+        reports: list[IngestReport] = []
+        for path in files:
+            total = os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
+            update = None
+            if progress is not None:
+                update = lambda done, _p=path, _t=total: progress(_p, done, _t)  # noqa: E731
+            try:
+                report = ingest_file(
+                    engine,
+                    path,
+                    fmt=input_format,
+                    source=source,
+                    mapping=dict(mapping or {}),
+                    rejects=sink,
+                    progress=update,
+                    **({"max_expand": max_expand} if max_expand else {}),
+                )
+            except IngestError as exc:
+                done = ", ".join(r.file for r in reports)
+                kept = f" (already stored: {done})" if done else ""
+                raise IngestError(f"{exc}; nothing from this file was stored{kept}") from None
+            reports.append(report)
+            if keep is not None:
+                keep[0] = True  # this file's rejects belong to stored battles: keep them
+            if on_file is not None:
+                on_file(report)
+        return Ingested(tuple(reports))
+
+    def models(self) -> Models:
+        """Every model with its battles, wins, losses, ties (``arena models``)."""
+        from arena.store.read import model_records
+
+        with self.engine().connect() as conn:
+            return Models(tuple(model_records(conn)))
+
+    def annotate(
+        self,
+        name: str | None = None,
+        *,
+        display_name: str | None = None,
+        organisation: str | None = None,
+        licence: str | None = None,
+        link: str | None = None,
+        hidden: bool | None = None,
+        from_file: str | os.PathLike | None = None,
+        annotations: Iterable[Annotation] | None = None,
+    ) -> Annotated:
+        """Set a model's display metadata (``arena models annotate``), all or nothing.
+
+        Give ``name`` with the fields to set ("" clears one), or ``from_file``
+        (CSV/JSON with columns model, display_name, organisation, licence,
+        link, hidden), or ``annotations``. Metadata never changes ratings.
+
+        Raises
+        ------
+        arena.store.annotate.AnnotateError
+            An unknown model (nothing is changed) or a bad file.
+        """
+        from arena.db.session import take_write_lock
+        from arena.store.annotate import Annotation, annotate, read_annotations
+
+        fields = (display_name, organisation, licence, link, hidden)
+        given = sum(x is not None for x in (name, from_file, annotations))
+        if given != 1 or (name is None and any(v is not None for v in fields)):
+            raise OptionError("name", "give either {name} with fields or from_file, not both")
+        if from_file is not None:
+            items = read_annotations(from_file)
+        elif annotations is not None:
+            items = list(annotations)
+        else:
+            if all(v is None for v in fields):
+                raise OptionError(
+                    "name",
+                    "nothing to set for {name}: give display_name, organisation, licence, "
+                    "link or hidden",
+                )
+            items = [Annotation(name, display_name, organisation, licence, link, hidden)]
+        with self.engine().begin() as conn:
+            take_write_lock(conn, "annotate models")
+            return Annotated(annotate(conn, items))
+
+    def categories(self) -> Categories:
+        """Category keys with their labels and battles (``arena categories``)."""
+        from arena.store.categories import category_records
+
+        with self.engine().connect() as conn:
+            return Categories(tuple(category_records(conn)))
+
+    def label_category(self, key: str, name: str) -> Labelled:
+        """Show category ``key`` as ``name`` on the site ("" restores the default).
+
+        Raises
+        ------
+        arena.store.categories.CategoryError
+            An unknown key (with "did you mean") or an unusable label.
+        """
+        from arena.db.session import take_write_lock
+        from arena.store.categories import set_label
+
+        with self.engine().begin() as conn:
+            take_write_lock(conn, "label a category")
+            return Labelled(key, set_label(conn, key, name))
+
+    # ------------------------------------------------------------------ rating
+
+    def rebuild(
+        self,
+        *,
+        category: str | None = None,
+        source: str | None = None,
+        since: str | datetime | None = None,
+        until: str | datetime | None = None,
+        rounds: int = DEFAULT_ROUNDS,
+        seed: int = DEFAULT_SEED,
+        level: float = DEFAULT_LEVEL,
+        ci: str = "bootstrap",
+        simultaneous: bool = False,
+        ties: str = "half",
+        both_bad: str = "tie",
+        position: bool = False,
+        anchor: str | tuple[str, float] | None = None,
+        prior: float | None = None,
+        min_battles: int = DEFAULT_MIN_BATTLES,
+        tiers: str = "maxt",
+        tier_rule: str = "leader",
+        cluster: str = "battle",
+        style_control: bool = True,
+        style_features: Iterable[str] = (),
+        style_reg: float | None = None,
+        components: str = "largest",
+        max_models: int = DEFAULT_MAX_MODELS,
+        all_categories: bool = False,
+        exclude_flagged: bool = False,
+        read: str = "auto",
+        progress: Progress | None = None,
+    ) -> Rebuilt:
+        """Rate the stored battles and write one snapshot per board (``arena rebuild``).
+
+        The options are ``arena rebuild``'s (see ``arena rebuild --help``);
+        ``anchor`` is ``"MODEL=RATING"`` or ``(model, rating)``; ``since`` and
+        ``until`` ISO dates or datetimes. ``exclude_flagged`` leaves out the
+        judges flagged by the stored audit of the board's latest snapshot.
+
+        Raises
+        ------
+        arena.jobs.rebuild.RebuildError
+            Nothing to rate, a bad option (:class:`~arena.core.errors.OptionError`
+            too), a board over ``max_models``, an unknown category or source.
+            Nothing is written then.
+        """
+        from arena.jobs.rebuild import RebuildError, rebuild
+
+        check_at_least("max_models", max_models, 2)
+        excluded: tuple[str, ...] = ()
+        if exclude_flagged:
+            excluded = self._flagged_judges(category, source)
+        opts = rebuild_options(
+            category=category,
+            source=source,
+            since=since,
+            until=until,
+            rounds=rounds,
+            seed=seed,
+            level=level,
+            ci=ci,
+            simultaneous=simultaneous,
+            ties=ties,
+            both_bad=both_bad,
+            position=position,
+            anchor=anchor,
+            prior=prior,
+            min_battles=min_battles,
+            tiers=tiers,
+            tier_rule=tier_rule,
+            cluster=cluster,
+            components=components,
+            style_control=style_control,
+            style_features=style_features,
+            style_reg=style_reg,
+            exclude_judges=excluded,
+        )
+        engine = self.engine()
+        try:
+            result = rebuild(
+                engine,
+                opts,
+                all_categories=all_categories,
+                progress=progress,
+                max_models=max_models,
+                read=read,
+            )
+        except OptionError:
+            raise
+        except RebuildError as exc:
+            self._check_selection(category, source)
+            raise RebuildError(f"{exc}; no snapshot was written") from None
+        except ValueError as exc:  # an unknown ``read``
+            raise OptionError.about("read", str(exc)) from None
+        return Rebuilt(result, excluded, exclude_flagged)
+
+    def _flagged_judges(self, category: str | None, source: str | None) -> tuple[str, ...]:
+        from arena.audit.read import AuditError, latest_flagged_judges
+        from arena.boards.snapshots import board_key
+
+        try:
+            with self.engine().connect() as conn:
+                key = board_key(category=category, source=source)
+                return tuple(latest_flagged_judges(conn, key))
+        except AuditError as exc:
+            raise OptionError.about("exclude_flagged", str(exc)) from None
+
+    def _check_selection(self, category: str | None, source: str | None) -> None:
+        """A category or source the database does not know: say so, with the known ones."""
+        from arena.boards.compare import SnapshotError, check_category, check_source
+
+        with self.engine().connect() as conn:
+            for name, check, value in (
+                ("category", check_category, category),
+                ("source", check_source, source),
+            ):
+                try:
+                    if value is not None:
+                        check(conn, value)
+                except SnapshotError as exc:
+                    raise OptionError.about(name, f"{exc}; no snapshot was written") from None
+
+    # ------------------------------------------------------------------ boards
+
+    def _board(self, conn, *, snapshot, category, source, style_control, component):
+        from arena.boards.compare import resolve_board
+
+        return resolve_board(
+            conn,
+            snapshot_id=snapshot,
+            category=category,
+            source=source,
+            style=style_control,
+            component=component,
+        )
+
+    def leaderboard(
+        self,
+        *,
+        snapshot: int | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        style_control: bool = False,
+        component: int | None = None,
+        include_hidden: bool = False,
+    ) -> Leaderboard:
+        """One snapshot of a board (``arena leaderboard``): the latest overall by default.
+
+        ``include_hidden`` is ``--all``: also the models hidden from the site.
+
+        Raises
+        ------
+        arena.boards.snapshots.SnapshotError
+            No such snapshot, or the board has none yet.
+        """
+        with self.engine().connect() as conn:
+            board = self._board(
+                conn,
+                snapshot=snapshot,
+                category=category,
+                source=source,
+                style_control=style_control,
+                component=component,
+            )
+        return Leaderboard(board, include_hidden)
+
+    def snapshots(self) -> Snapshots:
+        """Every snapshot, oldest first (``arena snapshots``)."""
+        from arena.boards.snapshots import list_snapshots
+
+        with self.engine().connect() as conn:
+            return Snapshots(tuple(list_snapshots(conn)))
+
+    def compare(
+        self,
+        model_a: str,
+        model_b: str,
+        *,
+        snapshot: int | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        style_control: bool = False,
+        component: int | None = None,
+    ) -> Comparison:
+        """Head-to-head verdict of ``model_a`` against ``model_b`` (``arena compare``).
+
+        Raises
+        ------
+        arena.boards.snapshots.SnapshotError
+            No such snapshot or board, an unknown model, pruned samples.
+        """
+        from arena.boards.compare import compare
+
+        with self.engine().connect() as conn:
+            h = compare(
+                conn,
+                model_a,
+                model_b,
+                snapshot_id=snapshot,
+                category=category,
+                style=style_control,
+                component=component,
+                source=source,
+            )
+        return Comparison(h)
+
+    def diff(
+        self,
+        old: int | None = None,
+        new: int | None = None,
+        *,
+        category: str | None = None,
+        source: str | None = None,
+        style_control: bool = False,
+        component: int | None = None,
+    ) -> DiffResult:
+        """What moved between snapshots ``old`` and ``new`` of one board (``arena diff``).
+
+        With no ids: the board's latest snapshot against the one before it;
+        with ``style_control`` and no ids, the latest raw board against its
+        style-controlled board from the same rebuild.
+
+        Raises
+        ------
+        arena.boards.snapshots.SnapshotError
+            Snapshots of different boards, unknown ids, one snapshot only.
+        """
+        from arena.boards.compare import SnapshotError, diff, resolve_board
+        from arena.boards.snapshots import previous_snapshot_id
+
+        if (old is None) != (new is None):
+            raise OptionError("old", "give two snapshot ids (old, new), or none")
+        if old is not None and (style_control or category or source or component):
+            raise OptionError(
+                "style_control",
+                "{name}, category, source and component pick the boards only without ids",
+            )
+        with self.engine().connect() as conn:
+            if old is None:
+                latest = resolve_board(
+                    conn, category=category, source=source, component=component
+                ).snapshot
+                if style_control:
+                    old = latest.id
+                    new = resolve_board(conn, snapshot_id=latest.id, style=True).snapshot.id
+                else:
+                    old = previous_snapshot_id(conn, latest)
+                    if old is None:
+                        raise SnapshotError(
+                            f"board {latest.board!r} has one snapshot ({latest.id}): nothing "
+                            "to diff yet; run `arena rebuild` again after new battles"
+                        )
+                    new = latest.id
+            return DiffResult(diff(conn, old, new))
+
+    def prune_snapshots(
+        self,
+        *,
+        keep_days: float | None = None,
+        keep_last: int | None = None,
+        dry_run: bool = False,
+    ) -> Pruned:
+        """Drop the samples and pair tables of old snapshots (``arena snapshots prune``).
+
+        A snapshot loses its detail only if older than ``keep_days`` and not
+        among its board's newest ``keep_last``; the latest of every board is kept.
+        """
+        from arena.db.session import take_write_lock
+        from arena.jobs.retention import prune_snapshots
+
+        if keep_days is None and keep_last is None:
+            raise OptionError("keep_days", "give {name}, keep_last or both")
+        check_at_least("keep_days", keep_days, 0)
+        check_at_least("keep_last", keep_last, 1)
+        with self.engine().begin() as conn:
+            take_write_lock(conn, "prune snapshots")
+            return Pruned(
+                prune_snapshots(conn, keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
+            )
+
+    # ------------------------------------------------------------------ readers
+
+    def audit(
+        self,
+        *,
+        snapshot: int | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        component: int | None = None,
+        probes: Iterable[str] = (),
+        level: float = DEFAULT_LEVEL,
+        alpha: float = DEFAULT_AUDIT_ALPHA,
+        rounds: int = DEFAULT_AUDIT_ROUNDS,
+        seed: int = DEFAULT_SEED,
+        store: bool = True,
+        progress: Progress | None = None,
+    ) -> AuditResult:
+        """Audit the votes behind a snapshot (``arena audit``).
+
+        ``probes``: run only these (a partial audit is not stored); ``store``:
+        keep the audit with the snapshot (``--no-store`` is ``store=False``).
+
+        Raises
+        ------
+        arena.audit.read.AuditError
+            No snapshot to audit, or nothing in it.
+        """
+        from arena.audit.read import audit_snapshot
+        from arena.boards.snapshots import board_key
+
+        check_at_least("rounds", rounds, 10)
+        if component is not None or source is not None:
+            with self.engine().connect() as conn:
+                snapshot = self._board(
+                    conn,
+                    snapshot=snapshot,
+                    category=category,
+                    source=source,
+                    style_control=False,
+                    component=component,
+                ).snapshot.id
+        info, report = audit_snapshot(
+            self.engine(),
+            snapshot_id=snapshot,
+            board=board_key(category=category, source=source),
+            level=level,
+            alpha=alpha,
+            seed=seed,
+            rounds=rounds,
+            only=tuple(probes) or None,
+            store=store,
+            progress=progress,
+        )
+        return AuditResult(info, report)
+
+    def _plan_inputs(self, snapshot, category, source, component):
+        from arena.boards.compare import SnapshotError
+        from arena.plan.store import plan_inputs
+
+        with self.engine().connect() as conn:
+            board = self._board(
+                conn,
+                snapshot=snapshot,
+                category=category,
+                source=source,
+                style_control=False,
+                component=component,
+            )
+            inputs = plan_inputs(conn, board.snapshot.id)
+        if inputs is None:
+            raise SnapshotError(f"no snapshot {board.snapshot.id}")
+        return inputs
+
+    def plan(
+        self,
+        *,
+        snapshot: int | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        component: int | None = None,
+        rule: str = "paper",
+        n: int | None = None,
+        top: int | None = None,
+        seed: int = DEFAULT_SEED,
+    ) -> PlanWeights | PlanDraws:
+        """Sampling probabilities per pair for the next battles (``arena plan``).
+
+        Every pair of ranked models with its battles and probability (the
+        ``top`` most probable with ``top``); with ``n``, ``n`` battles drawn
+        from those probabilities instead.
+        """
+        from arena.plan.board_plan import plan_draws, plan_weights
+
+        check_at_least("n", n, 1)
+        check_at_least("top", top, 1)
+        inp = self._plan_inputs(snapshot, category, source, component)
+        try:
+            if n is not None:
+                return PlanDraws(inp.snapshot, rule, seed, plan_draws(inp, n, rule=rule, seed=seed))
+            listed = plan_weights(inp, rule=rule, top=top)
+        except OptionError:
+            raise
+        except ValueError as exc:
+            raise OptionError.about("rule", str(exc)) from None
+        return PlanWeights(inp.snapshot, rule, listed.pairs, top, listed.pairs_total)
+
+    def plan_power(
+        self,
+        models: Iterable[str] = (),
+        *,
+        snapshot: int | None = None,
+        category: str | None = None,
+        source: str | None = None,
+        component: int | None = None,
+        power: float = DEFAULT_POWER,
+    ) -> PlanPower:
+        """Battles needed to separate two models, or every adjacent pair (``arena plan power``)."""
+        from arena.boards.compare import SnapshotError
+        from arena.plan.board_plan import plan_power
+
+        inp = self._plan_inputs(snapshot, category, source, component)
+        try:
+            pairs = plan_power(inp, tuple(models), power=power)
+        except KeyError as exc:
+            raise SnapshotError(exc.args[0]) from None
+        return PlanPower(inp.snapshot, inp.level, power, pairs)
+
+    def publish(
+        self,
+        out_dir: str | os.PathLike,
+        *,
+        snapshot: int | None = None,
+        heatmap_top: int = DEFAULT_HEATMAP_TOP,
+        attribution: str | None = None,
+        progress: Progress | None = None,
+    ) -> Published:
+        """Write the leaderboard as a static site into ``out_dir`` (``arena publish``).
+
+        Raises
+        ------
+        arena.publish.site.PublishError
+            No snapshot, or a target that is not arena's site; an ``OSError``
+            when ``out_dir`` cannot be written (the previous site stays).
+        """
+        from arena.publish.site import PublishError, publish_site
+
+        check_at_least("heatmap_top", heatmap_top, 2)
+        if progress is not None:
+            progress(f"publish: rendering the site into {out_dir}")
+        try:
+            report = publish_site(
+                self.engine(),
+                out_dir,
+                snapshot_id=snapshot,
+                top=heatmap_top,
+                attribution=attribution,
+            )
+        except OSError as exc:
+            raise PublishError(f"cannot write {out_dir}: {exc.strerror or exc}") from exc
+        return Published(report)
+
+    def nightly(
+        self,
+        incoming: str | os.PathLike,
+        site: str | os.PathLike,
+        *,
+        done: str | os.PathLike | None = None,
+        failed: str | os.PathLike | None = None,
+        heatmap_top: int = DEFAULT_HEATMAP_TOP,
+        attribution: str | None = None,
+        prune_keep_days: float | None = None,
+        prune_keep_last: int | None = None,
+        max_models: int = DEFAULT_MAX_MODELS,
+        progress: Progress | None = None,
+        **fit: Any,
+    ) -> NightResult:
+        """Ingest a drop folder, rebuild every board and publish the site (``arena nightly``).
+
+        ``fit`` takes the rating options of :meth:`rebuild` (``rounds``,
+        ``seed``, ``level``, ``ties``, ...). ``result.exit_code`` is the
+        command's exit code.
+
+        Raises
+        ------
+        arena.db.lock.LockHeld
+            Another run kept the lock longer than the arena's ``wait``; nothing was done.
+        """
+        from arena.jobs.nightly import nightly
+
+        unknown = set(fit) - set(_FIT_NAMES)
+        if unknown:
+            raise TypeError(f"nightly() got unexpected keyword argument(s) {sorted(unknown)}")
+        check_at_least("heatmap_top", heatmap_top, 2)
+        check_at_least("max_models", max_models, 2)
+        check_at_least("prune_keep_days", prune_keep_days, 0)
+        check_at_least("prune_keep_last", prune_keep_last, 1)
+        opts = rebuild_options(**fit)
+        result = nightly(
+            self.engine(create=True),
+            incoming,
+            site,
+            opts,
+            done=done,
+            failed=failed,
+            wait=self.wait,
+            max_models=max_models,
+            top=heatmap_top,
+            attribution=attribution,
+            progress=progress,
+            prune_keep_days=prune_keep_days,
+            prune_keep_last=prune_keep_last,
+        )
+        return NightResult(result)
+
+
+#: The rating options :meth:`Arena.nightly` passes on to the rebuild.
+_FIT_NAMES = (
+    "rounds",
+    "seed",
+    "level",
+    "ci",
+    "simultaneous",
+    "ties",
+    "both_bad",
+    "position",
+    "anchor",
+    "prior",
+    "min_battles",
+    "tiers",
+    "tier_rule",
+    "cluster",
+    "components",
+    "style_control",
+    "style_features",
+    "style_reg",
+)

@@ -1,0 +1,368 @@
+"""What the front door's methods return: one frozen result per command.
+
+Each result keeps the library's typed objects (``result.board``,
+``result.head_to_head``, ...) and gives ``to_dict()``: the document that the
+command's ``--format json`` prints, byte for byte once written with
+:func:`arena.core.formats.to_json`. Floats of the rating commands are rounded
+as their JSON is (:func:`arena.core.formats.tidy`); the typed objects keep
+full precision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from arena.core.formats import count, tidy
+
+if TYPE_CHECKING:
+    from arena.audit.report import AuditReport
+    from arena.boards.compare import BoardDiff, HeadToHead
+    from arena.boards.snapshots import Board, SnapshotInfo
+    from arena.ingest.loader import IngestReport
+    from arena.jobs.nightly import NightlyResult
+    from arena.jobs.rebuild import RebuildResult
+    from arena.jobs.retention import PruneResult
+    from arena.publish.site import PublishReport
+    from arena.store.categories import CategoryRecord
+    from arena.store.read import ModelRecord
+
+__all__ = [
+    "Annotated",
+    "AuditResult",
+    "Categories",
+    "Comparison",
+    "DiffResult",
+    "Ingested",
+    "Labelled",
+    "Leaderboard",
+    "Models",
+    "NightResult",
+    "PlanDraws",
+    "PlanPower",
+    "PlanWeights",
+    "Published",
+    "Pruned",
+    "Rebuilt",
+    "Snapshots",
+]
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """``arena ingest``: one report per file, in the order given."""
+
+    files: tuple[IngestReport, ...]
+
+    @property
+    def inserted(self) -> int:
+        """Battles stored by this call."""
+        return sum(f.inserted for f in self.files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"inserted": self.inserted, "files": [f.as_dict() for f in self.files]}
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """``arena rebuild``: the snapshots written, one per board."""
+
+    result: RebuildResult
+    #: judges left out by ``exclude_flagged`` (empty without it)
+    excluded_judges: tuple[str, ...] = ()
+    #: whether ``exclude_flagged`` was asked (an empty list then says "none flagged")
+    exclude_flagged: bool = False
+
+    @property
+    def snapshot_ids(self) -> list[int]:
+        return list(self.result.snapshot_ids)
+
+    @property
+    def boards(self) -> list[str]:
+        return list(self.result.boards)
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.result.warnings)
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "run_id": r.run_id,
+            "watermark": r.watermark,
+            "snapshots": [
+                {"id": sid, "board": board}
+                for sid, board in zip(r.snapshot_ids, r.boards, strict=True)
+            ],
+            "read": r.read,
+            "seconds": round(r.seconds, 3),
+            "warnings": list(r.warnings),
+            "excluded_judges": list(self.excluded_judges) if self.exclude_flagged else None,
+        }
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """``arena leaderboard``: one snapshot of one board."""
+
+    board: Board
+    include_hidden: bool = False
+
+    @property
+    def snapshot(self) -> SnapshotInfo:
+        return self.board.snapshot
+
+    @property
+    def rows(self):
+        """The rows shown: every row with ``include_hidden``, else the visible ones."""
+        return self.board.rows if self.include_hidden else self.board.visible_rows()
+
+    def to_dict(self) -> dict[str, Any]:
+        return tidy(self.board.document(include_hidden=self.include_hidden))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``arena compare``: the head-to-head verdict of two models on one snapshot."""
+
+    head_to_head: HeadToHead
+
+    def __getattr__(self, name: str) -> Any:
+        # result.verdict, result.difference, ...: the HeadToHead's fields
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.head_to_head, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return tidy(self.head_to_head.document())
+
+
+#: A diff row's position is its column in the snapshot's samples (model order): it
+#: reads like a rank, which it is not, so it stays out of the output (rank_ub is the rank).
+_DIFF_HIDDEN = ("position", "old_position")
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """``arena diff``: what moved between two snapshots of one board."""
+
+    diff: BoardDiff
+
+    @property
+    def rows(self):
+        return self.diff.rows
+
+    @property
+    def options_differ(self) -> tuple[str, ...]:
+        return self.diff.options_differ
+
+    def row_dicts(self) -> list[dict[str, Any]]:
+        """The rows as output (full precision), without the sample positions."""
+        return [
+            {k: v for k, v in asdict(r).items() if k not in _DIFF_HIDDEN} for r in self.diff.rows
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return tidy(
+            {
+                "old": self.diff.old.id,
+                "new": self.diff.new.id,
+                "board": self.diff.new.board,
+                "options_differ": list(self.diff.options_differ),
+                "rows": self.row_dicts(),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    """``arena snapshots``: every snapshot, oldest first."""
+
+    snapshots: tuple[SnapshotInfo, ...]
+
+    def row_dicts(self) -> list[dict[str, Any]]:
+        from arena.boards.snapshots import options_summary
+
+        return [
+            dict(
+                id=s.id,
+                created_at=s.created_at.isoformat(),
+                board=s.board,
+                models=s.n_models,
+                battles=count(s.n_battles),
+                watermark=s.watermark,
+                method=s.options.get("ci"),
+                rounds=s.options.get("rounds"),
+                seed=s.seed,
+                options=options_summary(s.options),
+            )
+            for s in self.snapshots
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"snapshots": self.row_dicts()}
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """``arena audit``: the probes' report on the votes behind one snapshot."""
+
+    snapshot: SnapshotInfo
+    report: AuditReport
+
+    def to_dict(self) -> dict[str, Any]:
+        return tidy(
+            {"snapshot": self.snapshot.id, "board": self.snapshot.board, **self.report.as_dict()}
+        )
+
+
+@dataclass(frozen=True)
+class PlanWeights:
+    """``arena plan``: every pair's sampling probability (the ``top`` most probable)."""
+
+    snapshot: SnapshotInfo
+    rule: str
+    #: one dict per pair, most probable first: model_a, model_b, battles, probability
+    pairs: tuple[dict[str, Any], ...]
+    top: int | None = None
+    pairs_total: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "snapshot": self.snapshot.id,
+            "rule": self.rule,
+            "pairs": [dict(p) for p in self.pairs],
+        }
+        if self.top is not None:
+            doc = {**doc, "top": self.top, "pairs_total": self.pairs_total}
+        return tidy(doc)
+
+
+@dataclass(frozen=True)
+class PlanDraws:
+    """``arena plan --n N``: N battles drawn from the plan's probabilities."""
+
+    snapshot: SnapshotInfo
+    rule: str
+    seed: int
+    #: (model_a, model_b) per battle, in shown order
+    battles: tuple[tuple[str, str], ...]
+
+    def row_dicts(self) -> list[dict[str, str]]:
+        return [{"model_a": a, "model_b": b} for a, b in self.battles]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "snapshot": self.snapshot.id,
+            "rule": self.rule,
+            "seed": self.seed,
+            "battles": self.row_dicts(),
+        }
+
+
+@dataclass(frozen=True)
+class PlanPower:
+    """``arena plan power``: battles needed to separate pairs of models."""
+
+    snapshot: SnapshotInfo
+    level: float
+    power: float
+    #: one dict per pair: model_a, model_b, difference, se, power_now, battles_needed
+    pairs: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return tidy(
+            {
+                "snapshot": self.snapshot.id,
+                "level": self.level,
+                "power": self.power,
+                "pairs": [dict(p) for p in self.pairs],
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Published:
+    """``arena publish``: the site written."""
+
+    report: PublishReport
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.report
+        return {
+            "out_dir": str(r.out_dir),
+            "snapshot": r.snapshot_id,
+            "board": r.board,
+            "boards": list(r.boards),
+            "model_pages": r.model_pages,
+            "visible_models": r.visible_models,
+            "hidden_models": r.hidden_models,
+            "index_bytes": r.index_bytes,
+            "total_bytes": r.total_bytes,
+            "files": list(r.files),
+        }
+
+
+@dataclass(frozen=True)
+class NightResult:
+    """``arena nightly``: what the night did (``exit_code`` for monitoring)."""
+
+    result: NightlyResult
+
+    @property
+    def exit_code(self) -> int:
+        return self.result.exit_code
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.result.as_dict()
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """``arena snapshots prune``: the detail dropped (or that would be, on a dry run)."""
+
+    result: PruneResult
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.result.as_dict()
+
+
+@dataclass(frozen=True)
+class Models:
+    """``arena models``: every model with its record."""
+
+    models: tuple[ModelRecord, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"models": [m.as_dict() for m in self.models]}
+
+
+@dataclass(frozen=True)
+class Categories:
+    """``arena categories``: category keys, their labels and battles."""
+
+    categories: tuple[CategoryRecord, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"categories": [c.as_dict() for c in self.categories]}
+
+
+@dataclass(frozen=True)
+class Annotated:
+    """``arena models annotate``: how many models changed."""
+
+    changed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"changed": self.changed}
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """``arena categories label``: the label a category key is now shown as."""
+
+    key: str
+    label: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "label": self.label}
