@@ -7,6 +7,7 @@ same ratings through either door.
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import subprocess
@@ -19,7 +20,8 @@ import arena
 from arena.core.defaults import DEFAULT_HEATMAP_TOP, DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import OptionError
 from arena.core.formats import to_json
-from tests.conftest import ROOT, cli_for
+from tests.helpers.cli import cli_for
+from tests.helpers.paths import ROOT
 
 ROUNDS = 60
 
@@ -147,8 +149,8 @@ def test_the_readme_one_liner_works(tmp_path):
     """The issue's "done when": import, open, ingest, rebuild, print the leaderboard."""
     path = write_battles(tmp_path / "b.csv", n=400)
     code = (
-        "import arena; db = arena.open('sqlite:///x.db'); db.ingest('b.csv'); "
-        "db.rebuild(rounds=50); print(db.leaderboard().to_dict())"
+        "import arena; db = arena.open('sqlite:///x.db'); db.ingest('b.csv'); db.rebuild(); "
+        "print(db.leaderboard().to_dict())"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -158,8 +160,10 @@ def test_the_readme_one_liner_works(tmp_path):
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
-    assert path.exists() and "'rows': [{'model': 'm-0'" in out.stdout
+    printed = ast.literal_eval(out.stdout)
+    assert path.exists() and {r["model"] for r in printed["rows"]} == {f"m-{k}" for k in range(6)}
+    assert printed["snapshot"]["options"]["rounds"] == DEFAULT_ROUNDS
     shown = cli_for(f"sqlite:///{tmp_path / 'x.db'}")("leaderboard", "--format", "json").stdout
     db = arena.open(f"sqlite:///{tmp_path / 'x.db'}")
-    assert json.loads(shown) == db.leaderboard().to_dict()
+    assert json.loads(shown) == db.leaderboard().to_dict() == printed
     db.close()
