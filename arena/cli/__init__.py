@@ -138,6 +138,7 @@ def _register() -> None:
     # Command modules import their heavy libraries (numpy, scipy, the engine)
     # inside the command functions, so `arena --help` stays fast.
     from arena.cli import (
+        agreement_cmd,
         audit_cmd,
         categories_cmd,
         compare_cmd,
@@ -169,6 +170,7 @@ def _register() -> None:
         eval_cmd,
         demo_cmd,
         audit_cmd,
+        agreement_cmd,
         plan_cmd,
         nightly_cmd,
     ):

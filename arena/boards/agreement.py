@@ -1,0 +1,357 @@
+"""One stored board against a reference board: the Arena-Hard agreement measures.
+
+``board_agreement(conn, reference="source=lmarena", candidate="source=judge")``
+resolves two boards the way ``arena leaderboard`` does, keeps the models both
+rank, and computes (:mod:`arena.engine.agreement` states each definition):
+Spearman and Kendall with bootstrap intervals from both snapshots' stored
+samples; each board's separability with confidence (interval overlap, and
+under the board's own simultaneous inference,
+:func:`arena.engine.rank_sets.board_inference`, run on the whole board as the
+board itself claims); the paper's agreement with confidence and pair-rank
+Brier score; a verdict per pair; and, when the two boards come from different
+sources that judged the same battles (same question and model pair), the
+per-vote agreement with and without ties and Cohen's kappa.
+
+Battle ids are unique store-wide (``battle_keys``), so two sources cannot
+hold the same id: the same battle judged twice is found by its question and
+model pair.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from sqlalchemy import Connection
+
+from arena.boards.compare import resolve_board, samples_pruned
+from arena.boards.snapshots import Board, SnapshotError, load_samples
+from arena.core.outcomes import A_WINS, TIE, TIE_BOTH_BAD
+from arena.engine.agreement import (
+    Estimate,
+    VoteAgreement,
+    agreement_with_confidence,
+    bootstrap_correlations,
+    interval_separated,
+    pair_brier,
+    share_ahead,
+    vote_agreement,
+)
+from arena.engine.rank_sets import board_inference
+
+__all__ = ["Agreement", "PairAgreement", "board_agreement", "parse_selector"]
+
+_SELECTOR_KEYS = ("source", "category", "snapshot", "style", "component")
+
+
+def parse_selector(text: str) -> dict:
+    """``"source=x,category=y,style"`` (or a snapshot id, or ``overall``) -> resolve_board kwargs.
+
+    Raises
+    ------
+    ValueError
+        An unknown key or a value that is not a number where one is needed.
+    """
+    text = (text or "").strip()
+    if text in ("", "overall"):
+        return {}
+    if text.isdigit():
+        return {"snapshot_id": int(text)}
+    out: dict = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        key, _, value = part.partition("=")
+        key = key.strip()
+        if key not in _SELECTOR_KEYS:
+            raise ValueError(
+                f"board selector {text!r}: unknown key {key!r} (one of {', '.join(_SELECTOR_KEYS)}; "
+                "e.g. source=lmarena,category=math,style or a snapshot id)"
+            )
+        if key == "style":
+            out["style"] = value.strip().lower() not in ("0", "false", "no")
+        elif key in ("snapshot", "component"):
+            if not value.strip().isdigit():
+                raise ValueError(f"board selector {text!r}: {key} must be a number, got {value!r}")
+            out["snapshot_id" if key == "snapshot" else "component"] = int(value)
+        else:
+            out[key] = value.strip()
+    return out
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """One shared pair: ``model_a`` is ahead on the reference board's ratings.
+
+    ``reference`` / ``candidate``: the board's verdict under its simultaneous
+    inference (``"a better"``, ``"b better"``, ``"not separated"``);
+    ``outcome``: ``"agree"``, ``"disagree"`` (both separate them, opposite
+    ways) or ``"not separated"`` (either board does not). ``*_intervals``: the
+    same by the paper's interval-overlap rule. ``p_reference`` /
+    ``p_candidate``: share of each board's bootstrap rounds with A ahead.
+    """
+
+    model_a: str
+    model_b: str
+    reference: str
+    candidate: str
+    outcome: str
+    reference_intervals: str
+    candidate_intervals: str
+    p_reference: float
+    p_candidate: float
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Result of :func:`board_agreement`; :meth:`document` is the JSON."""
+
+    reference: dict
+    candidate: dict
+    models: list[str]
+    left_out: list[dict]
+    spearman: Estimate
+    kendall: Estimate
+    separability: dict
+    agreement_with_confidence: float | None
+    agreement_counts: dict
+    agreement_simultaneous: dict
+    brier: float | None
+    brier_pairs: int
+    pairs: list[PairAgreement]
+    level: float
+    rounds: int
+    votes: VoteAgreement | None = None
+    votes_reason: str | None = None
+    definitions: dict = field(default_factory=dict)
+
+    def document(self) -> dict:
+        doc = asdict(self)
+        doc["spearman"] = asdict(self.spearman)
+        doc["kendall"] = asdict(self.kendall)
+        if self.votes is not None:
+            doc["votes"]["table"] = [list(r) for r in self.votes.table]
+        return doc
+
+
+DEFINITIONS = {
+    "separability": "share of the shared models' pairs whose intervals do not overlap "
+    "(Li et al. 2024); 'simultaneous': share the board separates under its own "
+    "simultaneous inference over all its ranked models",
+    "agreement_with_confidence": "over pairs the reference's intervals separate: +1 if the "
+    "candidate's intervals separate them the same way, -1 the other way, 0 if they overlap; "
+    "mean in [-1, 1] (the paper's script prints (mean + 1) / 2)",
+    "brier": "over the same pairs: mean of (1 - p)^2, p the share of the candidate's "
+    "bootstrap rounds with the reference's winner ahead (ties half)",
+    "spearman/kendall": "of the shared models' ratings (Kendall tau-b); intervals: "
+    "percentiles over bootstrap rounds, round r of one board paired with round r of the other",
+}
+
+
+def _describe(board: Board) -> dict:
+    s = board.snapshot
+    return {"snapshot": s.id, "board": s.board, "source": s.source, "category": s.category}
+
+
+def _side(conn: Connection, board: Board):
+    samples = load_samples(conn, board.snapshot.id)
+    if samples is None:
+        raise samples_pruned(board.snapshot.id)
+    ranked = [r for r in board.rows if r.ranked and r.rating is not None]
+    return samples.astype(np.float64), ranked
+
+
+def _verdict(sign: int) -> str:
+    return {1: "a better", -1: "b better", 0: "not separated"}[int(sign)]
+
+
+def _left_out(ref: Board, cand: Board, shared: set[str]) -> list[dict]:
+    out = []
+    for label, board, other in (("reference", ref, cand), ("candidate", cand, ref)):
+        names_other = {r.model for r in other.rows}
+        for r in board.rows:
+            if r.model in shared:
+                continue
+            if not (r.ranked and r.rating is not None):
+                why = f"unranked on the {label} board" + (f": {r.unranked_reason}" if r.unranked_reason else "")  # fmt: skip
+            elif r.model not in names_other:
+                why = f"only on the {label} board"
+            else:
+                continue  # reported from the other side (unranked there)
+            out.append({"model": r.model, "board": label, "reason": why})
+    return sorted(out, key=lambda d: (d["model"], d["board"]))
+
+
+def board_agreement(
+    conn: Connection, *, reference: str | dict, candidate: str | dict, level: float = 0.95
+) -> Agreement:
+    """Compare a candidate board with a reference board on the models both rank.
+
+    Parameters
+    ----------
+    conn : sqlalchemy.Connection
+    reference, candidate : str or dict
+        Board selectors (:func:`parse_selector`) or resolve_board keyword dicts.
+    level : float, default 0.95
+        Level of the correlations' bootstrap intervals (separation uses each
+        board's own level and intervals).
+
+    Raises
+    ------
+    SnapshotError
+        A board not found, samples pruned, or fewer than 2 shared ranked models.
+    ValueError
+        A bad selector.
+    """
+    ref_board = resolve_board(conn, **(parse_selector(reference) if isinstance(reference, str) else reference))  # fmt: skip
+    cand_board = resolve_board(conn, **(parse_selector(candidate) if isinstance(candidate, str) else candidate))  # fmt: skip
+    if ref_board.snapshot.id == cand_board.snapshot.id:
+        raise SnapshotError(f"reference and candidate are the same snapshot ({ref_board.snapshot.id})")  # fmt: skip
+    ref_s, ref_ranked = _side(conn, ref_board)
+    cand_s, cand_ranked = _side(conn, cand_board)
+    cand_by = {r.model: r for r in cand_ranked}
+    shared_rows = [(r, cand_by[r.model]) for r in ref_ranked if r.model in cand_by]
+    shared = {r.model for r, _ in shared_rows}
+    if len(shared_rows) < 2:
+        raise SnapshotError(
+            f"snapshots {ref_board.snapshot.id} and {cand_board.snapshot.id} share "
+            f"{len(shared_rows)} ranked model(s): agreement needs at least 2"
+        )
+    # Reference order: by reference rating, best first.
+    shared_rows.sort(key=lambda rc: (-rc[0].rating, rc[0].model))
+    models = [r.model for r, _ in shared_rows]
+    k = len(models)
+    ref_pos = np.array([r.position for r, _ in shared_rows])
+    cand_pos = np.array([c.position for _, c in shared_rows])
+    ref_rating = np.array([r.rating for r, _ in shared_rows], dtype=np.float64)
+    cand_rating = np.array([c.rating for _, c in shared_rows], dtype=np.float64)
+    sr, sc = ref_s[:, ref_pos], cand_s[:, cand_pos]
+    spearman, kendall = bootstrap_correlations(ref_rating, cand_rating, sr, sc, level=level)
+
+    def bounds(rows, attr):
+        return np.array([np.nan if getattr(x, attr) is None else getattr(x, attr) for x in rows])
+
+    ref_iv = interval_separated(bounds([r for r, _ in shared_rows], "ci_low"), bounds([r for r, _ in shared_rows], "ci_high"))  # fmt: skip
+    cand_iv = interval_separated(bounds([c for _, c in shared_rows], "ci_low"), bounds([c for _, c in shared_rows], "ci_high"))  # fmt: skip
+
+    def simultaneous(board, samples, ranked, rows):
+        lev = float(board.snapshot.options.get("level", 0.95))
+        pos = np.array([r.position for r in ranked])
+        inf = board_inference(np.array([r.rating for r in ranked]), samples[:, pos], level=lev)
+        index = {r.model: n for n, r in enumerate(ranked)}
+        idx = [index[r.model] for r in rows]
+        sep = np.zeros((k, k), dtype=np.int64)
+        for a in range(k):
+            for b in range(k):
+                sep[a, b] = inf.separated(idx[a], idx[b])
+        return sep, inf.method, lev
+
+    ref_sim, ref_method, ref_level = simultaneous(ref_board, ref_s, ref_ranked, [r for r, _ in shared_rows])  # fmt: skip
+    cand_sim, cand_method, cand_level = simultaneous(cand_board, cand_s, cand_ranked, [c for _, c in shared_rows])  # fmt: skip
+    iu = np.triu_indices(k, 1)
+    n_pairs = int(iu[0].size)
+
+    def share(sep):
+        return float(np.count_nonzero(sep[iu])) / n_pairs
+
+    separability = {
+        "reference": {
+            "overlap": share(ref_iv),
+            "simultaneous": share(ref_sim),
+            "pairs": n_pairs,
+            "inference": ref_method,
+            "level": ref_level,
+        },  # fmt: skip
+        "candidate": {
+            "overlap": share(cand_iv),
+            "simultaneous": share(cand_sim),
+            "pairs": n_pairs,
+            "inference": cand_method,
+            "level": cand_level,
+        },  # fmt: skip
+    }
+    counts = agreement_with_confidence(ref_iv, cand_iv)
+    sim_counts = agreement_with_confidence(ref_sim, cand_sim)
+    brier, brier_pairs = pair_brier(ref_iv, sc)
+    pairs = []
+    for a, b in zip(*iu, strict=True):
+        r_v, c_v = int(ref_sim[a, b]), int(cand_sim[a, b])
+        outcome = "agree" if r_v != 0 and r_v == c_v else ("disagree" if r_v != 0 and r_v == -c_v else "not separated")  # fmt: skip
+        pairs.append(
+            PairAgreement(
+                model_a=models[a],
+                model_b=models[b],
+                reference=_verdict(r_v),
+                candidate=_verdict(c_v),
+                outcome=outcome,
+                reference_intervals=_verdict(ref_iv[a, b]),
+                candidate_intervals=_verdict(cand_iv[a, b]),
+                p_reference=share_ahead(sr, a, b),
+                p_candidate=share_ahead(sc, a, b),
+            )  # fmt: skip
+        )
+    votes, votes_reason = _votes(conn, ref_board, cand_board, shared)
+    return Agreement(
+        reference=_describe(ref_board),
+        candidate=_describe(cand_board),
+        models=models,
+        left_out=_left_out(ref_board, cand_board, shared),
+        spearman=spearman,
+        kendall=kendall,
+        separability=separability,
+        agreement_with_confidence=counts.pop("estimate"),
+        agreement_counts=counts,
+        agreement_simultaneous=sim_counts,
+        brier=brier,
+        brier_pairs=brier_pairs,
+        pairs=pairs,
+        level=float(level),
+        rounds=int(min(len(ref_s), len(cand_s))),
+        votes=votes,
+        votes_reason=votes_reason,
+        definitions=dict(DEFINITIONS),
+    )
+
+
+_TIE_CODES = {TIE, TIE_BOTH_BAD}
+_A_CODE = A_WINS
+
+
+def _keyed(votes, shared: set[str]):
+    """(question, first model, second model) keys in name order and 0/1/2 votes."""
+    keys, out = [], []
+    names = votes.names
+    for n in range(votes.a.size):
+        q = votes.question[n]
+        a, b = names[votes.a[n]], names[votes.b[n]]
+        if q < 0 or a not in shared or b not in shared:
+            continue
+        code = int(votes.outcome[n])
+        if code in _TIE_CODES:
+            v = 2
+        else:
+            a_won = code == _A_CODE
+            v = 0 if (a_won == (a < b)) else 1
+        keys.append((votes.questions[q], min(a, b), max(a, b)))
+        out.append(v)
+    return keys, out
+
+
+def _votes(conn: Connection, ref: Board, cand: Board, shared: set[str]):
+    from arena.audit.read import snapshot_votes
+
+    rs, cs = ref.snapshot.source, cand.snapshot.source
+    if rs is None or cs is None or rs == cs:
+        return None, (
+            "per-vote agreement needs two boards of different sources "
+            f"(reference source {rs!r}, candidate source {cs!r})"
+        )
+    rk, rv = _keyed(snapshot_votes(conn, ref.snapshot), shared)
+    ck, cv = _keyed(snapshot_votes(conn, cand.snapshot), shared)
+    va = vote_agreement(rk, rv, ck, cv)
+    if va.vote_pairs == 0:
+        return None, (
+            f"no battle was judged by both sources (same question and model pair): "
+            f"{len(set(rk))} keyed battles in {rs!r}, {len(set(ck))} in {cs!r}"
+        )
+    return va, None
