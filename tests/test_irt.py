@@ -24,15 +24,8 @@ from arena.evals import (
     select_items,
     simulate_adaptive,
 )
+from tests.helpers.lsat import LSAT6, RASCH_A, RASCH_B, RASCH_LOGLIK, RASCH_SE_A, RASCH_SE_B, lsat6
 
-#: LSAT section 6 (Bock & Lieberman 1970; ``ltm::LSAT``): response pattern -> examinees.
-LSAT6 = {
-    "00000": 3, "00001": 6, "00010": 2, "00011": 11, "00100": 1, "00101": 1, "00110": 3,
-    "00111": 4, "01000": 1, "01001": 8, "01011": 16, "01101": 3, "01110": 2, "01111": 15,
-    "10000": 10, "10001": 29, "10010": 14, "10011": 81, "10100": 3, "10101": 28, "10110": 15,
-    "10111": 80, "11000": 16, "11001": 56, "11010": 21, "11011": 173, "11100": 11, "11101": 61,
-    "11110": 28, "11111": 298,
-}  # fmt: skip
 #: ltm(LSAT ~ z1) as printed by summary(): a, b, their standard errors, log-likelihood.
 LTM_A = [0.8254, 0.7229, 0.8905, 0.6886, 0.6575]
 LTM_B = [-3.3597, -1.3696, -0.2799, -1.8659, -3.1236]
@@ -49,10 +42,6 @@ SE_RTOL = 0.01
 #: The issue's recovery targets.
 RECOVERY_MAE = 0.1
 ABILITY_R = 0.95
-
-
-def lsat6() -> np.ndarray:
-    return np.array([[int(c) for c in k] for k, n in LSAT6.items() for _ in range(n)])
 
 
 def _direct_negloglik(params: np.ndarray, patterns: np.ndarray, counts: np.ndarray) -> float:
@@ -273,14 +262,6 @@ def test_adaptive_simulation_needs_fewer_items_than_fixed_tests():
     assert sim.rmse == pytest.approx(np.sqrt(np.mean(sim.se**2)), rel=0.35)
     again = simulate_adaptive(bank, np.random.default_rng(6), n_examinees=60, se_target=0.35)
     np.testing.assert_array_equal(again.theta, sim.theta)
-
-
-#: ``ltm::rasch(LSAT)`` (one discrimination shared by the items, theta ~ N(0, 1)) as printed
-#: by summary() in Rizopoulos (2006), "ltm: An R package for latent variable modelling and
-#: item response theory analyses", J. Stat. Softw. 17(5), section 4.1.
-RASCH_B = [-3.6153, -1.3224, -0.3176, -1.7301, -2.7802]
-RASCH_SE_B = [0.3266, 0.1422, 0.0977, 0.1691, 0.2510]
-RASCH_A, RASCH_SE_A, RASCH_LOGLIK = 0.7551, 0.0694, -2466.938
 
 
 def test_lsat6_rasch_matches_the_published_ltm_fit():

@@ -80,7 +80,7 @@ def test_bad_input_is_one_line(results_csv, tmp_path):
 
 
 def test_fit_1pl_on_lsat6_prints_the_published_rasch_fit(tmp_path):
-    from tests.test_irt import RASCH_A, RASCH_B, lsat6
+    from tests.helpers.lsat import RASCH_A, RASCH_B, lsat6
 
     y = lsat6()
     path = tmp_path / "lsat.csv"
