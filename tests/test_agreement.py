@@ -195,3 +195,13 @@ def test_vote_agreement_kappa_on_a_known_table():
     va = vote_agreement(keys, ref, keys, cand)
     assert va.with_ties == pytest.approx(0.7) and va.without_ties == pytest.approx(0.7)
     assert va.kappa == pytest.approx(0.4)  # po 0.7, pe 0.5
+
+
+def test_audit_page_has_an_agreement_section_when_two_sources_are_published(two_sources, run_cli, tmp_path):  # fmt: skip
+    site = tmp_path / "site"
+    run_cli("publish", str(site), "--snapshot", "1")
+    page = (site / "audit.html").read_text(encoding="utf-8")
+    assert "Agreement: " in page and "Pair-rank Brier score" in page and "Spearman" in page
+    assert "arena agreement --reference source=human --candidate source=judge" in page
+    assert page.count('<tr class="') == MODELS * (MODELS - 1) // 2
+    assert 'href="audit.html"' in (site / "index.html").read_text(encoding="utf-8")

@@ -64,6 +64,8 @@ class AuditPage:
     nav: tuple[Link, ...]
     attribution: str | None
     root: str = ""
+    #: Each published source's board against the reference source (``agreement_view``).
+    agreements: tuple = ()
 
 
 def _num(x: float | None, unit: str) -> str:
@@ -136,9 +138,36 @@ def _summary(counts: dict[str, int], probes: int, judges: int) -> str:
 
 
 def audit_page(
-    doc: dict, *, board_label: str, nav: tuple[Link, ...], attribution: str | None
+    doc: dict | None,
+    *,
+    board_label: str,
+    nav: tuple[Link, ...],
+    attribution: str | None,
+    agreements: tuple = (),
+    snapshot_id: int | None = None,
 ) -> AuditPage:
-    """Page context from a stored audit document (see :mod:`arena.audit.read`)."""
+    """Page context from a stored audit document (see :mod:`arena.audit.read`).
+
+    ``doc`` None (no audit stored for the snapshot ``snapshot_id``): the page
+    holds the agreement section only.
+    """
+    if doc is None:
+        return AuditPage(
+            title=f"Audit · {board_label}",
+            description=f"Agreement between the sources of the {board_label} leaderboard.",
+            summary="no vote audit stored for this snapshot (run `arena audit`)",
+            snapshot_id=int(snapshot_id or 0),
+            board_label=board_label,
+            votes=0,
+            judges=0,
+            level="",
+            alpha="",
+            probes=(),
+            flagged_judges=(),
+            nav=nav,
+            attribution=attribution,
+            agreements=tuple(agreements),
+        )
     probes = []
     for p in doc["probes"]:
         unit = p["unit"]
@@ -188,4 +217,5 @@ def audit_page(
         flagged_judges=tuple(judges),
         nav=nav,
         attribution=attribution,
+        agreements=tuple(agreements),
     )

@@ -46,6 +46,7 @@ from arena.core.formats import render_csv, tidy, to_json
 from arena.core.resources import templates_dir
 from arena.db.models import Snapshot
 from arena.publish import context as ctx
+from arena.publish.agreement_view import agreement_views
 from arena.publish.atomic import (
     MARKER,
     PublishError,
@@ -187,6 +188,7 @@ def _files(
     top: int,
     attribution: str | None,
     audit: dict | None = None,
+    agreements: tuple = (),
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (relative path, bytes), in a fixed order."""
     main_info = sites[0].board.snapshot
@@ -209,7 +211,8 @@ def _files(
             og_image=OG_FILE if og is not None else None,
         )
         # The audit is of the main snapshot; only its page links to it.
-        audit_href = AUDIT_FILE if audit is not None and site is sites[0] else None
+        has_audit = audit is not None or bool(agreements)
+        audit_href = AUDIT_FILE if has_audit and site is sites[0] else None
         yield (
             site.file,
             render("leaderboard.html", page=page, audit_href=audit_href).encode("utf-8"),
@@ -217,12 +220,14 @@ def _files(
         yield site.downloads[0], _download_json(site)
         rows = [tidy(r.as_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
-    if audit is not None:
+    if audit is not None or agreements:
         page = audit_page(
             audit,
             board_label=sites[0].label,
             nav=_nav(sites, None, ""),
             attribution=attribution_text,
+            agreements=agreements,
+            snapshot_id=main_info.id,
         )
         yield AUDIT_FILE, render("audit.html", page=page).encode("utf-8")
     model_nav = _nav(sites, None, "../")
@@ -266,15 +271,17 @@ def publish_site(
         with conn_or_engine.connect() as conn:
             sites = _load_site_boards(conn, snapshot_id)
             audit = load_audit(conn, sites[0].board.snapshot.id)
+            agreements = agreement_views(conn, sites)
     else:
         sites = _load_site_boards(conn_or_engine, snapshot_id)
         audit = load_audit(conn_or_engine, sites[0].board.snapshot.id)
+        agreements = agreement_views(conn_or_engine, sites)
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = publish_lock(out.parent)
     try:
         check_target(out)  # again: another publish may have run while this one waited
         remove_leftovers(out)
-        files = _files(sites, top=top, attribution=attribution, audit=audit)
+        files = _files(sites, top=top, attribution=attribution, audit=audit, agreements=agreements)
         if extra_files:
             late = ((k, v() if callable(v) else v) for k, v in extra_files.items())
             files = itertools.chain(files, late)

@@ -1,0 +1,129 @@
+"""The Audit page's "Agreement" section: each published source's board against a reference source.
+
+When the site publishes boards of two or more sources (``arena rebuild
+--source``), the source with the most battles is the reference (on the demo:
+the LMArena human votes) and every other source's board is compared with it
+by :func:`arena.boards.agreement.board_agreement`, the numbers of
+``arena agreement``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
+
+from arena.boards.agreement import board_agreement
+from arena.boards.snapshots import SnapshotError
+
+__all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
+
+
+@dataclass(frozen=True)
+class AgreementPairView:
+    model_a: str
+    model_b: str
+    reference: str
+    candidate: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class AgreementView:
+    reference_label: str
+    candidate_label: str
+    reference_snapshot: int
+    candidate_snapshot: int
+    shared: int
+    left_out: int
+    stats: tuple[tuple[str, str], ...]
+    pairs: tuple[AgreementPairView, ...]
+    command: str
+
+
+def _num(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def _interval(e) -> str:
+    if e.estimate is None:
+        return "– (fewer than 3 shared models)"
+    if e.ci_low is None:
+        return _num(e.estimate)
+    return f"{_num(e.estimate)} ({_num(e.ci_low)} to {_num(e.ci_high)})"
+
+
+def _source_sites(sites) -> list:
+    """The overall board of each source (no category, raw, main comparable set)."""
+    out = {}
+    for s in sites:
+        info = s.board.snapshot
+        if info.source is not None and info.board == f"source:{info.source}":
+            out.setdefault(info.source, s)
+    return list(out.values())
+
+
+def agreement_views(conn: Connection, sites, *, level: float = 0.95) -> tuple[AgreementView, ...]:
+    """One view per non-reference source; empty with fewer than two published sources."""
+    by_source = _source_sites(sites)
+    if len(by_source) < 2:
+        return ()
+    by_source.sort(key=lambda s: (-s.board.snapshot.n_battles, s.board.snapshot.source))
+    ref = by_source[0]
+    views = []
+    for cand in by_source[1:]:
+        try:
+            ag = board_agreement(
+                conn,
+                reference={"snapshot_id": ref.board.snapshot.id},
+                candidate={"snapshot_id": cand.board.snapshot.id},
+                level=level,
+            )
+        except SnapshotError:
+            continue  # fewer than two shared ranked models: nothing to compare
+        sep_r, sep_c = ag.separability["reference"], ag.separability["candidate"]
+        counts = ag.agreement_counts
+        pct = f"{level:.0%}"
+        stats = (
+            ("Spearman", f"{_interval(ag.spearman)}, {pct} bootstrap"),
+            ("Kendall tau-b", f"{_interval(ag.kendall)}, {pct} bootstrap"),
+            (
+                f"Separability, {ref.label}",
+                f"{sep_r['overlap']:.0%} of {sep_r['pairs']} pairs by intervals, {sep_r['simultaneous']:.0%} by the board's simultaneous inference",
+            ),  # fmt: skip
+            (
+                f"Separability, {cand.label}",
+                f"{sep_c['overlap']:.0%} by intervals, {sep_c['simultaneous']:.0%} by the board's simultaneous inference",
+            ),  # fmt: skip
+            (
+                "Agreement with confidence",
+                f"{_num(ag.agreement_with_confidence)} over {counts['pairs']} pairs the reference separates ({counts['agree']} agree, {counts['disagree']} disagree, {counts['not_separated']} not separated)",
+            ),  # fmt: skip
+            (
+                "Pair-rank Brier score",
+                f"{_num(ag.brier)} over {ag.brier_pairs} pairs (0 confident and right, 0.25 a coin)",
+            ),  # fmt: skip
+        )
+        if ag.votes is not None:
+            v = ag.votes
+            stats += (("Per-vote agreement", f"{_num(v.with_ties)} with ties, {_num(v.without_ties)} without, kappa {_num(v.kappa)} ({v.keys} battles judged by both)"),)  # fmt: skip
+        views.append(
+            AgreementView(
+                reference_label=ref.label,
+                candidate_label=cand.label,
+                reference_snapshot=ref.board.snapshot.id,
+                candidate_snapshot=cand.board.snapshot.id,
+                shared=len(ag.models),
+                left_out=len({d["model"] for d in ag.left_out}),
+                stats=stats,
+                pairs=tuple(
+                    AgreementPairView(p.model_a, p.model_b, p.reference, p.candidate, p.outcome)
+                    for p in ag.pairs
+                ),
+                command=(
+                    f"arena agreement --reference source={ref.board.snapshot.source} "
+                    f"--candidate source={cand.board.snapshot.source}"
+                ),
+            )
+        )
+    return tuple(views)
