@@ -19,6 +19,17 @@ from tests.helpers.cli import cli_for
 from tests.helpers.paths import bundled_lmarena
 from tests.helpers.postgres import pg_schema
 
+#: Session fixtures that load real data: under pytest-xdist (``-n auto --dist loadgroup``)
+#: every test using one runs on the same worker, so each is built once per run.
+SHARED_LOADS = ("lmarena_db",)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for name in SHARED_LOADS:
+            if name in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.xdist_group(name))
+
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):

@@ -186,9 +186,17 @@ def test_wait_for_a_writer_then_a_clear_message(db_url, tmp_path):
     assert count_battles(db_url) == len(PAIRS) + 2
 
 
+#: Lock requests not granted on a table of this test's schema (the URL's search path), so
+#: other tests and other users of the server, waiting for their own locks, do not count.
+WAITING_HERE = text(
+    "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+    " WHERE NOT l.granted AND c.relnamespace = current_schema()::regnamespace"
+)
+
+
 def _until_waiting(db_url: str, proc: subprocess.Popen) -> None:
     """Return once ``proc`` waits for a lock: SQLite -- its notice on stderr;
-    PostgreSQL -- a lock request not granted."""
+    PostgreSQL -- a lock request not granted on a table of this schema."""
     if db_url.startswith("sqlite"):
         line = proc.stderr.readline()
         while line and "waiting for another command" not in line:
@@ -199,7 +207,7 @@ def _until_waiting(db_url: str, proc: subprocess.Popen) -> None:
     try:
         for _ in range(600):
             with eng.connect() as conn:
-                if conn.execute(text("SELECT count(*) FROM pg_locks WHERE NOT granted")).scalar():
+                if conn.execute(WAITING_HERE).scalar():
                     return
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.1)

@@ -251,7 +251,9 @@ def vote_agreement(ref_keys, ref_votes, cand_keys, cand_votes) -> VoteAgreement:
     total = int(table.sum())
     decided = int(table[:2, :2].sum())
     if total == 0:
-        return VoteAgreement(0, 0, None, None, 0, None, tuple(map(tuple, table.tolist())))
+        return VoteAgreement(
+            0, 0, None, None, 0, None, tuple((a, b, c) for a, b, c in table.tolist())
+        )
     po = float(np.trace(table)) / total
     pe = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / total**2
     kappa = (po - pe) / (1.0 - pe) if pe < 1.0 else None
@@ -262,5 +264,5 @@ def vote_agreement(ref_keys, ref_votes, cand_keys, cand_votes) -> VoteAgreement:
         without_ties=float(table[0, 0] + table[1, 1]) / decided if decided else None,
         pairs_without_ties=decided,
         kappa=kappa,
-        table=tuple(tuple(int(v) for v in row) for row in table),
+        table=tuple((int(a), int(b), int(c)) for a, b, c in table),
     )

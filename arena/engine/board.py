@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,6 +18,7 @@ import scipy.sparse as sp
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
+from arena.engine.fields import filled_by_producer
 from arena.engine.messages import check_names
 from arena.engine.options import FitOptions
 from arena.engine.ranks import rank_lb, rank_ub
@@ -41,8 +43,10 @@ __all__ = [
 
 #: Tier methods: paired differences with max-t / Holm / BH, or interval overlap.
 TIER_METHODS = ("maxt", "holm", "bh", "overlap")
+TierMethod = Literal["maxt", "holm", "bh", "overlap"]
 #: Paired-tier rules (see :func:`arena.engine.tiers.tiers_paired`).
 TIER_RULES = ("leader", "cut")
+TierRule = Literal["leader", "cut"]
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,8 @@ class BoardOptions:
     ci: str = "bootstrap"
     simultaneous: bool = False
     min_battles: int = 50
-    tiers: str = "maxt"
-    tier_rule: str = "leader"
+    tiers: TierMethod = "maxt"
+    tier_rule: TierRule = "leader"
 
     def interval_options(self) -> dict:
         """The interval keywords of :func:`~arena.engine.rate.rate` (and of the style fit)."""
@@ -128,7 +132,7 @@ class BoardRating:
     flags: list[tuple[str, ...]]
     tier_info: dict
     #: Models not surely worse (rank_lb), ``-1`` for unranked models.
-    rank_lb: np.ndarray = None
+    rank_lb: np.ndarray = filled_by_producer(repr=True)
 
 
 def _decisive(table: CountTable) -> tuple[np.ndarray, np.ndarray]:

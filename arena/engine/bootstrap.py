@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,6 +47,9 @@ from arena.engine.options import FitOptions, fit_options
 from arena.engine.rounds import CHUNK_ELEMS, run_rounds
 from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
 from arena.engine.validate import check_level
+
+if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only
+    from arena.engine.style.model import StyleDesign
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS", "run_rounds"]
 
@@ -237,6 +241,7 @@ class _Job:
         diag = np.zeros((r, d.n_params))
         # one (R, G) term at a time: a stacked (k, R, G) block would be a fresh
         # mapping per chunk (page faults on every byte), these reuse the heap
+        assert self.c0 is not None and self.p0 is not None  # set for half ties
         term = np.multiply(n, self.c0)
         diag[:, :ma] = d.sums.total(term)
         if d.position:
@@ -253,6 +258,7 @@ class _Job:
     def _mle_possible(self, stats: np.ndarray) -> np.ndarray:
         """:func:`mle_possible` per round (half ties), the full sums only where witnesses fail."""
         ok = np.ones(stats.shape[0], dtype=bool)
+        assert self.witness is not None  # set whenever this check is used (no prior)
         rest = self.witness.undecided(stats)
         if rest.size:
             sub = stats[rest]
@@ -358,9 +364,11 @@ def samplers(
     return table, CategoricalTable(p)
 
 
-def mle_possible(d: Design, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray) -> np.ndarray:
+def mle_possible(
+    d: Design | StyleDesign, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray
+) -> np.ndarray:
     """Cheap necessary condition for the MLE per round: every model won and lost (ties count)."""
-    ok = (credit > 0).all(axis=1) & (debit > 0).all(axis=1)
+    ok = np.asarray((credit > 0).all(axis=1) & (debit > 0).all(axis=1))
     if d.ties == "davidson":
         wt = stats[:, 2].sum(axis=1)
         ok &= (wt > 0) & (wt < stats.sum(axis=(1, 2)))

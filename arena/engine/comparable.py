@@ -87,7 +87,7 @@ def _embed(values: np.ndarray, main: np.ndarray, m: int, axis: int = 0) -> np.nd
     shape = list(values.shape)
     shape[axis] = m
     out = np.full(shape, np.nan)
-    index = [slice(None)] * values.ndim
+    index: list[slice | np.ndarray] = [slice(None)] * values.ndim
     index[axis] = main
     out[tuple(index)] = values
     return out

@@ -19,6 +19,7 @@ samples categories, which are fewer than cells.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,6 +41,16 @@ class ParameterCounts:
     The design supplies ``n_active`` (models fitted), ``n_extra`` (the other
     parameters) and ``cat_n`` (battles per category or row).
     """
+
+    if TYPE_CHECKING:  # supplied by the subclass (field or property); nothing at run time
+
+        @property
+        def n_active(self) -> int: ...
+
+        @property
+        def n_extra(self) -> int: ...
+
+        cat_n: np.ndarray
 
     @property
     def n_params(self) -> int:

@@ -35,7 +35,8 @@ warnings' sentences are in :mod:`arena.engine.messages`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import linalg
@@ -43,12 +44,16 @@ from scipy import linalg
 from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
-from arena.engine.graph import existence, model_flags
+from arena.engine.fields import filled_by_producer
+from arena.engine.graph import Existence, existence, model_flags
 from arena.engine.likelihood import gradient_scale
 from arena.engine.messages import check_names, fit_warnings, flag_warnings, model_label
 from arena.engine.newton import GTOL_REL, model_functions, newton
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.scale import BASE, SCALE
+
+if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only
+    from arena.engine.style.model import StyleDesign
 
 __all__ = [
     "Fit",
@@ -120,12 +125,10 @@ class Fit:
     log_likelihood: float
     anchor: tuple[int, float] | None = None
     # solver state reused by the bootstrap and the sandwich estimator
-    design: Design = field(repr=False, default=None)
-    x: np.ndarray = field(repr=False, default=None)
-    param_cov: np.ndarray = field(repr=False, default=None)  # inverse information, gauge-projected
-    kinv: np.ndarray = field(
-        repr=False, default=None
-    )  # inverse of the (gauge-fixed) negative Hessian
+    design: Design = filled_by_producer()
+    x: np.ndarray = filled_by_producer()
+    param_cov: np.ndarray = filled_by_producer()  # inverse information, gauge-projected
+    kinv: np.ndarray = filled_by_producer()  # inverse of the (gauge-fixed) negative Hessian
 
 
 def initial_params(design: Design) -> np.ndarray:
@@ -149,7 +152,9 @@ def gauge_projector(design: Design) -> np.ndarray:
     return proj
 
 
-def to_models(design: Design, x_theta: np.ndarray, anchor: tuple[int, float] | None) -> np.ndarray:
+def to_models(
+    design: Design | StyleDesign, x_theta: np.ndarray, anchor: tuple[int, float] | None
+) -> np.ndarray:
     """Embed active thetas ``(R, Ma)`` into all models ``(R, M)``, centred or anchored.
 
     Models without battles sit at the mean (or at the anchor's theta).
@@ -164,7 +169,7 @@ def to_models(design: Design, x_theta: np.ndarray, anchor: tuple[int, float] | N
     return theta
 
 
-def rating_transform(design: Design, anchor: tuple[int, float] | None) -> np.ndarray:
+def rating_transform(design: Design | StyleDesign, anchor: tuple[int, float] | None) -> np.ndarray:
     """Linear map from parameters (P,) to model thetas (M,) as done by :func:`to_models`."""
     m, ma, p = design.n_models, design.n_active, design.n_params
     t = np.zeros((m, p))
@@ -287,7 +292,7 @@ def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
 
 
 def check_anchor(
-    anchor, n_models: int, design: Design | None = None, names=None
+    anchor, n_models: int, design: Design | StyleDesign | None = None, names=None
 ) -> tuple[int, float] | None:
     if anchor is None:
         return None
@@ -370,7 +375,7 @@ class FitProblem:
     design: Design
     anchor: tuple[int, float] | None
     stats: np.ndarray  # (1, n_stats, G)
-    existence: object
+    existence: Existence
     flags: list[tuple[str, ...]]
     lam: float
     gtol: np.ndarray

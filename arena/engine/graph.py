@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from arena.engine.design import Design
+from arena.engine.fields import filled_by_producer
 from arena.engine.likelihood import category_stats
 
 __all__ = ["Existence", "existence", "credit_debit", "CreditWitness", "FEW_BATTLES"]
@@ -34,7 +35,7 @@ class Existence:
     n_components: int
     main_component: int  # label of the largest component
     strong_ok: np.ndarray  # (n_components,) component strongly connected
-    strong: np.ndarray = None  # (Ma,) strongly connected component label
+    strong: np.ndarray = filled_by_producer(repr=True)  # (Ma,) strongly connected component label
 
 
 def _group_credit(design: Design, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

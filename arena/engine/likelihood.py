@@ -13,6 +13,8 @@ bootstrap and the sandwich estimator use.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -186,6 +188,9 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
         order = 1
     theta = x[:, :ma]
     ld = _half_gradient_terms(design, x, stats) if grad_only else None
+    # der = (ld, hdd, lphi, hpp, hdp); None where the tie model or the order has no such term
+    ll: Any
+    der: tuple[Any, ...]
     if ld is not None:
         ll, der = None, (ld, None, None, None, None)
     else:
@@ -293,11 +298,11 @@ def category_maps(design: Design, x: np.ndarray) -> tuple[sp.csr_matrix, sp.csr_
         cols.append(np.full(q, k))
         score.append(lphi)
         curv.append(hpp)
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    ij = np.concatenate(rows), np.concatenate(cols)
     shape = (q, d.n_params)
     return (
-        sp.csr_matrix((np.concatenate(score), (rows, cols)), shape=shape),
-        sp.csr_matrix((np.concatenate(curv), (rows, cols)), shape=shape),
+        sp.csr_matrix((np.concatenate(score), ij), shape=shape),
+        sp.csr_matrix((np.concatenate(curv), ij), shape=shape),
     )
 
 

@@ -259,7 +259,9 @@ def _stepdown(b: _Bounds, low: _LowPairs, rating_b, s, max_t) -> np.ndarray:
     step_of = np.full((m, m), -1, dtype=np.int64)
     step_of[ua, ub] = np.arange(n)
     # deviations >= LAMBDA in each round among these steps: (round, step, deviation)
-    hr, hs, hd = [], [], []
+    part_r: list[np.ndarray] = []
+    part_s: list[np.ndarray] = []
+    part_d: list[np.ndarray] = []
     chunk = max(1, 200_000 // m)
     for r0 in range(0, rounds, chunk):
         rows = np.arange(r0, min(rounds, r0 + chunk))
@@ -269,12 +271,16 @@ def _stepdown(b: _Bounds, low: _LowPairs, rating_b, s, max_t) -> np.ndarray:
         r, a, bb, st = r[inside], a[inside], bb[inside], st[inside]
         dev = _exact_dev(s, r, a, bb, uc[st], usd[st])
         high = dev >= LAMBDA
-        hr.append(r[high]), hs.append(st[high]), hd.append(dev[high])
+        part_r.append(r[high])
+        part_s.append(st[high])
+        part_d.append(dev[high])
     if low.a.size:
         st_low = step_of[low.a, low.b]
         rr, cc = np.nonzero((low.dev >= LAMBDA) & (st_low >= 0)[None, :])
-        hr.append(rr), hs.append(st_low[cc]), hd.append(low.dev[rr, cc])
-    hr, hs, hd = (np.concatenate(x) for x in (hr, hs, hd))
+        part_r.append(rr)
+        part_s.append(st_low[cc])
+        part_d.append(low.dev[rr, cc])
+    hr, hs, hd = (np.concatenate(x) for x in (part_r, part_s, part_d))
     counts = _counts(rounds, n, neg_t, hr, hs, hd)
     # Steps with t < LAMBDA: in a round with a deviation >= LAMBDA at step P or later,
     # every such step up to P is reached.  After a round's last one (its tail) the

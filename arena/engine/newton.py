@@ -21,6 +21,8 @@ The likelihood functions are re-exported here under their old names.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from arena.engine.design import Design
@@ -31,6 +33,9 @@ from arena.engine.likelihood import (
     gradient_scale,
     hessian_diagonal,
 )
+
+if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only
+    from arena.engine.style.model import StyleDesign
 
 __all__ = [
     "evaluate",
@@ -81,11 +86,11 @@ def _solve(h: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 def newton(
-    design: Design,
+    design: Design | StyleDesign,
     stats: np.ndarray,
     x0: np.ndarray,
     *,
-    lam: float,
+    lam: float | np.ndarray,
     gtol: np.ndarray,
     max_iter: int = 100,
 ):
@@ -138,12 +143,12 @@ def newton(
 
 
 def chord(
-    design: Design,
+    design: Design | StyleDesign,
     stats: np.ndarray,
     x0: np.ndarray,
     kinv: np.ndarray,
     *,
-    lam: float,
+    lam: float | np.ndarray,
     gtol: np.ndarray,
     max_iter: int = 12,
     diag0: np.ndarray | None = None,

@@ -55,7 +55,7 @@ approximation).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import special
@@ -116,6 +116,8 @@ class BoardInference:
     #: per model, ``r - z sd`` and ``r + z sd`` (Bonferroni method)
     bound_low: np.ndarray | None = None
     bound_high: np.ndarray | None = None
+    #: board position of each model (the inverse of ``order``), set from ``order``
+    position: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         pos = np.empty(self.order.size, dtype=np.int64)
@@ -128,6 +130,7 @@ class BoardInference:
             return 0
         if self.better is None:
             lo, hi = self.bound_low, self.bound_high
+            assert lo is not None and hi is not None  # the Bonferroni method sets both
             return 1 if lo[i] > hi[j] else (-1 if lo[j] > hi[i] else 0)
         a, b = int(self.position[i]), int(self.position[j])
         if self.better[a, b]:
@@ -445,6 +448,7 @@ def separated_pairs(
         a, b = np.nonzero(inf.better)
         return np.column_stack([inf.order[a], inf.order[b]]).astype(np.int64)
     o = inf.order
+    assert inf.bound_low is not None and inf.bound_high is not None  # Bonferroni method
     lo, hi = inf.bound_low[o], inf.bound_high[o]
     # sorted by position: for each better position a, the positions b with hi_b < lo_a
     out = [(o[a], o[b]) for a in range(o.size) for b in np.flatnonzero(hi < lo[a])]

@@ -14,6 +14,7 @@ from arena.engine.comparable import extend_to_all
 from arena.engine.components import Components, design_components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
+from arena.engine.fields import filled_by_producer
 from arena.engine.fit import Fit, check_anchor, fit
 from arena.engine.intervals import (
     CI_METHODS,
@@ -71,12 +72,12 @@ class Ratings:
     flags: list[tuple[str, ...]]
     warnings: list[str]
     diagnostics: dict
-    fit: Fit = field(repr=False, default=None)
+    fit: Fit = filled_by_producer()
     boot: Bootstrap | None = field(repr=False, default=None)
     #: (M,) bool: on the common scale, so ranks, tiers and verdicts may use it.
-    comparable: np.ndarray = field(repr=False, default=None)
+    comparable: np.ndarray = filled_by_producer()
     #: (M,) bool: interval set by the small-sample rule (``smallsample``).
-    small_sample: np.ndarray = field(repr=False, default=None)
+    small_sample: np.ndarray = filled_by_producer()
     #: Strongly connected components (``None`` for ``components="joint"``).
     components: Components | None = field(repr=False, default=None)
 

@@ -22,6 +22,8 @@ and are refused on this path.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from arena.engine.counts import CountTable
@@ -117,7 +119,7 @@ def sparse_fit(
     design, anchor, lam = p.design, p.anchor, p.lam
     cols = point_columns(design)
     x0 = initial_params(design)[:, None]
-    solve = dict(lam=lam, max_cg=1000, dtype=np.float64)
+    solve: dict[str, Any] = dict(lam=lam, max_cg=1000, dtype=np.float64)
     x, conv, iters, gnorm = sparse_newton(design, cols, x0, gtol=p.gtol, max_iter=200, **solve)
     # polish as the dense fit does: more Newton steps take the gradient to round-off
     xp, _, _, gp = sparse_newton(
@@ -138,7 +140,7 @@ def sparse_fit(
     pos = float(x[k]) if design.position else None
     tie = float(np.exp(x[-1])) if design.ties == "davidson" else None
     # what the dense fit reports, without the covariance (never formed here)
-    sol = {f: None for f in ("cov", "param_cov", "kinv", "tie_param_se")}
+    sol: dict[str, Any] = {f: None for f in ("cov", "param_cov", "kinv", "tie_param_se")}
     sol.update(theta=theta, rating=rating, se=se, tie_param=tie, log_likelihood=f)
     sol.update(converged=bool(conv[0]) or bool(gnorm[0] <= p.gtol[0]), grad_norm=float(gnorm[0]))
     sol.update(iterations=int(iters[0]), anchor=anchor, design=design, x=x)

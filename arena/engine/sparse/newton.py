@@ -72,7 +72,8 @@ class Curvature:
         t -= np.take(th, d.gb, axis=0)
         if d.position:
             t += v[ma].astype(self.dtype)
-        jv = t.copy() if self.hdp is not None else None
+        if self.hdp is not None:
+            jv = t.copy()
         t *= self.hdd
         if self.hdp is not None:
             t += self.hdp * v[-1].astype(self.dtype)

@@ -7,11 +7,12 @@ the raw engine's :func:`arena.engine.fit.solve_model`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from arena.engine.blas import one_blas_thread
+from arena.engine.fields import filled_by_producer
 from arena.engine.fit import check_anchor, check_davidson, resolve_prior, solve_model
 from arena.engine.graph import existence, model_flags
 from arena.engine.messages import fit_warnings
@@ -61,11 +62,11 @@ class StyleFit:
     warnings: list[str]
     log_likelihood: float
     anchor: tuple[int, float] | None = None
-    design: StyleDesign = field(repr=False, default=None)
-    x: np.ndarray = field(repr=False, default=None)
-    param_cov: np.ndarray = field(repr=False, default=None)
-    kinv: np.ndarray = field(repr=False, default=None)
-    lam: np.ndarray = field(repr=False, default=None)
+    design: StyleDesign = filled_by_producer()
+    x: np.ndarray = filled_by_producer()
+    param_cov: np.ndarray = filled_by_producer()
+    kinv: np.ndarray = filled_by_producer()
+    lam: np.ndarray = filled_by_producer()
 
 
 def _precision(design: StyleDesign, lam_theta: float, lam_coef: float) -> np.ndarray:

@@ -30,12 +30,13 @@ Modules: :mod:`~arena.engine.style.design` (covariates and rows),
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from arena.engine.analytic import sandwich_param_cov
+from arena.engine.fields import filled_by_producer
 from arena.engine.fit import SCALE, rating_transform
 from arena.engine.intervals import (
     analytic_intervals,
@@ -76,11 +77,11 @@ class StyleRatings(Ratings):
     """
 
     features: tuple[str, ...] = ()
-    coef: np.ndarray = None
-    coef_low: np.ndarray = None
-    coef_high: np.ndarray = None
-    coef_se: np.ndarray = None
-    coef_samples: np.ndarray = field(repr=False, default=None)
+    coef: np.ndarray = filled_by_producer(repr=True)
+    coef_low: np.ndarray = filled_by_producer(repr=True)
+    coef_high: np.ndarray = filled_by_producer(repr=True)
+    coef_se: np.ndarray = filled_by_producer(repr=True)
+    coef_samples: np.ndarray = filled_by_producer()
 
     def coefficients(self) -> list[dict]:
         """``[{feature, estimate, ci_low, ci_high, se}]`` as plain floats."""
