@@ -17,8 +17,9 @@ from arena.db.advisory import LOCK_NAMES, advisory_key, arena_identity
 from arena.db.lock import LockHeld, database_lock
 from arena.db.session import open_engine
 from arena.ingest.dialects import hold_battle_ids
-from tests.conftest import cli_for, pg_schema
-from tests.test_rebuild import synth_battles
+from tests.helpers.cli import cli_for
+from tests.helpers.files import synth_battles
+from tests.helpers.postgres import pg_schema
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
