@@ -153,6 +153,7 @@ def _register() -> None:
         plan_cmd,
         publish_cmd,
         rebuild_cmd,
+        serve_cmd,
         snapshots_cmd,
     )
 
@@ -173,6 +174,7 @@ def _register() -> None:
         agreement_cmd,
         plan_cmd,
         nightly_cmd,
+        serve_cmd,
     ):
         for command in mod.COMMANDS:
             cli.add_command(command)

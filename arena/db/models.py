@@ -396,3 +396,42 @@ class SnapshotAudit(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     code_version: Mapped[str] = mapped_column(String(64))
     report_json: Mapped[str] = mapped_column(Text)
+
+
+class ApiKey(Base):
+    """A bearer token of ``arena serve`` (``arena keys create``), stored only as its hash.
+
+    Tokens are 256 random bits, so a plain SHA-256 is a safe hash (no password
+    stretching is needed for a secret nobody chose).  ``rate`` is the key's request
+    budget per second (``None``: the server's default, 0: unlimited).
+    """
+
+    __tablename__ = "api_keys"
+    __table_args__ = (
+        CheckConstraint(
+            "scope = 'vote' OR scope = 'ingest' OR scope = 'read' OR scope = 'admin'",
+            name="scope",
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    scope: Mapped[str] = mapped_column(String(16))
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    rate: Mapped[float | None] = mapped_column(Float)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+
+class ServeSecret(Base):
+    """The key that signs ``arena serve``'s battle tokens, shared by every worker.
+
+    Held in the database so that any number of workers and machines verify one
+    another's tokens with no state outside it; created by the first server start.
+    """
+
+    __tablename__ = "serve_secrets"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    secret: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)

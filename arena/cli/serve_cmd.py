@@ -1,0 +1,172 @@
+"""``arena serve`` (the live arena backend) and ``arena keys`` (its API keys)."""
+
+from __future__ import annotations
+
+import click
+
+from arena.cli.output import emit, format_option
+
+KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Worker processes (PostgreSQL only: SQLite is served by one process).",
+)
+@click.option(
+    "--rate",
+    default=20.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Requests per second per key and worker, unless the key has its own (0: no limit).",
+)
+@click.option(
+    "--battle-ttl",
+    default=3600.0,
+    show_default=True,
+    type=click.FloatRange(1),
+    help="Seconds a pair's battle token stays valid.",
+)
+@click.option(
+    "--max-body",
+    default=8 * 1024 * 1024,
+    show_default=True,
+    type=click.IntRange(1024),
+    help="Largest request body in bytes (413 beyond).",
+)
+@click.option("--seed", type=int, default=None, help="Seed of the pair draws (default: random).")
+@click.pass_obj
+def serve_command(app, host, port, workers, rate, battle_ttl, max_body, seed):
+    """Serve the arena over HTTP: pairs out, votes in, leaderboard JSON.
+
+    Needs `pip install 'arena[serve]'`. Every route but /healthz and /metrics
+    takes `Authorization: Bearer TOKEN` from `arena keys create`. OpenAPI docs
+    at /docs; deployment, workers and the pair rule: docs/serve.md.
+
+    \b
+    Example:
+        arena keys create web --scope vote
+        arena serve --port 8000
+        curl -H "Authorization: Bearer $TOKEN" localhost:8000/v1/pair
+    """
+    try:
+        import uvicorn
+
+        from arena.serve.app import CONFIG_ENV, ServeConfig
+    except ImportError as exc:
+        raise click.ClickException(
+            f"arena serve needs its web stack ({exc.name} is missing): pip install 'arena[serve]'"
+        ) from None
+    import os
+
+    engine = app.engine()  # refuses a missing, empty or outdated database with one line
+    if engine.dialect.name == "sqlite" and workers > 1:
+        raise click.ClickException(
+            "--workers > 1 needs PostgreSQL: a SQLite database is served by one process"
+        )
+    url = engine.url.render_as_string(hide_password=False)
+    engine.dispose()
+    config = ServeConfig(url=url, rate=rate, battle_ttl=battle_ttl, max_body=max_body, seed=seed)
+    os.environ[CONFIG_ENV] = config.to_env()
+    if not app.quiet:
+        click.echo(f"arena serve: http://{host}:{port} (docs at /docs)", err=True)
+    uvicorn.run(
+        "arena.serve.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning" if app.quiet else "info",
+        timeout_graceful_shutdown=30,
+    )
+
+
+@click.group("keys")
+def keys_group() -> None:
+    """API keys of `arena serve`: create (the token is shown once), list, revoke.
+
+    \b
+    Example:
+        arena keys create web --scope vote
+        arena keys list
+        arena keys revoke web
+    """
+
+
+@keys_group.command("create")
+@click.argument("name")
+@click.option(
+    "--scope",
+    type=click.Choice(["vote", "ingest", "read", "admin"]),
+    required=True,
+    help="vote: pairs and votes; ingest: battle batches; read: leaderboards; admin: all.",
+)
+@click.option(
+    "--rate",
+    type=click.FloatRange(0),
+    default=None,
+    help="This key's requests per second (default: the server's --rate; 0: no limit).",
+)
+@click.pass_obj
+def keys_create(app, name, scope, rate):
+    """Create key NAME and print its token (once: only a hash is stored).
+
+    \b
+    Example:
+        arena keys create web --scope vote
+        arena keys create loader --scope ingest --rate 0
+    """
+    from arena.serve.keys import KeyRefused, create_key
+
+    try:
+        new = create_key(app.engine(create=True), name, scope=scope, rate=rate)
+    except KeyRefused as exc:
+        raise click.ClickException(str(exc)) from None
+    if not app.quiet:
+        click.echo(f"key {new.info.name!r} ({new.info.scope}); its token, shown once:", err=True)
+    click.echo(new.token)
+
+
+@keys_group.command("list")
+@format_option
+@click.pass_obj
+def keys_list(app, fmt):
+    """List keys (names, scopes, rates, when created and revoked; never tokens).
+
+    \b
+    Example:
+        arena keys list --format json
+    """
+    from arena.serve.keys import list_keys
+
+    with app.engine().connect() as conn:
+        rows = [k.to_dict() for k in list_keys(conn)]
+    emit(rows, KEY_COLUMNS, fmt)
+
+
+@keys_group.command("revoke")
+@click.argument("name")
+@click.pass_obj
+def keys_revoke(app, name):
+    """Revoke key NAME: its token stops working (within 2 seconds on running servers).
+
+    \b
+    Example:
+        arena keys revoke web
+    """
+    from arena.serve.keys import KeyRefused, revoke_key
+
+    try:
+        info = revoke_key(app.engine(), name)
+    except KeyRefused as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"key {info.name!r} revoked at {info.revoked_at.isoformat()}")
+
+
+COMMANDS = [serve_command, keys_group]

@@ -1,0 +1,335 @@
+"""Votes and battle batches stored by group commit, with the file ingester's rules.
+
+A request is acknowledged only after its battles are committed.  Requests do
+not each pay for a commit (one fsync on SQLite, one WAL flush on PostgreSQL):
+a single writer thread takes every job waiting in a bounded queue and stores
+them in ONE transaction, through the same :class:`arena.ingest.writer.BattleWriter`
+a file ingest uses -- so the count table, the key table and the style tables
+stay current exactly as after ``arena ingest``, and ``arena rebuild`` and
+``arena nightly`` work unchanged on served battles.
+
+Each job is all or nothing: a vote whose token was used already, or a batch
+holding an id stored with other content, is refused before anything of it is
+written, and the other jobs of the group are stored as usual.  On PostgreSQL,
+several workers (processes, machines) serialise their group transactions on
+one advisory lock, which makes the "already stored?" check exact.
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy.orm import aliased
+
+from arena.db.models import Battle, BattleKey, IngestBatch, Model, utcnow
+from arena.db.session import take_write_lock
+from arena.ingest.errors import RowError
+from arena.ingest.records import ParsedBattle, parse_json_object
+from arena.ingest.shapes import EXPAND_MAX, resolve_schema
+from arena.ingest.writer import BattleWriter
+
+__all__ = [
+    "BatchJob",
+    "BatchResult",
+    "GroupWriter",
+    "QueueFull",
+    "RecordRejected",
+    "VoteJob",
+    "parse_records",
+]
+
+#: PostgreSQL advisory lock of the served writes ("srve").
+_SERVE_LOCK = 0x73727665
+
+
+class QueueFull(Exception):
+    """The writer's queue is full: the client should retry later (HTTP 503)."""
+
+
+class RecordRejected(ValueError):
+    """Record ``index`` of a request is invalid (HTTP 422) or conflicts (HTTP 409)."""
+
+    def __init__(self, index: int, field_name: str, message: str, *, conflict: bool = False):
+        super().__init__(message)
+        self.index = index
+        self.field = field_name
+        self.message = message
+        self.conflict = conflict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "field": self.field, "message": self.message}
+
+
+def parse_records(objs: Sequence[Any], *, max_expand: int = EXPAND_MAX) -> list[list[ParsedBattle]]:
+    """Parse JSON records with the file ingester's rules (one list of battles each).
+
+    Raises :class:`RecordRejected` naming the first bad record's index and field.
+    """
+    schemas: dict[frozenset[str], Any] = {}
+    out: list[list[ParsedBattle]] = []
+    for index, obj in enumerate(objs):
+        if not isinstance(obj, Mapping):
+            raise RecordRejected(index, "json", "not a JSON object")
+        keys = frozenset(obj)
+        schema = schemas.get(keys)
+        try:
+            if schema is None:
+                schema = schemas[keys] = resolve_schema(list(obj), {}, max_expand=max_expand)
+            parsed = parse_json_object(schema, obj)
+        except RowError as exc:
+            raise RecordRejected(index, exc.field, str(exc)) from None
+        battles = parsed if isinstance(parsed, list) else [parsed]
+        out.append(battles)
+    return out
+
+
+@dataclass
+class VoteJob:
+    """One vote: the battle its token names, under the token's id."""
+
+    battle: ParsedBattle
+    source: str
+    future: Future = field(default_factory=Future)
+
+
+@dataclass
+class BatchJob:
+    """One ``POST /v1/battles`` request: all of its battles, or none."""
+
+    records: list[list[ParsedBattle]]
+    source: str
+    future: Future = field(default_factory=Future)
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    inserted: int
+    duplicates: int
+
+
+def _content(b: ParsedBattle, source: str | None) -> tuple:
+    return (b.model_a, b.model_b, b.outcome, float(b.weight), source)
+
+
+def _stored_contents(conn: Connection, ids: list[str]) -> dict[str, tuple]:
+    """External id -> what the stored battle says, for the ids that are stored."""
+    out: dict[str, tuple] = {}
+    a, b = aliased(Model), aliased(Model)
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        rows = conn.execute(
+            select(
+                BattleKey.external_id, a.name, b.name, Battle.outcome, Battle.weight, Battle.source
+            )
+            .join(Battle, Battle.id == BattleKey.battle_id)
+            .join(a, a.id == Battle.model_a_id)
+            .join(b, b.id == Battle.model_b_id)
+            .where(BattleKey.external_id.in_(part))
+        )
+        for ext, ma, mb, outcome, weight, source in rows:
+            out[ext] = (ma, mb, outcome, float(weight), source)
+    return out
+
+
+class GroupWriter:
+    """A writer thread storing queued jobs, one transaction per group.
+
+    Parameters
+    ----------
+    engine
+        The arena database.
+    max_queue
+        Jobs that may wait; :meth:`submit` raises :class:`QueueFull` beyond it.
+    max_group
+        Battles one transaction takes at most (a large batch is one group alone).
+    on_commit
+        Called after each commit with (votes stored, battles stored), for metrics.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        max_queue: int = 10_000,
+        max_group: int = 5_000,
+        on_commit=None,
+    ) -> None:
+        self.engine = engine
+        self.max_group = max_group
+        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        self._on_commit = on_commit
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="arena-serve-writer", daemon=True)
+        self._thread.start()
+
+    def depth(self) -> int:
+        return self._queue.qsize()
+
+    def submit(self, job: VoteJob | BatchJob) -> Future:
+        if self._stop.is_set():
+            raise QueueFull("the server is shutting down")
+        try:
+            self._queue.put_nowait(job)
+        except queue.Full:
+            raise QueueFull("too many writes waiting; retry shortly") from None
+        return job.future
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop taking jobs, store every queued one, then stop the thread."""
+        self._stop.set()
+        self._queue.put(None)
+        self._thread.join(timeout)
+
+    # -- the writer thread ---------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                if self._queue.empty():
+                    return
+                self._queue.put(None)  # jobs queued behind the marker still get stored
+                continue
+            group = [job]
+            size = self._size(job)
+            while size < self.max_group:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._queue.put(None)
+                    break
+                group.append(nxt)
+                size += self._size(nxt)
+            self._store_group(group)
+
+    @staticmethod
+    def _size(job: VoteJob | BatchJob) -> int:
+        return 1 if isinstance(job, VoteJob) else sum(len(r) for r in job.records)
+
+    def _store_group(self, group: list[VoteJob | BatchJob]) -> None:
+        results: list[tuple[Future, Any]] = []
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                take_write_lock(conn, "arena serve")
+                if conn.dialect.name == "postgresql":
+                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(k)s)", {"k": _SERVE_LOCK})
+                results, votes, battles = self._write(conn, group)
+        except Exception as exc:  # a bug or the database failed: every job of the group fails
+            for job in group:
+                if not job.future.done():
+                    job.future.set_exception(exc)
+            return
+        for future, outcome in results:
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+        if self._on_commit is not None:
+            self._on_commit(votes, battles)
+
+    def _write(self, conn: Connection, group: list[VoteJob | BatchJob]):
+        ids = [
+            b.external_id
+            for job in group
+            for b in (
+                [job.battle] if isinstance(job, VoteJob) else (x for r in job.records for x in r)
+            )
+            if b.external_id
+        ]
+        stored = _stored_contents(conn, ids) if ids else {}
+        seen: dict[str, tuple] = {}
+        by_source: dict[str, list[ParsedBattle]] = {}
+        results: list[tuple[Future, Any]] = []
+        votes = 0
+        for job in group:
+            if isinstance(job, VoteJob):
+                ext = job.battle.external_id
+                if ext in stored or ext in seen:
+                    results.append((job.future, "used"))
+                    continue
+                seen[ext] = _content(job.battle, job.source)
+                by_source.setdefault(job.source, []).append(job.battle)
+                results.append((job.future, "stored"))
+                votes += 1
+                continue
+            fresh: list[ParsedBattle] = []
+            duplicates = 0
+            mine: dict[str, tuple] = {}
+            failure: RecordRejected | None = None
+            for index, record in enumerate(job.records):
+                for b in record:
+                    if not b.external_id:
+                        fresh.append(b)
+                        continue
+                    content = _content(b, job.source)
+                    have = stored.get(b.external_id) or seen.get(b.external_id)
+                    if have is None:
+                        have = mine.get(b.external_id)
+                        if have is None:
+                            mine[b.external_id] = content
+                            fresh.append(b)
+                            continue
+                    if have == content:
+                        duplicates += 1
+                        continue
+                    failure = RecordRejected(
+                        index,
+                        "id",
+                        f"id {b.external_id!r} is already stored with other content",
+                        conflict=True,
+                    )
+                    break
+                if failure is not None:
+                    break
+            if failure is not None:
+                results.append((job.future, failure))
+                continue
+            seen.update(mine)
+            by_source.setdefault(job.source, []).extend(fresh)
+            results.append((job.future, BatchResult(len(fresh), duplicates)))
+        total = 0
+        for source, battles in by_source.items():
+            if battles:
+                total += self._store(conn, source, battles)
+        return results, votes, total
+
+    @staticmethod
+    def _store(conn: Connection, source: str, battles: list[ParsedBattle]) -> int:
+        batch_id = conn.execute(
+            insert(IngestBatch)
+            .values(
+                file_name="arena serve",
+                sha256=secrets.token_hex(32),
+                format="serve",
+                source=source,
+            )
+            .returning(IngestBatch.id)
+        ).scalar_one()
+        writer = BattleWriter(conn, batch_id=batch_id, source=source)
+        writer.bulk = False
+        result = writer.write(battles)
+        writer.finish()
+        if result.duplicates or result.repeated:  # the pre-check makes this impossible
+            raise RuntimeError(
+                f"arena serve: {result.duplicates + len(result.repeated)} battles were "
+                "already stored although the pre-check found none (a bug; nothing committed)"
+            )
+        conn.execute(
+            update(IngestBatch)
+            .where(IngestBatch.id == batch_id)
+            .values(
+                rows_read=len(battles),
+                inserted=result.inserted,
+                excluded=result.excluded,
+                finished_at=utcnow(),
+            )
+        )
+        return result.inserted
