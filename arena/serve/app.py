@@ -26,7 +26,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Body, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -318,6 +318,16 @@ def create_app(config: ServeConfig) -> FastAPI:
 
         return check
 
+    VoteKey = Annotated[KeyInfo, Depends(requires("vote"))]
+    IngestKey = Annotated[KeyInfo, Depends(requires("ingest"))]
+    ReadKey = Annotated[KeyInfo, Depends(requires("read"))]
+    Category = Annotated[str | None, Query(description="Board: a category key.")]
+    Source = Annotated[str | None, Query(description="Board: a source.")]
+    Records = Annotated[
+        dict[str, Any] | list[Any],
+        Body(description="One battle record or a list, in any shape `arena ingest` reads as JSON."),
+    ]
+
     async def _stored(job) -> Any:
         s = state()
         try:
@@ -354,11 +364,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         return Response(generate_latest(s.metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     @app.get("/v1/pair", response_model=PairOut, tags=["vote"])
-    async def pair(
-        category: str | None = Query(default=None, description="Board: a category key."),
-        source: str | None = Query(default=None, description="Board: a source."),
-        key: KeyInfo = Depends(requires("vote")),
-    ):
+    async def pair(key: VoteKey, category: Category = None, source: Source = None):
         """The next pair to show, drawn by the planner's rule (``docs/serve.md``), sides at random."""
         s = state()
         try:
@@ -376,7 +382,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         return {"battle": token, "model_a": model_a, "model_b": model_b, "expires_at": expires}
 
     @app.post("/v1/votes", response_model=VoteOut, status_code=201, tags=["vote"])
-    async def vote(body: VoteIn, key: KeyInfo = Depends(requires("vote"))):
+    async def vote(body: VoteIn, key: VoteKey):
         """Store a vote on a pair from ``GET /v1/pair``; answered once it is committed.
 
         409: the token was used already; 410: it expired; 403: it is forged or was
@@ -411,12 +417,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         return {"stored": True, "id": record["id"]}
 
     @app.post("/v1/battles", response_model=BatchOut, tags=["ingest"])
-    async def battles(
-        payload: dict[str, Any] | list[Any] = Body(
-            description="One battle record or a list, in any shape `arena ingest` reads as JSON."
-        ),
-        key: KeyInfo = Depends(requires("ingest")),
-    ):
+    async def battles(payload: Records, key: IngestKey):
         """Store battles with the file ingester's rules: all of the request, or none of it.
 
         Same id and content as a stored battle: counted as a duplicate; same id,
@@ -438,10 +439,10 @@ def create_app(config: ServeConfig) -> FastAPI:
     @app.get("/v1/leaderboard", tags=["read"])
     async def leaderboard(
         request: Request,
-        category: str | None = None,
-        source: str | None = None,
+        key: ReadKey,
+        category: Category = None,
+        source: Source = None,
         style_control: bool = False,
-        key: KeyInfo = Depends(requires("read")),
     ):
         """The document of ``arena leaderboard --format json`` for that board (ETag, 304)."""
         s = state()
@@ -472,7 +473,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         return Response(body, media_type="application/json", headers=headers)
 
     @app.get("/v1/models", tags=["read"])
-    async def models(key: KeyInfo = Depends(requires("read"))):
+    async def models(key: ReadKey):
         """The rows of ``arena models --format json``."""
         from arena.store.read import model_records
 
