@@ -17,11 +17,13 @@ per-worker rate-limit buckets, so workers and machines can be added freely on
 PostgreSQL.  See ``docs/serve.md``.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: FastAPI reads the route annotations at
+# runtime, and the Annotated dependencies are local to create_app.
 
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -62,6 +64,8 @@ from arena.serve.writer import (
 
 __all__ = ["ServeConfig", "create_app", "create_app_from_env"]
 
+log = logging.getLogger("arena.serve")
+
 #: How long a key lookup is trusted: a revoked key stops working within this.
 KEY_CACHE_SECONDS = 2.0
 #: Environment variable carrying the configuration to uvicorn's worker processes.
@@ -94,7 +98,7 @@ class ServeConfig:
         return json.dumps(asdict(self))
 
     @classmethod
-    def from_env(cls) -> ServeConfig:
+    def from_env(cls) -> "ServeConfig":
         return cls(**json.loads(os.environ[CONFIG_ENV]))
 
 
@@ -241,6 +245,7 @@ def create_app(config: ServeConfig) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):
+        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
         state().metrics.rejects.labels("500").inc()
         return _error(
             500, {"message": f"internal error ({type(exc).__name__}); see the server log"}

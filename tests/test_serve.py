@@ -1,0 +1,386 @@
+"""`arena serve`: a real server process on loopback, against SQLite and PostgreSQL.
+
+Every status code the API promises, the pair -> vote flow, replayed / expired /
+forged tokens, scopes, batch atomicity, ETags, rate limits, and a kill -9 under
+load after which acknowledged <= stored <= sent, with no vote stored twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+httpx = pytest.importorskip("httpx", reason="arena[serve] / the test extra installs httpx")
+pytest.importorskip("fastapi", reason="arena[serve] installs fastapi")
+
+from sqlalchemy import select  # noqa: E402
+
+from tests.conftest import cli_for, pg_schema  # noqa: E402
+
+MODELS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+
+
+def _battles_csv(path: Path, n: int = 600) -> Path:
+    """A small board: every pair meets, the earlier model usually wins."""
+    import random
+
+    rng = random.Random(3)
+    lines = ["id,model_a,model_b,winner"]
+    for k in range(n):
+        i, j = rng.sample(range(len(MODELS)), 2)
+        p = 0.5 + 0.08 * (j - i)
+        r = rng.random()
+        winner = "tie" if r > 0.9 else ("model_a" if r < 0.9 * p else "model_b")
+        lines.append(f"seed-{k},{MODELS[i]},{MODELS[j]},{winner}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str  # database
+    base: str  # http://127.0.0.1:PORT
+    proc: subprocess.Popen
+    keys: dict[str, str]
+
+    def client(self, key: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.keys[key]}"} if key else {}
+        return httpx.Client(base_url=self.base, headers=headers, timeout=30)
+
+
+def _start(url: str, *extra: str) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "--db", url, "-q", "serve", "--port", str(port), *extra],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            out = proc.stdout.read().decode() if proc.stdout else ""
+            raise AssertionError(f"arena serve exited {proc.returncode}:\n{out}")
+        try:
+            if httpx.get(base + "/healthz", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("arena serve did not answer /healthz within 60 s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _prepare(url: str, tmp: Path) -> dict[str, str]:
+    run = cli_for(url)
+    run("ingest", str(_battles_csv(tmp / "battles.csv")), "-q")
+    run("rebuild", "--rounds", "50", "-q")
+    keys = {}
+    for name, scope, rate in [
+        ("voter", "vote", "0"),
+        ("reader", "read", "0"),
+        ("loader", "ingest", "0"),
+        ("boss", "admin", "0"),
+        ("slow", "vote", "1"),
+        ("gone", "vote", "0"),
+    ]:
+        keys[name] = run(
+            "keys", "create", name, "--scope", scope, "--rate", rate, "-q"
+        ).output.strip()
+    run("keys", "revoke", "gone")
+    return keys
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def server(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("serve")
+    if request.param == "sqlite":
+        urls = iter([f"sqlite:///{tmp / 'arena.db'}"])
+    else:
+        urls = pg_schema()
+    url = next(urls)
+    keys = _prepare(url, tmp)
+    proc, base = _start(url, "--seed", "11")
+    yield Server(url, base, proc, keys)
+    _stop(proc)
+    next(urls, None)
+
+
+def _pair_and_vote(c: httpx.Client, winner: str = "model_a") -> tuple[dict, httpx.Response]:
+    pair = c.get("/v1/pair")
+    assert pair.status_code == 200, pair.text
+    body = pair.json()
+    return body, c.post("/v1/votes", json={"battle": body["battle"], "winner": winner})
+
+
+def _stored_votes(url: str) -> list[str]:
+    from arena.db.models import Battle
+    from arena.db.session import open_engine
+
+    engine = open_engine(url, migrate_new=False)
+    try:
+        with engine.connect() as conn:
+            return list(
+                conn.execute(
+                    select(Battle.external_id).where(Battle.external_id.like("vote:%"))
+                ).scalars()
+            )
+    finally:
+        engine.dispose()
+
+
+def _counts_current(url: str) -> bool:
+    """The count table and battle keys equal what a recount computes (rolled back)."""
+    from arena.db.session import open_engine
+    from arena.ingest.recount import recount
+
+    engine = open_engine(url, migrate_new=False)
+    try:
+        with engine.connect() as conn:
+            tx = conn.begin()
+            done = recount(conn)
+            tx.rollback()
+    finally:
+        engine.dispose()
+    return done.changed == 0 and done.keys_added == 0 and done.keys_dropped == 0
+
+
+def test_health_metrics_and_docs_need_no_key(server):
+    c = server.client(None)
+    health = c.get("/healthz").json()
+    assert health["status"] == "ok" and health["revision"]
+    assert "arena_requests_total" in c.get("/metrics").text
+    assert c.get("/openapi.json").json()["paths"]["/v1/votes"]["post"]
+    assert c.get("/docs").status_code == 200
+
+
+def test_keys_scopes_and_revocation(server):
+    for path in ("/v1/pair", "/v1/leaderboard", "/v1/models"):
+        r = server.client(None).get(path)
+        assert r.status_code == 401 and "bearer" in r.json()["error"]["message"]
+        assert r.headers["www-authenticate"] == "Bearer"
+    assert server.client("gone").get("/v1/pair").status_code == 401  # revoked
+    bad = httpx.get(server.base + "/v1/pair", headers={"Authorization": "Bearer arena_nope"})
+    assert bad.status_code == 401
+    assert server.client("reader").get("/v1/pair").status_code == 403
+    assert server.client("voter").get("/v1/leaderboard").status_code == 403
+    r = server.client("voter").post("/v1/battles", json=[])
+    assert r.status_code == 403 and "'ingest'" in r.json()["error"]["message"]
+    assert server.client("boss").get("/v1/pair").status_code == 200  # admin may do all
+
+
+def test_pair_vote_flow_stores_the_shown_pair(server):
+    c = server.client("voter")
+    before = set(_stored_votes(server.url))
+    pair, vote = _pair_and_vote(c, "model_b")
+    assert vote.status_code == 201, vote.text
+    assert pair["model_a"] in MODELS and pair["model_b"] in MODELS
+    assert pair["model_a"] != pair["model_b"] and pair["expires_at"].endswith("Z")
+    new = set(_stored_votes(server.url)) - before
+    assert new == {vote.json()["id"]}
+    # stored as the pair shown, with the key as its source, and counted like an ingest
+    from arena.db.models import Battle, Model
+    from arena.db.session import open_engine
+
+    engine = open_engine(server.url, migrate_new=False)
+    with engine.connect() as conn:
+        row = conn.execute(
+            select(Battle.outcome, Battle.source, Model.name)
+            .join(Model, Model.id == Battle.model_a_id)
+            .where(Battle.external_id == vote.json()["id"])
+        ).one()
+    engine.dispose()
+    assert row == ("b_wins", "voter", pair["model_a"])
+    assert _counts_current(server.url)
+    models = {m["model"]: m for m in server.client("reader").get("/v1/models").json()}
+    assert models[pair["model_a"]]["battles"] >= 1
+
+
+def test_replayed_expired_forged_and_foreign_tokens_store_nothing(server):
+    c = server.client("voter")
+    pair, vote = _pair_and_vote(c)
+    assert vote.status_code == 201
+    before = len(_stored_votes(server.url))
+    again = c.post("/v1/votes", json={"battle": pair["battle"], "winner": "model_b"})
+    assert again.status_code == 409 and "used already" in again.json()["error"]["message"]
+    head, sig = c.get("/v1/pair").json()["battle"].split(".")
+    forged = c.post("/v1/votes", json={"battle": head + "." + sig[::-1], "winner": "tie"})
+    assert forged.status_code == 403
+    garbage = c.post("/v1/votes", json={"battle": "not-a-token", "winner": "tie"})
+    assert garbage.status_code == 403
+    # a genuinely signed token whose time is up
+    from arena.db.session import open_engine
+    from arena.serve.tokens import TokenSigner, load_secret
+
+    engine = open_engine(server.url, migrate_new=False)
+    signer = TokenSigner(load_secret(engine), ttl=60)
+    engine.dispose()
+    voter_id = 1  # keys are numbered from 1 in creation order: "voter" came first
+    token, _ = signer.issue("alpha", "bravo", key_id=voter_id, now=time.time() - 3600)
+    expired = c.post("/v1/votes", json={"battle": token, "winner": "tie"})
+    assert expired.status_code == 410 and "expired" in expired.json()["error"]["message"]
+    # a token issued to another key
+    mine = server.client("boss").get("/v1/pair").json()["battle"]
+    foreign = c.post("/v1/votes", json={"battle": mine, "winner": "tie"})
+    assert foreign.status_code == 403 and "another key" in foreign.json()["error"]["message"]
+    bad_winner = c.post("/v1/votes", json={"battle": mine, "winner": "left"})
+    assert bad_winner.status_code == 422 and bad_winner.json()["error"]["field"] == "winner"
+    assert len(_stored_votes(server.url)) == before
+
+
+def test_battle_batches_are_atomic_and_deduplicated(server):
+    c = server.client("loader")
+    batch = [
+        {"id": "b-1", "model_a": "alpha", "model_b": "bravo", "winner": "model_a"},
+        {"id": "b-2", "model_a": "newcomer", "model_b": "alpha", "winner": "tie"},
+    ]
+    r = c.post("/v1/battles", json=batch)
+    assert r.status_code == 200 and r.json() == {"inserted": 2, "duplicates": 0}, r.text
+    again = c.post("/v1/battles", json=batch)
+    assert again.json() == {"inserted": 0, "duplicates": 2}
+    one = c.post("/v1/battles", json={"model_a": "alpha", "model_b": "echo", "winner": "model_b"})
+    assert one.json() == {"inserted": 1, "duplicates": 0}
+    # same id, other content: 409 and nothing of the request stored
+    conflict = [
+        {"id": "b-3", "model_a": "alpha", "model_b": "bravo", "winner": "model_a"},
+        {"id": "b-1", "model_a": "alpha", "model_b": "bravo", "winner": "model_b"},
+    ]
+    r = c.post("/v1/battles", json=conflict)
+    assert r.status_code == 409 and r.json()["error"]["index"] == 1
+    # an invalid record: 422 naming its index and field, nothing stored
+    invalid = [
+        {"id": "b-4", "model_a": "alpha", "model_b": "bravo", "winner": "model_a"},
+        {"id": "b-5", "model_a": "alpha", "model_b": "bravo", "winner": "maybe"},
+    ]
+    r = c.post("/v1/battles", json=invalid)
+    err = r.json()["error"]
+    assert r.status_code == 422 and err["index"] == 1 and err["field"] == "winner"
+    again = c.post(
+        "/v1/battles",
+        json=[
+            {"id": x, "model_a": "alpha", "model_b": "bravo", "winner": "model_a"}
+            for x in ("b-3", "b-4")
+        ],
+    )
+    assert again.json() == {"inserted": 2, "duplicates": 0}  # neither was stored before
+    assert _counts_current(server.url)
+
+
+def test_leaderboard_is_the_cli_document_with_an_etag(server):
+    c = server.client("reader")
+    r = c.get("/v1/leaderboard")
+    assert r.status_code == 200
+    cli_doc = json.loads(cli_for(server.url)("leaderboard", "--format", "json").output)
+    assert r.json() == cli_doc
+    etag = r.headers["etag"]
+    again = c.get("/v1/leaderboard", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    missing = c.get("/v1/leaderboard", params={"category": "no-such-category"})
+    assert missing.status_code == 404 and "category" in missing.json()["error"]["message"]
+
+
+def test_rate_limit_answers_429_with_retry_after(server):
+    c = server.client("slow")  # 1 request a second, bursts of 2
+    codes = [c.get("/v1/pair").status_code for _ in range(4)]
+    assert codes[:2] == [200, 200] and 429 in codes[2:]
+    limited = next(r for r in (c.get("/v1/pair") for _ in range(3)) if r.status_code == 429)
+    assert int(limited.headers["retry-after"]) >= 1
+
+
+def test_request_size_limits(server):
+    c = server.client("loader")
+    huge = c.post(
+        "/v1/battles",
+        content=b"[" + b" " * (9 * 1024 * 1024) + b"]",
+        headers={"content-type": "application/json"},
+    )
+    assert huge.status_code == 413
+    many = [{"model_a": "alpha", "model_b": "bravo", "winner": "tie"}] * 10_001
+    r = c.post("/v1/battles", json=many)
+    assert r.status_code == 413 and "10000" in r.json()["error"]["message"]
+
+
+def _load(base: str, token: str, stop: threading.Event, sent: list, acked: list) -> None:
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=10) as c:
+        while not stop.is_set():
+            try:
+                pair = c.get("/v1/pair").json()
+                ticket = pair["battle"]
+                from arena.serve.tokens import _unb64
+
+                ticket_id = "vote:" + json.loads(_unb64(ticket.split(".")[0]))["i"]
+                sent.append(ticket_id)
+                r = c.post("/v1/votes", json={"battle": ticket, "winner": "model_a"})
+            except (httpx.HTTPError, KeyError, ValueError):
+                return
+            if r.status_code == 201:
+                acked.append(r.json()["id"])
+
+
+@pytest.mark.parametrize("how", ["kill", "term"])
+def test_killed_or_stopped_under_load_loses_no_acknowledged_vote(how, db_url, tmp_path):
+    keys = _prepare(db_url, tmp_path)
+    proc, base = _start(db_url, "--seed", "5")
+    stop = threading.Event()
+    sent: list[str] = []
+    acked: list[str] = []
+    threads = [
+        threading.Thread(target=_load, args=(base, keys["voter"], stop, sent, acked))
+        for _ in range(8)
+    ]
+    try:
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 90
+        while len(acked) < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if how == "kill":
+            proc.send_signal(signal.SIGKILL)
+        else:
+            proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+        _stop(proc)
+    stored = _stored_votes(db_url)
+    assert len(acked) >= 100, f"only {len(acked)} votes acknowledged in 90 s"
+    assert len(stored) == len(set(stored)), "a vote was stored twice"
+    assert set(acked) <= set(stored), f"{len(set(acked) - set(stored))} acknowledged votes lost"
+    assert set(stored) <= set(sent)
+    if how == "term":
+        # uvicorn drains, shuts the app down (the writer stores what is queued), then
+        # re-raises SIGTERM so a process manager sees why it stopped
+        assert proc.returncode in (0, -signal.SIGTERM)
+    assert _counts_current(db_url)
