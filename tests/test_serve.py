@@ -222,7 +222,12 @@ def test_pair_vote_flow_stores_the_shown_pair(server):
     engine.dispose()
     assert row == ("b_wins", "voter", pair["model_a"])
     assert _counts_current(server.url)
-    models = {m["model"]: m for m in server.client("reader").get("/v1/models").json()}
+    doc = server.client("reader").get("/v1/models").json()
+    import arena
+
+    with arena.open(server.url) as db:
+        assert doc == db.models().to_dict()  # the front door's document (= the CLI's)
+    models = {m["model"]: m for m in doc["models"]}
     assert models[pair["model_a"]]["battles"] >= 1
 
 

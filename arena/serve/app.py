@@ -46,9 +46,10 @@ from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
 from arena import __version__
-from arena.boards.compare import SnapshotError, resolve_board
-from arena.core.formats import tidy, to_json
-from arena.db.session import DatabaseError, current_revision, head_revision, open_engine
+from arena.api import open_arena
+from arena.boards.compare import SnapshotError
+from arena.core.formats import to_json
+from arena.db.session import current_revision, head_revision
 from arena.serve.keys import KeyInfo, authenticate, hash_token
 from arena.serve.limits import RateLimiter, retry_after_header
 from arena.serve.pairs import NoPair, PairPicker, PairRule
@@ -172,7 +173,9 @@ class _State:
 
     def __init__(self, config: ServeConfig) -> None:
         self.config = config
-        self.engine = open_engine(config.url, migrate_new=False)
+        #: the front door: leaderboards and models come from the same calls as the CLI
+        self.arena = open_arena(config.url)
+        self.engine = self.arena.engine()
         self.signer = TokenSigner(load_secret(self.engine), ttl=config.battle_ttl)
         self.metrics = _Metrics()
         self.limiter = RateLimiter()
@@ -208,7 +211,7 @@ class _State:
 
     def close(self) -> None:
         self.writer.close()
-        self.engine.dispose()
+        self.arena.close()
 
 
 def _error(status: int, body: dict, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -456,11 +459,9 @@ def create_app(config: ServeConfig) -> FastAPI:
         if hit is None or time.monotonic() - hit[0] > s.picker.rule.refresh:
 
             def build() -> tuple[float, bytes, str]:
-                with s.engine.connect() as conn:
-                    board = resolve_board(
-                        conn, category=category, source=source, style=style_control
-                    )
-                    doc = tidy(board.document())
+                doc = s.arena.leaderboard(
+                    category=category, source=source, style_control=style_control
+                ).to_dict()
                 body = to_json(doc).encode()
                 etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
                 return time.monotonic(), body, etag
@@ -479,14 +480,8 @@ def create_app(config: ServeConfig) -> FastAPI:
 
     @app.get("/v1/models", tags=["read"])
     async def models(key: ReadKey):
-        """The rows of ``arena models --format json``."""
-        from arena.store.read import model_records
-
-        def read():
-            with state().engine.connect() as conn:
-                return [r.as_dict() for r in model_records(conn)]
-
-        return await run_in_threadpool(read)
+        """The document of ``arena models --format json``."""
+        return await run_in_threadpool(lambda: state().arena.models().to_dict())
 
     return app
 
@@ -494,11 +489,3 @@ def create_app(config: ServeConfig) -> FastAPI:
 def create_app_from_env() -> FastAPI:
     """uvicorn's factory in each worker process (``arena serve --workers N``)."""
     return create_app(ServeConfig.from_env())
-
-
-def check_database(url: str) -> None:
-    """Refuse to serve a database that is missing or not at this arena's schema."""
-    try:
-        open_engine(url, migrate_new=False).dispose()
-    except DatabaseError:
-        raise
