@@ -67,12 +67,16 @@ class RecordRejected(ValueError):
         return {"index": self.index, "field": self.field, "message": self.message}
 
 
+#: Record shape (its set of keys) -> how to read it; votes share one or two shapes.
+_SCHEMAS: dict[frozenset[str], Any] = {}
+
+
 def parse_records(objs: Sequence[Any], *, max_expand: int = EXPAND_MAX) -> list[list[ParsedBattle]]:
     """Parse JSON records with the file ingester's rules (one list of battles each).
 
     Raises :class:`RecordRejected` naming the first bad record's index and field.
     """
-    schemas: dict[frozenset[str], Any] = {}
+    schemas = _SCHEMAS
     out: list[list[ParsedBattle]] = []
     for index, obj in enumerate(objs):
         if not isinstance(obj, Mapping):
@@ -80,8 +84,10 @@ def parse_records(objs: Sequence[Any], *, max_expand: int = EXPAND_MAX) -> list[
         keys = frozenset(obj)
         schema = schemas.get(keys)
         try:
-            if schema is None:
-                schema = schemas[keys] = resolve_schema(list(obj), {}, max_expand=max_expand)
+            if schema is None or schema.max_expand != max_expand:
+                schema = resolve_schema(list(obj), {}, max_expand=max_expand)
+                if len(schemas) < 256:  # a handful of record shapes in practice
+                    schemas[keys] = schema
             parsed = parse_json_object(schema, obj)
         except RowError as exc:
             raise RecordRejected(index, exc.field, str(exc)) from None
