@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 __all__ = ["LOCK_NAMES", "advisory_key", "arena_identity"]
 
 #: The advisory locks arena takes, by name (the file lock adds the file's sha256).
-LOCK_NAMES = ("migrate", "nightly", "battle-ids", "file")
+LOCK_NAMES = ("migrate", "nightly", "battle-ids", "file", "serve")
 
 
 def arena_identity(conn: Connection) -> tuple[str, str]:

@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, insert, select, update
 from sqlalchemy.orm import aliased
 
+from arena.db.advisory import advisory_key
 from arena.db.models import Battle, BattleKey, IngestBatch, Model, utcnow
 from arena.db.session import take_write_lock
 from arena.ingest.errors import RowError
@@ -44,9 +45,6 @@ __all__ = [
     "VoteJob",
     "parse_records",
 ]
-
-#: PostgreSQL advisory lock of the served writes ("srve").
-_SERVE_LOCK = 0x73727665
 
 
 class QueueFull(Exception):
@@ -172,6 +170,7 @@ class GroupWriter:
         self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
         self._on_commit = on_commit
         self._stop = threading.Event()
+        self._lock_key: int | None = None
         self._thread = threading.Thread(target=self._run, name="arena-serve-writer", daemon=True)
         self._thread.start()
 
@@ -226,7 +225,11 @@ class GroupWriter:
             with self.engine.connect() as conn, conn.begin():
                 take_write_lock(conn, "arena serve")
                 if conn.dialect.name == "postgresql":
-                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(k)s)", {"k": _SERVE_LOCK})
+                    if self._lock_key is None:  # this arena's (database, schema) never changes
+                        self._lock_key = advisory_key(conn, "serve")
+                    conn.exec_driver_sql(
+                        "SELECT pg_advisory_xact_lock(%(k)s)", {"k": self._lock_key}
+                    )
                 results, votes, battles = self._write(conn, group)
         except Exception as exc:  # a bug or the database failed: every job of the group fails
             for job in group:
