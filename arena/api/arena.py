@@ -60,6 +60,7 @@ from arena.core.errors import OptionError, check_at_least
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from arena.engine.board import TierMethod, TierRule
     from arena.ingest.loader import IngestReport
     from arena.jobs.rebuild import RebuildOptions
     from arena.store.annotate import Annotation
@@ -141,8 +142,8 @@ def rebuild_options(
     anchor: str | tuple[str, float] | None = None,
     prior: float | None = None,
     min_battles: int = DEFAULT_MIN_BATTLES,
-    tiers: str = "maxt",
-    tier_rule: str = "leader",
+    tiers: TierMethod = "maxt",
+    tier_rule: TierRule = "leader",
     cluster: str = "battle",
     components: str = "largest",
     style_control: bool = True,
@@ -388,6 +389,7 @@ class Arena:
                     "nothing to set for {name}: give display_name, organisation, licence, "
                     "link or hidden",
                 )
+            assert name is not None  # exactly one of name, from_file, annotations (checked above)
             items = [Annotation(name, display_name, organisation, licence, link, hidden)]
         with self.engine().begin() as conn:
             take_write_lock(conn, "annotate models")
@@ -435,8 +437,8 @@ class Arena:
         anchor: str | tuple[str, float] | None = None,
         prior: float | None = None,
         min_battles: int = DEFAULT_MIN_BATTLES,
-        tiers: str = "maxt",
-        tier_rule: str = "leader",
+        tiers: TierMethod = "maxt",
+        tier_rule: TierRule = "leader",
         cluster: str = "battle",
         style_control: bool = True,
         style_features: Iterable[str] = (),
@@ -669,6 +671,7 @@ class Arena:
                             "to diff yet; run `arena rebuild` again after new battles"
                         )
                     new = latest.id
+            assert new is not None  # both ids or none (checked above)
             return DiffResult(diff(conn, old, new))
 
     def prune_snapshots(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,7 +95,7 @@ def _from_mapping(rec: Mapping[str, Any], where: str) -> Annotation:
     return Annotation(model=name, hidden=_bool(rec.get("hidden"), where), **text)
 
 
-def read_annotations(path: str | Path) -> list[Annotation]:
+def read_annotations(path: str | os.PathLike[str]) -> list[Annotation]:
     """A CSV (header ``model,display_name,organisation,licence,link,hidden``, any
     subset after ``model``) or a JSON list of objects with the same keys."""
     path = Path(path)
