@@ -35,6 +35,13 @@ SYNTHETIC_RUNS = [
     ["--ci", "fisher", "--tiers", "overlap", "--anchor", "m3=1200", "--both-bad", "drop"],
     ["--category", "math", "--cluster", "judge", "--rounds", "30", "--prior", "0.5"],
 ]
+#: the shared ko-arena-hard battles carry LMArena's style metadata (style boards)
+KO_ARENA_HARD = ROOT.parent / "shared" / "data" / "ko-arena-hard" / "battles.jsonl.gz"
+STYLE_RUNS = [
+    ["--rounds", "40"],
+    ["--ci", "sandwich", "--style-reg", "0.5"],
+    ["--ties", "davidson", "--position", "--rounds", "20"],
+]
 LMARENA_RUNS = [
     ["--all-categories", "--rounds", "40"],
     ["--ties", "davidson", "--rounds", "30", "--tiers", "bh"],
@@ -75,7 +82,7 @@ def synthetic(path: Path) -> None:
         w.writerows(rows)
 
 
-def dump(checkout: Path, work: Path, quick: bool) -> dict:
+def dump(checkout: Path, work: Path, quick: bool, style: bool = False) -> dict:
     """Every snapshot table after the runs, as JSON-ready rows."""
     env = {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1"}
     data = work / "syn.csv"
@@ -83,6 +90,8 @@ def dump(checkout: Path, work: Path, quick: bool) -> dict:
     sets = [("syn", data, SYNTHETIC_RUNS)]
     if not quick:
         sets.append(("lmarena", ROOT / "arena/data/lmarena-140k-battles.csv.gz", LMARENA_RUNS))
+    if style:
+        sets.append(("style", KO_ARENA_HARD, STYLE_RUNS))
     out = {}
     for name, path, runs in sets:
         db = work / f"{name}.db"
@@ -125,10 +134,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("other", type=Path, help="the other checkout (its repository root)")
     parser.add_argument("--quick", action="store_true", help="synthetic data only")
+    parser.add_argument(
+        "--style", action="store_true", help="also the style boards of ../shared's ko-arena-hard"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        mine = dump(ROOT, Path(a), args.quick)
-        other = dump(args.other.resolve(), Path(b), args.quick)
+        mine = dump(ROOT, Path(a), args.quick, args.style)
+        other = dump(args.other.resolve(), Path(b), args.quick, args.style)
     for key in mine:
         if json.dumps(mine[key], sort_keys=True, default=str) != json.dumps(
             other.get(key), sort_keys=True, default=str

@@ -8,6 +8,7 @@ snapshot writer stores as it is.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -232,6 +233,7 @@ def rate_style_board(
     cluster_ids=None,
     style_reg: float | None = None,
     names=None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[BoardRating, StyleTable]:
     """The style-controlled board of per-battle arrays (see :mod:`arena.engine.style.rate`).
 
@@ -240,10 +242,12 @@ def rate_style_board(
     cluster bootstrap.  Ranks and tiers follow the same rules as
     :func:`rate_board`; ``BoardRating.ratings`` is a
     :class:`~arena.engine.style.rate.StyleRatings` with the coefficients.
-    ``names`` (model names by index) name models in the warnings.
+    ``names`` (model names by index) name models in the warnings; ``progress``
+    is told each phase's time (rows, point fit, intervals).
     """
     opts = options
     f = opts.fit
+    t0 = time.perf_counter()
     table = count_table(model_a, model_b, outcome, n_models=n_models, weight=weight)
     style = style_table(
         model_a,
@@ -256,6 +260,11 @@ def rate_style_board(
         weight=weight,
         both_bad=f.both_bad,
     )
+    if progress is not None:
+        progress(
+            f"style: {style.n_rows:,} rows from {style.n_battles:,.0f} battles "
+            f"(equal pair, outcome, weight and features collapsed) in {time.perf_counter() - t0:.2f} s"
+        )
     clusters = None
     if cluster_ids is not None:
         kept = style.battle_row >= 0
@@ -263,8 +272,9 @@ def rate_style_board(
             np.asarray(cluster_ids)[kept], style.battle_row[kept], n_cells=style.n_rows
         )
     ratings = rate_style(
-        style, f, **opts.interval_options(), clusters=clusters, style_reg=style_reg
-    )
+        style, f, **opts.interval_options(), clusters=clusters, style_reg=style_reg,
+        progress=progress,
+    )  # fmt: skip
     if names is not None:
         ratings = replace(ratings, warnings=ratings.named_warnings(check_names(names, n_models)))
     return rank_board(table, ratings, opts), style

@@ -271,6 +271,7 @@ class RebuildJob:
     def read_style(self, conn: Connection, data: BoardData) -> StyleBoard | None:
         """The board's battles that carry style metadata, or None when none does."""
         opts = self.opts
+        t0 = time.perf_counter()
         try:
             sb = read_style_battles(
                 conn,
@@ -281,6 +282,10 @@ class RebuildJob:
             )
         except StyleDataError as exc:
             raise RebuildOptionError.about("style_features", str(exc)) from None
+        self.say(
+            f"{self.key(data)}: style: read {len(sb):,} battles with style metadata "
+            f"in {time.perf_counter() - t0:.2f} s"
+        )
         return StyleBoard.of(sb) if len(sb) else None
 
     def check(self) -> None:
@@ -410,6 +415,7 @@ class RebuildJob:
                 weight=sb.weight,
                 cluster_ids=sb.cluster,
                 style_reg=self.opts.style_reg,
+                progress=lambda msg: self.say(f"{self.key(data, board.number, style=True)}: {msg}"),
             )
         except ValueError as exc:
             key = self.key(data, board.number, style=True)

@@ -10,9 +10,11 @@ partitions, so a 10M-battle board needs no Python object per battle.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
-from sqlalchemy import Connection, and_, case, func, select
+from sqlalchemy import Connection, Float, and_, case, func, select
+from sqlalchemy import cast as sa_cast
 from sqlalchemy.orm import aliased
 
 from arena.core.outcomes import OUTCOME_CODES
@@ -56,6 +58,62 @@ class StyleBattles:
 
     def __len__(self) -> int:
         return len(self.battle_id)
+
+
+def _as_array(rows: list[tuple], width: int) -> np.ndarray:
+    """Plain tuples of numbers -> ``(len(rows), width)`` float64, with no per-row object.
+
+    (``np.array`` of SQLAlchemy ``Row`` objects probes every row for the
+    array protocols through the row's key lookup, which raises and catches an
+    exception per row: 200 us a battle.)
+    """
+    flat = np.fromiter(chain.from_iterable(rows), dtype=np.float64, count=len(rows) * width)
+    return flat.reshape(-1, width)
+
+
+def _numbers(conn: Connection, query, width: int) -> np.ndarray:
+    """All rows of a query of ``width`` numeric non-null columns, as one float64 array.
+
+    PostgreSQL: one binary ``COPY (query) TO STDOUT`` with every column cast
+    to double precision, so each row is a fixed 2 + 12 * width bytes and the
+    whole result is parsed by one ``np.frombuffer`` (no Python per row).
+    SQLite: the DB-API cursor's plain tuples, a partition at a time, through
+    :func:`_as_array`.
+    """
+    if conn.dialect.name == "postgresql":
+        cols = [sa_cast(c, Float(precision=53)) for c in query.selected_columns]
+        compiled = query.with_only_columns(*cols).compile(
+            dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
+        )
+        cursor = conn.connection.dbapi_connection.cursor()
+        chunks = []
+        with cursor.copy(
+            f"COPY ({compiled.string}) TO STDOUT (FORMAT binary)", compiled.params
+        ) as copy:
+            for block in copy:
+                chunks.append(bytes(block))
+        raw = b"".join(chunks)
+        # header: 11-byte signature, 4-byte flags, 4-byte extension length (+ extension)
+        start = 19 + int.from_bytes(raw[15:19], "big")
+        body = raw[start : len(raw) - 2]  # the trailer is a field count of -1
+        row = np.dtype(
+            [("n", ">i2")]
+            + [(f, t) for i in range(width) for f, t in ((f"l{i}", ">i4"), (f"v{i}", ">f8"))]
+        )
+        if len(body) % row.itemsize:
+            raise RuntimeError("unexpected binary COPY layout (a NULL in a style column?)")
+        rec = np.frombuffer(body, dtype=row)
+        out = np.empty((rec.size, width))
+        for i in range(width):
+            out[:, i] = rec[f"v{i}"]
+        return out
+    result = conn.execute(query)
+    cursor = result.cursor  # the DB-API cursor: plain tuples, no Row objects
+    parts = []
+    while rows := cursor.fetchmany(_PARTITION):
+        parts.append(_as_array(rows, width))
+    result.close()
+    return np.concatenate(parts) if parts else np.empty((0, width))
 
 
 def _in_category(query, category: str | None):
@@ -143,15 +201,16 @@ def read_style_battles(
 
     k = len(features)
     numeric_width = 5 + 2 * k
-    parts: list[np.ndarray] = []
     codes: list[int] = []
-    cluster_index: dict[str, int] = {}
-    for part in conn.execute(query).partitions(_PARTITION):
-        if cluster is not None:
+    if cluster is None:
+        data = _numbers(conn, query, numeric_width)
+    else:
+        parts: list[np.ndarray] = []
+        cluster_index: dict[str, int] = {}
+        for part in conn.execute(query).partitions(_PARTITION):
             codes.extend(cluster_index.setdefault(r[-1], len(cluster_index)) for r in part)
-            part = [r[:-1] for r in part]
-        parts.append(np.array(part, dtype=np.float64).reshape(-1, numeric_width))
-    data = np.concatenate(parts) if parts else np.empty((0, numeric_width))
+            parts.append(_as_array([tuple(r[:-1]) for r in part], numeric_width))
+        data = np.concatenate(parts) if parts else np.empty((0, numeric_width))
     values = data[:, 5:]
     return StyleBattles(
         battle_id=data[:, 0].astype(np.int64),

@@ -23,12 +23,48 @@ from arena.engine.likelihood import rmul
 from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions
 from arena.engine.rounds import run_rounds
-from arena.engine.sampling import resampled_counts
+from arena.engine.sampling import RowResampler, resampled_counts
 from arena.engine.style.design import StyleTable
 from arena.engine.style.fit import StyleFit, fit_style
 from arena.engine.style.model import StyleDesign
 
-__all__ = ["StyleBootstrap", "bootstrap_style", "clusters_by_row"]
+__all__ = [
+    "EXACT",
+    "ONE_STEP",
+    "STYLE_BOOTSTRAPS",
+    "STYLE_EXACT_MAX_ROWS",
+    "StyleBootstrap",
+    "bootstrap_method",
+    "bootstrap_style",
+    "clusters_by_row",
+]
+
+#: Bootstrap methods: every round solved to the bootstrap tolerance, or the
+#: first Newton step from the full-data fit alone (see :func:`bootstrap_style`).
+EXACT, ONE_STEP = "exact", "one-step"
+STYLE_BOOTSTRAPS = ("auto", EXACT, ONE_STEP)
+#: ``"auto"`` solves every round exactly on tables of fewer rows than this, and
+#: takes the one-step approximation above.  Measured on the 2-core VM
+#: (docs/engine.md, "Style control at scale"): an exact round costs ~0.2 us of CPU
+#: per row, so 1000 exact rounds of 1M rows take ~100 s of wall on 2 cores,
+#: at the 120 s budget the 5M target scales to; the one-step's error there is
+#: far below the interval widths.
+STYLE_EXACT_MAX_ROWS = 1_000_000
+
+
+def bootstrap_method(method: str, n_rows: int) -> str:
+    """The method ``"auto"`` means for a table of ``n_rows`` rows (others unchanged)."""
+    if method not in STYLE_BOOTSTRAPS:
+        raise ValueError(
+            f"style bootstrap must be one of {', '.join(STYLE_BOOTSTRAPS)}, got {method!r}"
+        )
+    if method == "auto":
+        return EXACT if n_rows < STYLE_EXACT_MAX_ROWS else ONE_STEP
+    return method
+
+
+#: Wins and losses (battles) every model must have for a round's MLE check to be skipped.
+SAFE_BATTLES = 100
 
 #: Elements per working array of a bootstrap chunk: small enough that a
 #: chunk's arrays stay in cache between the passes of one evaluation.
@@ -56,8 +92,11 @@ def _inverse(h: np.ndarray) -> np.ndarray:
 class _StyleJob:
     """Everything a chunk of bootstrap rounds needs (read-only, shared by workers)."""
 
-    def __init__(self, point: StyleFit, zq, rounds: int, chord_iters: int, newton_iters: int):
+    def __init__(
+        self, point: StyleFit, zq, rounds: int, chord_iters: int, newton_iters: int, method: str
+    ):
         self.point = point
+        self.method = method
         self.design = d = point.design
         self.zq = zq
         self.chord_iters, self.newton_iters = chord_iters, newton_iters
@@ -70,6 +109,12 @@ class _StyleJob:
         else:
             self.unit_of = None
             self.n_units = zq.shape[0]
+        # the one-step rounds' draws dominate their cost: 16-bit inversion when it applies
+        self.sampler = (
+            RowResampler(d.cat_n)
+            if method == ONE_STEP and zq is None and RowResampler.applicable(d.cat_n)
+            else None
+        )
         # per-round MLE check on the raw graph: row counts -> credit/debit per model
         credit, debit = category_credit_maps(d.raw)
         n = d.cat_n.size
@@ -79,6 +124,14 @@ class _StyleJob:
         self.credit_t = (row_cat @ credit).T.tocsr()
         self.debit_t = (row_cat @ debit).T.tocsr()
         self.mle_point = point.prior_used == 0.0 and not point.style_reg
+        # Whether a resample can lose the MLE: only if some model might draw no
+        # win or no loss.  With at least SAFE_BATTLES of each in the data, the
+        # chance of that in a round is below exp(-SAFE_BATTLES) ~ 1e-44, so the
+        # per-round check (two sparse products over the rows) is skipped.
+        self.check_mle = bool(self.mle_point and d.n_active)
+        if self.check_mle and d.ties == "half":
+            won, lost = self.credit_t @ d.cat_n, self.debit_t @ d.cat_n
+            self.check_mle = bool(min(won.min(), lost.min()) < SAFE_BATTLES)
         self.lam_prior = point.lam.copy()
         self.lam_prior[: d.n_active] = np.maximum(self.lam_prior[: d.n_active], DEFAULT_PRIOR)
         self.none_idx = np.flatnonzero(d.battles_per_model == 0)
@@ -86,6 +139,8 @@ class _StyleJob:
         self.diag0 = d.diagonal_from_terms(
             [None if t is None else d.cat_n * t for t in self.terms], point.lam
         )[0]
+        if method == ONE_STEP:
+            self._linear_maps()
 
     def width(self) -> int:
         d = self.design
@@ -95,15 +150,20 @@ class _StyleJob:
     def run(self, rounds: int, seed: np.random.SeedSequence):
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
-        draws = resampled_counts(rng, self.unit_of, self.n_units, rounds)
-        counts = draws if self.zq is None else np.ascontiguousarray((self.zq.T @ draws.T).T)
+        if self.sampler is not None:
+            counts = self.sampler.sample(rng, rounds)
+        else:
+            draws = resampled_counts(rng, self.unit_of, self.n_units, rounds)
+            counts = draws if self.zq is None else np.ascontiguousarray((self.zq.T @ draws.T).T)
+        if self.method == ONE_STEP:
+            return self._one_step(counts, rng)
         stats = d.stats_from_counts(counts)
         gtol = GTOL_REL_BOOT * d.gradient_scale(stats)
         x = np.tile(point.x, (rounds, 1))
         converged = np.zeros(rounds, dtype=bool)
         gnorm = np.full(rounds, np.inf)
         use_prior = np.zeros(rounds, dtype=bool)
-        if self.mle_point and d.n_active:
+        if self.check_mle:
             credit, debit = rmul(self.credit_t, counts), rmul(self.debit_t, counts)
             use_prior = ~mle_possible(d, stats, credit, debit)
         std = np.flatnonzero(~use_prior)
@@ -119,13 +179,7 @@ class _StyleJob:
             # 0.1-0.3 per step: the next iterations use each round's own
             # Hessian at that first step, and contract like the remaining
             # (now small) distance.
-            c_std = counts if every else counts[std]
-            terms = [None if t is None else c_std * t for t in self.terms]
-            g0 = d.assemble(terms, x[std], point.lam, hessian=False)[0]
-            dr = d.diagonal_from_terms(terms, point.lam)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                inv_s = np.sqrt(np.where(dr > 0, self.diag0 / dr, 1.0))
-            x1 = x[std] + ((g0 * inv_s) @ point.kinv) * inv_s
+            x1 = self._first_step(counts if every else counts[std], x[std])
             _, g1, h1 = d.evaluate(x1, st, point.lam, order=-2)
             xs, cs, _, gs = chord(
                 d,
@@ -156,6 +210,96 @@ class _StyleJob:
                 gtol=gtol[pri], max_iter=self.newton_iters,
             )  # fmt: skip
             x[pri], converged[pri], gnorm[pri] = xp, cp, gp
+        return self._finish(x, rng, converged, use_prior, gnorm)
+
+    def _first_step(self, counts: np.ndarray, x: np.ndarray):
+        """The first Newton step of rounds ``counts`` (R, N) from the point fit ``x`` (R, P)."""
+        d, point = self.design, self.point
+        terms = [None if t is None else counts * t for t in self.terms]
+        g0 = d.assemble(terms, x, point.lam, hessian=False)[0]
+        dr = d.diagonal_from_terms(terms, point.lam)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_s = np.sqrt(np.where(dr > 0, self.diag0 / dr, 1.0))
+        return x + ((g0 * inv_s) @ point.kinv) * inv_s
+
+    def _linear_maps(self) -> None:
+        """Counts -> gradient and Hessian diagonal at the point fit, as two products.
+
+        A round's gradient and Hessian diagonal at the point fit are linear in
+        its counts ``c`` (:meth:`StyleDesign.point_terms`): the model entries
+        are per-pair sums of ``c * ld`` and ``c * hdd`` (one sparse product
+        with ``2 N`` entries), the coefficient entries ``c @ (ld * z)`` and
+        ``c @ (hdd * z^2)`` (one dense product with ``N x 2F``), so a round
+        needs no ``(R, N)`` temporaries.
+        """
+        d = self.design
+        ld, hdd, lphi, hpp, _ = self.terms
+        n, g = d.cat_n.size, d.raw.n_groups
+        rows = np.arange(n)
+        self.pair_sums_t = sp.csr_matrix(
+            (np.concatenate([ld, hdd]), (np.r_[d.row_group, d.row_group + g], np.r_[rows, rows])),
+            shape=(2 * g, n),
+        )
+        cols = [ld[:, None] * d.z, hdd[:, None] * d.z2]
+        if d.ties == "davidson":
+            cols += [lphi[:, None], hpp[:, None]]
+        # column-major: the (1, N) @ (N, 2F) product streams each column once
+        # (2.3x faster than row-major at 1M rows)
+        self.dense_terms = np.asfortranarray(np.hstack(cols))
+
+    def _linear_first_step(self, counts: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """:meth:`_first_step` from :meth:`_linear_maps` (same step, other summation order)."""
+        d, point = self.design, self.point
+        ma, f, g = d.n_active, d.n_features, d.raw.n_groups
+        pair = rmul(self.pair_sums_t, counts)
+        dense = counts @ self.dense_terms
+        gr = np.empty_like(x)
+        dr = np.empty_like(x)
+        gr[:, :ma] = rmul(d.raw.incidence_t, pair[:, :g])
+        dr[:, :ma] = rmul(d.raw.incidence_abs_t, pair[:, g:])
+        gr[:, ma : ma + f] = dense[:, :f]
+        dr[:, ma : ma + f] = dense[:, f : 2 * f]
+        if d.ties == "davidson":
+            gr[:, -1], dr[:, -1] = dense[:, 2 * f], dense[:, 2 * f + 1]
+        gr -= x * point.lam
+        dr += point.lam
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_s = np.sqrt(np.where(dr > 0, self.diag0 / dr, 1.0))
+        return x + ((gr * inv_s) @ point.kinv) * inv_s
+
+    def _one_step(self, counts: np.ndarray, rng: np.random.Generator):
+        """Rounds approximated by the first step alone (no logistic pass over the rows).
+
+        Resamples where the MLE cannot exist (possible only on small boards)
+        are solved exactly with the prior, as in :meth:`run`.
+        """
+        d, point = self.design, self.point
+        rounds = counts.shape[0]
+        use_prior = np.zeros(rounds, dtype=bool)
+        if self.check_mle:
+            credit, debit = rmul(self.credit_t, counts), rmul(self.debit_t, counts)
+            stats = d.stats_from_counts(counts) if d.ties == "davidson" else None
+            use_prior = ~mle_possible(d, stats, credit, debit)
+        x = np.tile(point.x, (rounds, 1))
+        std = np.flatnonzero(~use_prior)
+        if std.size:
+            x[std] = self._linear_first_step(counts[std] if std.size < rounds else counts, x[std])
+        converged = np.ones(rounds, dtype=bool)
+        gnorm = np.full(rounds, np.nan)  # not evaluated: no pass over the rows after the step
+        pri = np.flatnonzero(use_prior)
+        if pri.size:
+            stats = d.stats_from_counts(counts[pri])
+            gtol = GTOL_REL_BOOT * d.gradient_scale(stats)
+            xp, cp, _, gp = newton(
+                d, stats, np.tile(point.x, (pri.size, 1)), lam=self.lam_prior, gtol=gtol,
+                max_iter=self.newton_iters,
+            )  # fmt: skip
+            x[pri], converged[pri], gnorm[pri] = xp, cp, gp
+        return self._finish(x, rng, converged, use_prior, gnorm)
+
+    def _finish(self, x, rng, converged, use_prior, gnorm):
+        d, point = self.design, self.point
+        rounds = x.shape[0]
         theta = to_models(d, x[:, : d.n_active], point.anchor)
         if self.none_idx.size:
             # no data at all: the prior is all we know about these models
@@ -172,6 +316,8 @@ class StyleBootstrap:
 
     ratings: Bootstrap
     coef: Bootstrap
+    #: ``"exact"`` or ``"one-step"`` (what ``"auto"`` chose)
+    method: str = EXACT
 
 
 @one_blas_thread
@@ -188,6 +334,7 @@ def bootstrap_style(
     chord_iters: int = 12,
     newton_iters: int = 60,
     style_reg: float | None = None,
+    method: str = "auto",
     **overrides,
 ) -> StyleBootstrap:
     """Bootstrap the style-controlled fit; all rounds of a chunk solved together.
@@ -209,6 +356,15 @@ def bootstrap_style(
     options, style_reg, **overrides
         The model, as for :func:`~arena.engine.style.fit.fit_style`, when
         ``point`` is not given.
+    method : {"auto", "exact", "one-step"}
+        ``"exact"`` solves every round to the bootstrap tolerance.
+        ``"one-step"`` stops each round after its first step: the point
+        fit's inverse information, rescaled by the round's Hessian diagonal,
+        applied to the round's gradient at the point fit; both are linear in
+        the round's counts, so a round costs the draws and a few products
+        with the rows and no logistic pass (its error is second order in the
+        resample's deviation, measured in docs/engine.md).  ``"auto"``:
+        exact below :data:`STYLE_EXACT_MAX_ROWS` rows, one-step above.
 
     Returns
     -------
@@ -219,8 +375,9 @@ def bootstrap_style(
     rounds = int(rounds)
     if point is None:
         point = fit_style(table, options, style_reg=style_reg, **overrides)
+    method = bootstrap_method(method, point.design.cat_n.size)
     zq = None if clusters is None else clusters_by_row(point.design, clusters)
-    job = _StyleJob(point, zq, rounds, chord_iters, newton_iters)
+    job = _StyleJob(point, zq, rounds, chord_iters, newton_iters, method)
     parts = run_rounds(job, rounds, seed, workers, chunk_elems=STYLE_CHUNK_ELEMS)
     ratings, coef = collect(parts, [point.rating, point.coef], point)
-    return StyleBootstrap(ratings=ratings, coef=coef)
+    return StyleBootstrap(ratings=ratings, coef=coef, method=method)

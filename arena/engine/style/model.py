@@ -34,6 +34,13 @@ from arena.engine.style.design import StyleTable
 
 __all__ = ["StyleDesign"]
 
+#: Largest ``rows x F^2`` for which the per-row products ``z_k z_l`` are kept.
+ZZ_MAX_ELEMS = 16_000_000
+
+
+def _index_dtype(nnz: int):
+    return np.int32 if nnz < np.iinfo(np.int32).max else np.int64
+
 
 class StyleDesign(ParameterCounts):
     """Compiled contextual Bradley–Terry model of a :class:`StyleTable`.
@@ -80,19 +87,28 @@ class StyleDesign(ParameterCounts):
             z = np.hstack([z, np.ones((table.n_rows, 1))])
             names = (*names, "position")
         self.z = np.ascontiguousarray(z)
-        self.zt = np.ascontiguousarray(z.T)
         self.z2 = self.z * self.z
         self.zf = self.z.T  # (F, N) Fortran-ordered view, as BLAS wants it
         f, n, n_groups = z.shape[1], z.shape[0], raw.n_groups
-        self.zz = (z[:, :, None] * z[:, None, :]).reshape(n, f * f)
-        # (1 + F) x G rows: row k * G + g sums z_k (z_0 = 1) over the rows of pair g
-        ones_z = np.hstack([np.ones((n, 1)), z])
+        # products z_k z_l per row for the coefficient block of the Hessian as
+        # one (R, N) @ (N, F * F) product; on large tables (8 F^2 bytes a row:
+        # 640 MB at 5M rows) the block is summed round by round instead
+        self.zz = (
+            (z[:, :, None] * z[:, None, :]).reshape(n, f * f) if n * f * f <= ZZ_MAX_ELEMS else None
+        )
+        # (1 + F) x G rows: row k * G + g sums z_k (z_0 = 1) over the rows of
+        # pair g; rows are sorted by pair, so each row of this matrix is one
+        # contiguous range of table rows (built directly in CSR form)
+        if self.starts.size != n_groups:
+            raise ValueError("every pair of the raw design must have a style row")
+        idx = _index_dtype(n * (f + 1))
+        starts = self.starts.astype(idx)
         self.group_z_t = sp.csr_matrix(
             (
-                ones_z.T.ravel(),
-                (
-                    (np.arange(f + 1)[:, None] * n_groups + group[None, :]).ravel(),
-                    np.tile(np.arange(n), f + 1),
+                np.concatenate([np.ones(n), self.zf.ravel()]),
+                np.tile(np.arange(n, dtype=idx), f + 1),
+                np.concatenate([starts + k * n for k in range(f + 1)] + [[n * (f + 1)]]).astype(
+                    idx
                 ),
             ),
             shape=((f + 1) * n_groups, n),
@@ -219,7 +235,7 @@ class StyleDesign(ParameterCounts):
             col = rmul(raw.incidence_t, hgz[:, 1:].reshape(r * f, -1)).reshape(r, f, ma)
             h[:, ma : ma + f, :ma] = col
             h[:, :ma, ma : ma + f] = col.transpose(0, 2, 1)
-            h[:, ma : ma + f, ma : ma + f] = (hdd @ self.zz).reshape(r, f, f)
+            h[:, ma : ma + f, ma : ma + f] = self._feature_block(hdd)
         if self.ties == "davidson":
             col = self._to_models(hdp)
             h[:, :ma, -1] = col
@@ -230,6 +246,16 @@ class StyleDesign(ParameterCounts):
             h[:, -1, -1] = hpp.sum(axis=1)
         h[:, np.arange(p), np.arange(p)] += lam
         return g, h
+
+    def _feature_block(self, hdd: np.ndarray) -> np.ndarray:
+        """``sum_i hdd_ri z_i z_i^T`` of every round, shape (R, F, F)."""
+        r, f = hdd.shape[0], self.n_features
+        if self.zz is not None:
+            return (hdd @ self.zz).reshape(r, f, f)
+        out = np.empty((r, f, f))
+        for k in range(r):
+            out[k] = (self.zf * hdd[k]) @ self.z
+        return out
 
     def hessian_diagonal(self, x: np.ndarray, stats: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """Diagonal of the negative Hessian (no gauge term), shape (R, P)."""

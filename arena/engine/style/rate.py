@@ -30,6 +30,8 @@ Modules: :mod:`~arena.engine.style.design` (covariates and rows),
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +51,7 @@ from arena.engine.intervals import (
 )
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.rate import Ratings
-from arena.engine.style.boot import StyleBootstrap, bootstrap_style, clusters_by_row
+from arena.engine.style.boot import ONE_STEP, StyleBootstrap, bootstrap_style, clusters_by_row
 from arena.engine.style.design import StyleTable
 from arena.engine.style.fit import LN10, StyleFit, fit_style
 
@@ -123,13 +125,17 @@ def rate_style(
     clusters: sp.csr_matrix | None = None,
     style_reg: float | None = None,
     workers: int | None = None,
+    bootstrap: str = "auto",
+    progress: Callable[[str], None] | None = None,
     **overrides,
 ) -> StyleRatings:
     """Style-controlled ratings and coefficients with intervals.
 
     Parameters are those of :func:`arena.engine.rate.rate` (``options`` the
     model, ``clusters`` clusters x rows of ``table``) plus ``style_reg``
-    (:func:`~arena.engine.style.fit.fit_style`).  With ``simultaneous``, the
+    (:func:`~arena.engine.style.fit.fit_style`), ``bootstrap`` the method of
+    :func:`~arena.engine.style.boot.bootstrap_style` and ``progress`` a
+    callable told each phase's time.  With ``simultaneous``, the
     rating intervals hold jointly over the models and the coefficient
     intervals jointly over the coefficients.
 
@@ -138,7 +144,14 @@ def rate_style(
     StyleRatings
     """
     check_interval_options(ci, simultaneous, level)
+    say = progress or (lambda _msg: None)
+    t0 = time.perf_counter()
     point = fit_style(table, fit_options(options, **overrides), style_reg=style_reg)
+    say(
+        f"style: point fit in {time.perf_counter() - t0:.2f} s "
+        f"({point.iterations} Newton iterations, {table.n_rows:,} rows)"
+    )
+    t0 = time.perf_counter()
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
     diag.update(
@@ -150,9 +163,13 @@ def rate_style(
     boot = None
     if ci == "bootstrap":
         sb = bootstrap_style(
-            table, rounds=rounds, seed=seed, clusters=clusters, point=point, workers=workers
-        )
+            table, rounds=rounds, seed=seed, clusters=clusters, point=point, workers=workers,
+            method=bootstrap,
+        )  # fmt: skip
         boot = sb.ratings
+        if sb.method == ONE_STEP:  # an approximation: say so (exact boards stay as they were)
+            diag["style_bootstrap"] = sb.method
+        say(f"style: bootstrap, {rounds} rounds ({sb.method}), in {time.perf_counter() - t0:.2f} s")
         low, high, se, samples = bootstrap_intervals(boot, level, simultaneous)
         cov = None
         c_low, c_high, c_se, c_samples = bootstrap_intervals(sb.coef, level, simultaneous)
@@ -171,6 +188,7 @@ def rate_style(
         )  # fmt: skip
         diag["critical_value"] = crit
         diag["coef_critical_value"] = c_crit
+        say(f"style: {ci} intervals in {time.perf_counter() - t0:.2f} s")
     return StyleRatings(
         **ratings_fields(point, low, high, se, samples, cov, warnings, diag, boot),
         # one joint fit (the weak prior when the MLE does not exist, as flagged)
