@@ -262,7 +262,7 @@ def rate_style_board(
     )
     if progress is not None:
         progress(
-            f"style: {style.n_rows:,} rows from {style.n_battles:,.0f} battles "
+            f"rows: {style.n_rows:,} from {style.n_battles:,.0f} battles "
             f"(equal pair, outcome, weight and features collapsed) in {time.perf_counter() - t0:.2f} s"
         )
     clusters = None

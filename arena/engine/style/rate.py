@@ -148,7 +148,7 @@ def rate_style(
     t0 = time.perf_counter()
     point = fit_style(table, fit_options(options, **overrides), style_reg=style_reg)
     say(
-        f"style: point fit in {time.perf_counter() - t0:.2f} s "
+        f"point fit in {time.perf_counter() - t0:.2f} s "
         f"({point.iterations} Newton iterations, {table.n_rows:,} rows)"
     )
     t0 = time.perf_counter()
@@ -169,7 +169,7 @@ def rate_style(
         boot = sb.ratings
         if sb.method == ONE_STEP:  # an approximation: say so (exact boards stay as they were)
             diag["style_bootstrap"] = sb.method
-        say(f"style: bootstrap, {rounds} rounds ({sb.method}), in {time.perf_counter() - t0:.2f} s")
+        say(f"bootstrap, {rounds} rounds ({sb.method}), in {time.perf_counter() - t0:.2f} s")
         low, high, se, samples = bootstrap_intervals(boot, level, simultaneous)
         cov = None
         c_low, c_high, c_se, c_samples = bootstrap_intervals(sb.coef, level, simultaneous)
@@ -188,7 +188,7 @@ def rate_style(
         )  # fmt: skip
         diag["critical_value"] = crit
         diag["coef_critical_value"] = c_crit
-        say(f"style: {ci} intervals in {time.perf_counter() - t0:.2f} s")
+        say(f"{ci} intervals in {time.perf_counter() - t0:.2f} s")
     return StyleRatings(
         **ratings_fields(point, low, high, se, samples, cov, warnings, diag, boot),
         # one joint fit (the weak prior when the MLE does not exist, as flagged)
