@@ -25,7 +25,8 @@ pytest.importorskip("fastapi", reason="arena[serve] installs fastapi")
 
 from sqlalchemy import select  # noqa: E402
 
-from tests.conftest import cli_for, pg_schema  # noqa: E402
+from tests.helpers.cli import cli_for  # noqa: E402
+from tests.helpers.postgres import pg_schema  # noqa: E402
 
 MODELS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
 
