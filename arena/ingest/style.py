@@ -125,6 +125,50 @@ def covariate_names(keys: Iterable[str], where: str) -> list[str]:
     return sorted(sides)
 
 
+def _plain_counts(values: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The eight standard counts when every one is a plain valid count; else None.
+
+    The common case of LMArena's metadata (whole numbers, or non-empty objects
+    of whole numbers), checked by exact type in one pass: about a fifth of the
+    cost of :func:`_parse`, which decides (and names the field of) every
+    other case.
+    """
+    out = []
+    for key in STANDARD_KEYS:
+        value = values.get(key)
+        kind = type(value)
+        if kind is int:
+            if not 0 <= value <= COUNT_MAX:
+                return None
+            out.append(value)
+        elif kind is dict and value:
+            total = 0
+            for inner in value.values():
+                if type(inner) is not int or inner < 0:
+                    return None
+                total += inner
+            if total > COUNT_MAX:
+                return None
+            out.append(total)
+        else:
+            return None
+    return tuple(out)
+
+
+#: covariate names of a conv_metadata key set (records of one file share theirs)
+_NAMES_OF_KEYS: dict[tuple[str, ...], list[str]] = {}
+
+
+def _nested_covariates(meta: Mapping[str, Any]) -> list[str]:
+    keys = tuple(meta)
+    names = _NAMES_OF_KEYS.get(keys)
+    if names is None:
+        names = covariate_names(keys, f"{PREFIX}.")  # raises for half a pair: not cached
+        if len(_NAMES_OF_KEYS) < 1024:
+            _NAMES_OF_KEYS[keys] = names
+    return names
+
+
 def _parse(values: Mapping[str, Any], covariates: Iterable[str], where: str) -> Style | None:
     """Validate the standard keys and the given covariates of one record's metadata."""
     present = [k for k in STANDARD_KEYS if not _absent(values.get(k))]
@@ -179,7 +223,12 @@ class StyleShape:
                 return None
             if not isinstance(meta, Mapping):
                 raise RowError(self.nested, f"not an object: {meta!r}")
-            return _parse(meta, covariate_names(meta, f"{PREFIX}."), f"{PREFIX}.")
+            names = _nested_covariates(meta)
+            if not names:
+                counts = _plain_counts(meta)
+                if counts is not None:
+                    return Style(counts)
+            return _parse(meta, names, f"{PREFIX}.")
         values: dict[str, Any] = {}
         for key, source in self.keys.items():
             if isinstance(source, str):
@@ -187,6 +236,10 @@ class StyleShape:
             else:
                 subs = {sub: column(c) for sub, c in source}
                 values[key] = {s: v for s, v in subs.items() if not _absent(v)}
+        if not self.covariates:
+            counts = _plain_counts(values)
+            if counts is not None:
+                return Style(counts)
         return _parse(values, self.covariates, "")
 
 

@@ -45,11 +45,14 @@ EXACT, ONE_STEP = "exact", "one-step"
 STYLE_BOOTSTRAPS = ("auto", EXACT, ONE_STEP)
 #: ``"auto"`` solves every round exactly on tables of fewer rows than this, and
 #: takes the one-step approximation above.  Measured on the 2-core VM
-#: (docs/engine.md, "Style control at scale"): an exact round costs ~0.2 us of CPU
-#: per row, so 1000 exact rounds of 1M rows take ~100 s of wall on 2 cores,
-#: at the 120 s budget the 5M target scales to; the one-step's error there is
-#: far below the interval widths.
-STYLE_EXACT_MAX_ROWS = 1_000_000
+#: (docs/engine.md, "Style control at scale"): an exact round costs 0.14-0.27 us
+#: of CPU per row, so 1000 exact rounds of 1M rows take 70-135 s of wall on 2
+#: idle cores (the 120 s budget of 5M battles), of 500k rows half that; a
+#: one-step round costs ~0.03 us a row, and its error at 1M rows is at most
+#: 0.07 bootstrap SDs per round (0.25 Elo), 0.24 Elo on the interval ends.
+#: ko-arena-hard (71k rows, where the one-step is off by up to 0.6 SD) and
+#: category boards below this size stay exact.
+STYLE_EXACT_MAX_ROWS = 500_000
 
 
 def bootstrap_method(method: str, n_rows: int) -> str:

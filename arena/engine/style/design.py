@@ -131,25 +131,30 @@ def _collapse(m: int, a, b, o, w, z) -> tuple[np.ndarray, np.ndarray]:
     n = a.shape[0]
     if n == 0 or z.shape[1] == 0:
         return unique_rows(a, b, o, w, *z.T)
-    wv, wcode = np.unique(w, return_inverse=True)
-    key = ((a.astype(np.int64) * m + b) * N_OUTCOMES + o) * wv.size + wcode.reshape(-1)
+    key = (a.astype(np.int64) * m + b) * N_OUTCOMES + o
+    if w.min() != w.max():  # the weight's rank, below the integer columns
+        wv, wcode = np.unique(w, return_inverse=True)
+        key = key * wv.size + wcode.reshape(-1)
     order = np.argsort(z[:, 0], kind="stable")
     order = order[np.argsort(key[order], kind="stable")]
-    sk, sz = key[order], z[order]
-    tie0 = np.zeros(n, dtype=bool)
-    tie0[1:] = (sk[1:] == sk[:-1]) & (sz[1:, 0] == sz[:-1, 0])
-    if tie0.any() and z.shape[1] > 1:
-        # runs of equal (key, z_0): sort each run by z_1, z_2, ... (stable)
-        start = np.flatnonzero(~tie0)
-        run = np.cumsum(~tie0) - 1
+    sk, s0 = key[order], z[order, 0]
+    # tie[i]: sorted battle i has the key and z_0 of battle i - 1
+    tie = np.zeros(n, dtype=bool)
+    tie[1:] = (sk[1:] == sk[:-1]) & (s0[1:] == s0[:-1])
+    new = ~tie
+    if tie.any() and z.shape[1] > 1:
+        # runs of equal (key, z_0): sort each run by z_1, z_2, ... (stable), then a
+        # battle starts a new row where any of those differs from the one before
+        start = np.flatnonzero(new)
+        run = np.cumsum(new) - 1
         size = np.diff(np.r_[start, n])
-        inrun = size[run] > 1
-        pos = np.flatnonzero(inrun)
-        sub = np.lexsort((*sz[pos, :0:-1].T, run[pos]))
+        pos = np.flatnonzero(size[run] > 1)
+        rest = z[order[pos], 1:]
+        sub = np.lexsort((*rest[:, ::-1].T, run[pos]))
         order[pos] = order[pos[sub]]
-        sz = z[order]
-    new = np.ones(n, dtype=bool)
-    new[1:] = (key[order][1:] != key[order][:-1]) | np.any(sz[1:] != sz[:-1], axis=1)
+        rest = rest[sub]
+        later = np.flatnonzero(tie[pos])  # positions in pos that continue a run
+        new[pos[later]] = np.any(rest[later] != rest[later - 1], axis=1)
     inverse = np.empty(n, dtype=np.intp)
     inverse[order] = np.cumsum(new) - 1
     return order[new], inverse
