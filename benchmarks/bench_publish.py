@@ -112,6 +112,7 @@ def _page_parts(html: str) -> None:
 
 def _chart_times(engine, top: int) -> None:
     """Time the chart builders alone on the published main board."""
+    from arena.boards.keys import OVERALL
     from arena.boards.snapshots import list_snapshots, load_board, load_pairs, rating_history
     from arena.publish.heatmaps import board_heatmaps
     from arena.publish.svg import HistoryPoint, history_chart
@@ -120,7 +121,7 @@ def _chart_times(engine, top: int) -> None:
         info = list_snapshots(conn, board="overall")[-1]
         board = load_board(conn, info.id)
         pairs = load_pairs(conn, info.id)
-        history = rating_history(conn, "overall")
+        history = rating_history(conn, OVERALL)
     t = time.perf_counter()
     heat = board_heatmaps(board, pairs, top=top)
     t_heat = time.perf_counter() - t

@@ -10,6 +10,7 @@ import pytest
 
 import arena.engine.sparse.fit as sparse_fit
 import arena.jobs.rebuild as rebuild_module
+from arena.boards.keys import OVERALL
 from arena.boards.snapshots import latest_snapshot_id, load_board, load_pairs, load_samples
 from tests.helpers.files import synth_battles
 
@@ -25,7 +26,7 @@ def sparse_above(monkeypatch):
 
 def _board(engine):
     with engine.connect() as conn:
-        return load_board(conn, latest_snapshot_id(conn, "overall"))
+        return load_board(conn, latest_snapshot_id(conn, OVERALL))
 
 
 def test_sparse_rebuild_matches_dense_and_readers_work(run_cli, engine, tmp_path, monkeypatch):
@@ -49,7 +50,7 @@ def test_sparse_rebuild_matches_dense_and_readers_work(run_cli, engine, tmp_path
         assert row.ci_high == pytest.approx(want.ci_high, abs=1e-4)
         assert (row.rank_ub, row.rank_lb) == (want.rank_ub, want.rank_lb)
     with engine.connect() as conn:
-        sid = latest_snapshot_id(conn, "overall")
+        sid = latest_snapshot_id(conn, OVERALL)
         samples = load_samples(conn, sid)
         pairs = load_pairs(conn, sid)
     assert samples.shape == (200, 8) and np.isfinite(samples).all()

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 
+from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import rating_history
 from arena.db.models import Snapshot, SnapshotPair, SnapshotSamples
 from arena.db.session import open_engine
@@ -38,7 +39,7 @@ def detail_counts(url: str) -> dict[int, tuple[int, int]]:
         engine.dispose()
 
 
-def history_lengths(url: str, board: str = "overall") -> dict[str, int]:
+def history_lengths(url: str, board: BoardKey = OVERALL) -> dict[str, int]:
     engine = open_engine(url, migrate_new=False)
     try:
         with engine.connect() as conn:

@@ -516,11 +516,11 @@ class Arena:
 
     def _flagged_judges(self, category: str | None, source: str | None) -> tuple[str, ...]:
         from arena.audit.read import AuditError, latest_flagged_judges
-        from arena.boards.snapshots import board_key
+        from arena.boards.keys import BoardKey
 
         try:
             with self.engine().connect() as conn:
-                key = board_key(category=category, source=source)
+                key = BoardKey(category=category, source=source)
                 return tuple(latest_flagged_judges(conn, key))
         except AuditError as exc:
             raise OptionError.about("exclude_flagged", str(exc)) from None
@@ -727,7 +727,7 @@ class Arena:
             No snapshot to audit, or nothing in it.
         """
         from arena.audit.read import audit_snapshot
-        from arena.boards.snapshots import board_key
+        from arena.boards.keys import BoardKey
 
         check_at_least("rounds", rounds, 10)
         if component is not None or source is not None:
@@ -743,7 +743,7 @@ class Arena:
         info, report = audit_snapshot(
             self.engine(),
             snapshot_id=snapshot,
-            board=board_key(category=category, source=source),
+            board=BoardKey(category=category, source=source),
             level=level,
             alpha=alpha,
             seed=seed,

@@ -13,7 +13,8 @@ from sqlalchemy import Connection, and_, delete, insert, select
 
 from arena import __version__
 from arena.audit.votes import Votes
-from arena.boards.snapshots import SnapshotInfo, component_number
+from arena.boards.keys import OVERALL, BoardKey
+from arena.boards.snapshots import SnapshotInfo
 from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
     Battle,
@@ -52,7 +53,7 @@ def _conditions(snapshot: SnapshotInfo) -> list:
     excluded = opts.get(EXCLUDED_JUDGES) or []
     if excluded:
         conds.append(Battle.judge.is_(None) | Battle.judge.not_in(excluded))
-    if component_number(snapshot.board) > 1:  # a comparable set's board: its models' votes
+    if snapshot.key.component > 1:  # a comparable set's board: its models' votes
         members = select(SnapshotRow.model_id).where(SnapshotRow.snapshot_id == snapshot.id)
         conds += [Battle.model_a_id.in_(members), Battle.model_b_id.in_(members)]
     return conds
@@ -139,7 +140,7 @@ def audit_snapshot(
     engine,
     *,
     snapshot_id: int | None = None,
-    board: str = "overall",
+    board: BoardKey = OVERALL,
     level: float = 0.95,
     alpha: float = 0.05,
     seed: int | None = None,
@@ -165,7 +166,7 @@ def audit_snapshot(
     with engine.connect() as conn:
         sid = snapshot_id if snapshot_id is not None else latest_snapshot_id(conn, board)
         if sid is None:
-            raise AuditError(f"no snapshot for board {board!r} yet: run `arena rebuild`")
+            raise AuditError(f"no snapshot for board {str(board)!r} yet: run `arena rebuild`")
         info = snapshot_info(conn, sid)
         if info is None:
             raise AuditError(f"no snapshot {sid}")
@@ -191,7 +192,7 @@ def audit_snapshot(
     return info, report
 
 
-def latest_flagged_judges(conn: Connection, board: str = "overall") -> list[str]:
+def latest_flagged_judges(conn: Connection, board: BoardKey = OVERALL) -> list[str]:
     """Judges flagged by the stored audit of the latest snapshot of ``board``.
 
     Raises
@@ -203,7 +204,7 @@ def latest_flagged_judges(conn: Connection, board: str = "overall") -> list[str]
 
     sid = latest_snapshot_id(conn, board)
     if sid is None:
-        raise AuditError(f"no snapshot for board {board!r} yet: run `arena rebuild`")
+        raise AuditError(f"no snapshot for board {str(board)!r} yet: run `arena rebuild`")
     doc = load_audit(conn, sid)
     if doc is None:
         raise AuditError(f"snapshot {sid} ({board}) has no stored audit: run `arena audit` first")

@@ -16,17 +16,16 @@ import numpy as np
 from sqlalchemy import Connection
 
 from arena.boards.components import common_set, component_board, linked, same_set
+from arena.boards.keys import BoardKey
 from arena.boards.snapshots import (
     Board,
     SnapshotError,
     SnapshotInfo,
-    board_key,
     latest_snapshot_id,
     load_board,
     load_pairs,
     load_samples,
     options_differ,
-    paired_board_key,
 )
 from arena.core.formats import count
 from arena.core.words import unknown
@@ -101,11 +100,11 @@ def resolve_snapshot_id(
     """
     if snapshot_id is not None:
         return snapshot_id
-    key = board_key(category=category, source=source, style=style)
+    key = BoardKey(category=category, source=source, style_controlled=style)
     latest = latest_snapshot_id(conn, key)
     if latest is None:
         hint = " (style-controlled boards need battles with style metadata)" if style else ""
-        raise SnapshotError(f"no snapshot for board {key!r} yet: run `arena rebuild`{hint}")
+        raise SnapshotError(f"no snapshot for board {str(key)!r} yet: run `arena rebuild`{hint}")
     return latest
 
 
@@ -211,7 +210,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
     """
     a, b = (resolve_board(conn, snapshot_id=sid) for sid in (old, new))
     # one board, or a raw board and its style-controlled pair (same battles)
-    if a.snapshot.board not in (b.snapshot.board, paired_board_key(b.snapshot.board)):
+    if a.key not in (b.key, b.key.paired):
         raise SnapshotError(
             f"snapshots {old} and {new} are different boards ({a.snapshot.board} vs "
             f"{b.snapshot.board}): their ratings are not on one scale, so there is nothing to diff"

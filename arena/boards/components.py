@@ -1,7 +1,7 @@
 """Reading the boards of comparable sets (``arena rebuild --components separate``).
 
 A rebuild that splits a board writes the main board (set 1) and one board per
-other comparable set (``KEY|component:N``) in one run. Sets are numbered anew
+other comparable set (``BoardKey.component`` N, text ``KEY|component:N``) in one run. Sets are numbered anew
 by each rebuild, so a set's board is looked up through its run, never as the
 latest snapshot of its key, and is current only beside the main board written
 with it.
@@ -11,16 +11,13 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
+from arena.boards.keys import BoardKey
 from arena.boards.snapshots import (
     Board,
     SnapshotError,
     SnapshotInfo,
-    component_number,
-    is_style_board,
     latest_snapshot_id,
     load_board,
-    main_board_key,
-    paired_board_key,
 )
 from arena.db.models import Snapshot
 
@@ -43,7 +40,7 @@ def same_set(old: Board, new: Board) -> bool:
     published page shows no rank changes against it (its arrows would compare
     other models' ranks).
     """
-    if component_number(new.snapshot.board) == 1:
+    if new.key.component == 1:
         return True
     return not {r.model for r in old.rows}.isdisjoint(r.model for r in new.rows)
 
@@ -56,16 +53,16 @@ def component_snapshots(conn: Connection, info: SnapshotInfo) -> dict[int, int]:
     A component board is current only beside the main board of its run, so
     readers look them up through the run, never by the latest of a key.
     """
-    main = main_board_key(info.board)
-    style = is_style_board(info.board)
+    key = info.key
     rows = conn.execute(
         select(Snapshot.board, Snapshot.id).where(Snapshot.run_id == info.run_id)
     ).all()
-    return {
-        component_number(key): sid
-        for key, sid in rows
-        if main_board_key(key) == main and is_style_board(key) == style
-    }
+    found = {}
+    for text, sid in rows:
+        other = BoardKey.parse(text)
+        if other.main == key.main and other.style_controlled == key.style_controlled:
+            found[other.component] = sid
+    return found
 
 
 def is_current(conn: Connection, info: SnapshotInfo) -> bool:
@@ -74,12 +71,10 @@ def is_current(conn: Connection, info: SnapshotInfo) -> bool:
     A later rebuild may have merged, renumbered or not split the sets, so a
     set's board is shown only beside the main board written with it.
     """
-    if component_number(info.board) == 1:
+    key = info.key
+    if key.component == 1:
         return True
-    main = main_board_key(info.board)
-    latest = latest_snapshot_id(
-        conn, paired_board_key(main) if is_style_board(info.board) else main
-    )
+    latest = latest_snapshot_id(conn, key.with_component(1))
     return latest is not None and component_snapshots(conn, info).get(1) == latest
 
 
@@ -96,7 +91,7 @@ def component_board(conn: Connection, board: Board, number: int) -> Board:
         if found[number] == board.snapshot.id:
             return board
         return load_board(conn, found[number])
-    main = main_board_key(board.snapshot.board)
+    main = str(board.key.main)
     if len(found) <= 1:
         raise SnapshotError(
             f"the rebuild of board {main!r} (snapshot {board.snapshot.id}) wrote no board for "

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, select
 
+from arena.boards.keys import OVERALL, BoardKey
 from arena.core.formats import count
 from arena.db.models import (
     Model,
@@ -29,8 +30,6 @@ from arena.db.models import (
     SnapshotStyleCoefficient,
 )
 from arena.engine.tiers import unranked_reason
-
-OVERALL = "overall"
 
 
 class SnapshotError(LookupError):
@@ -83,60 +82,6 @@ def options_differ(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     ]
 
 
-#: Suffix of a style-controlled board's key: ``overall|style`` pairs with ``overall``.
-STYLE_SUFFIX = "|style"
-#: Key part of a comparable set's own board (``--components separate``):
-#: ``overall|component:2`` is the set with the second most battles (1 is the main board).
-COMPONENT_PART = "|component:"
-
-
-def board_key(
-    *,
-    category: str | None = None,
-    source: str | None = None,
-    style: bool = False,
-    component: int | None = None,
-) -> str:
-    """``overall``, ``category:NAME``, ``source:NAME`` or ``category:C|source:S``.
-
-    With ``component`` N >= 2, the board of that comparable set (the raw key
-    plus ``|component:N``); with ``style``, the key of the style-controlled
-    board paired with that raw board (plus :data:`STYLE_SUFFIX`).
-    """
-    parts = []
-    if category:
-        parts.append(f"category:{category}")
-    if source:
-        parts.append(f"source:{source}")
-    key = "|".join(parts) or OVERALL
-    if component is not None and component > 1:
-        key += f"{COMPONENT_PART}{component}"
-    return key + STYLE_SUFFIX if style else key
-
-
-def is_style_board(key: str) -> bool:
-    return key.endswith(STYLE_SUFFIX)
-
-
-def paired_board_key(key: str) -> str:
-    """The style-controlled board of a raw board, or the raw board of a style-controlled one."""
-    return key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key + STYLE_SUFFIX
-
-
-def component_number(key: str) -> int:
-    """The comparable set a board ranks: N of ``...|component:N``, 1 for a main board."""
-    raw = key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key
-    head, sep, number = raw.rpartition(COMPONENT_PART)
-    return int(number) if sep and number.isdigit() else 1
-
-
-def main_board_key(key: str) -> str:
-    """The raw main board of a key (component and style parts removed)."""
-    raw = key[: -len(STYLE_SUFFIX)] if is_style_board(key) else key
-    head, sep, number = raw.rpartition(COMPONENT_PART)
-    return head if sep and number.isdigit() else raw
-
-
 @dataclass(frozen=True)
 class SnapshotInfo:
     id: int
@@ -153,6 +98,11 @@ class SnapshotInfo:
     n_excluded: int
     n_models: int
     diagnostics: dict[str, Any]
+
+    @property
+    def key(self) -> BoardKey:
+        """The board this snapshot is of (``board`` is its text, as stored)."""
+        return BoardKey.parse(self.board)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -217,8 +167,12 @@ class Board:
     paired_snapshot: int | None = None
 
     @property
+    def key(self) -> BoardKey:
+        return self.snapshot.key
+
+    @property
     def style_controlled(self) -> bool:
-        return is_style_board(self.snapshot.board)
+        return self.key.style_controlled
 
     def visible_rows(self) -> tuple[BoardRow, ...]:
         return tuple(r for r in self.rows if not r.hidden)
@@ -226,6 +180,7 @@ class Board:
     def document(self, *, include_hidden: bool = False) -> dict[str, Any]:
         """The leaderboard JSON document: ``{"snapshot": {...}, "rows": [...]}``."""
         s = self.snapshot
+        key = s.key
         rows = self.rows if include_hidden else self.visible_rows()
         return {
             "snapshot": {
@@ -254,11 +209,11 @@ class Board:
                 "components": s.diagnostics.get("components"),
                 # which comparable set this board ranks (1: the main board) and,
                 # on a main board built with --components separate, the others' boards
-                "component": component_number(s.board),
-                "main_board": main_board_key(s.board),
+                "component": key.component,
+                "main_board": str(key.main),
                 "component_boards": s.diagnostics.get("component_boards", []),
                 "style_controlled": self.style_controlled,
-                "paired_board": paired_board_key(s.board),
+                "paired_board": str(key.paired),
                 "paired_snapshot": self.paired_snapshot,
                 **(
                     {"style_coefficients": [c.as_dict() for c in self.style_coefficients]}
@@ -289,19 +244,22 @@ def _info(s: Snapshot) -> SnapshotInfo:
     )
 
 
-def list_snapshots(conn: Connection, *, board: str | None = None) -> list[SnapshotInfo]:
+def list_snapshots(conn: Connection, *, board: BoardKey | None = None) -> list[SnapshotInfo]:
     query = select(Snapshot).order_by(Snapshot.id)
     if board is not None:
-        query = query.where(Snapshot.board == board)
+        query = query.where(Snapshot.board == str(board))
     from sqlalchemy.orm import Session
 
     with Session(bind=conn) as session:
         return [_info(s) for s in session.scalars(query)]
 
 
-def latest_snapshot_id(conn: Connection, board: str = OVERALL) -> int | None:
+def latest_snapshot_id(conn: Connection, board: BoardKey = OVERALL) -> int | None:
     return conn.execute(
-        select(Snapshot.id).where(Snapshot.board == board).order_by(Snapshot.id.desc()).limit(1)
+        select(Snapshot.id)
+        .where(Snapshot.board == str(board))
+        .order_by(Snapshot.id.desc())
+        .limit(1)
     ).scalar()
 
 
@@ -403,7 +361,7 @@ def paired_snapshot_id(conn: Connection, info: SnapshotInfo) -> int | None:
     """The paired board's snapshot written by the same rebuild run (raw <-> style)."""
     return conn.execute(
         select(Snapshot.id).where(
-            Snapshot.run_id == info.run_id, Snapshot.board == paired_board_key(info.board)
+            Snapshot.run_id == info.run_id, Snapshot.board == str(info.key.paired)
         )
     ).scalar()
 
@@ -444,7 +402,7 @@ def load_pairs(conn: Connection, snapshot_id: int) -> list[PairRecord]:
 
 
 def rating_history(
-    conn: Connection, board: str
+    conn: Connection, board: BoardKey
 ) -> dict[str, list[tuple[int, datetime, float, float, float]]]:
     """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of ``board``."""
     rows = conn.execute(
@@ -458,7 +416,7 @@ def rating_history(
         )
         .join(SnapshotRow, SnapshotRow.snapshot_id == Snapshot.id)
         .join(Model, Model.id == SnapshotRow.model_id)
-        .where(Snapshot.board == board)
+        .where(Snapshot.board == str(board))
         .order_by(Snapshot.id)
     ).all()
     history: dict[str, list] = {}

@@ -13,6 +13,7 @@ import numpy as np
 from sqlalchemy import Connection, insert
 
 from arena import __version__
+from arena.boards.keys import BoardKey
 from arena.db.models import (
     Snapshot,
     SnapshotPair,
@@ -36,9 +37,7 @@ def _finite(x: float) -> float | None:
 def write_snapshot(
     conn: Connection,
     *,
-    board: str,
-    category: str | None,
-    source: str | None,
+    board: BoardKey,
     run_id: str,
     options: dict[str, Any],
     seed: int,
@@ -53,7 +52,8 @@ def write_snapshot(
 
     Per-model arrays of ``result`` are in table index order and ``model_ids``
     maps that index to ``models.id``; ``diagnostics`` are stored beside the
-    fit's own. The caller owns the transaction.
+    fit's own. The snapshot's category and source are ``board``'s. The caller
+    owns the transaction.
     """
     ratings, table = result.ratings, result.table
     diag = {
@@ -66,9 +66,9 @@ def write_snapshot(
     snapshot_id = conn.execute(
         insert(Snapshot)
         .values(
-            board=board,
-            category=category,
-            source=source,
+            board=str(board),
+            category=board.category,
+            source=board.source,
             run_id=run_id,
             options_json=json.dumps(options, sort_keys=True),
             seed=seed,

@@ -87,7 +87,7 @@ def audit_command(
         arena audit --component 2
     """
     from arena.audit.read import AuditError, audit_snapshot
-    from arena.boards.snapshots import board_key
+    from arena.boards.keys import BoardKey
 
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
@@ -111,7 +111,7 @@ def audit_command(
         info, report = audit_snapshot(
             app.engine(),
             snapshot_id=snapshot_id,
-            board=board_key(category=category, source=source),
+            board=BoardKey(category=category, source=source),
             level=level,
             alpha=alpha,
             seed=seed,

@@ -287,8 +287,10 @@ class Snapshot(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    #: Board key: ``overall``, or ``category:NAME`` / ``source:NAME`` filters.
-    board: Mapped[str] = mapped_column(String(600), index=True)
+    #: Board key, the text of :class:`arena.boards.keys.BoardKey` (``overall``,
+    #: ``category:NAME|style``, ...; ``%``, ``|``, ``:`` in names percent-encoded):
+    #: two names of 255 characters, each escaped character three.
+    board: Mapped[str] = mapped_column(String(1600), index=True)
     category: Mapped[str | None] = mapped_column(String(255))
     source: Mapped[str | None] = mapped_column(String(255))
     #: Snapshots written by one ``rebuild --all-categories`` run share a run id.

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, Engine
 
-from arena.boards.snapshots import board_key
+from arena.boards.keys import BoardKey
 from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
 from arena.core.defaults import DEFAULT_SEED
@@ -172,9 +172,7 @@ class PlannedBoard:
     battles that carry style metadata), when there are any.
     """
 
-    key: str
-    #: the comparable set it ranks: 1 for a main board, 2, 3, ... for the others
-    number: int
+    key: BoardKey
     data: BoardData
     style: StyleBoard | None
     #: stored with the snapshot beside the fit's diagnostics (component numbering)
@@ -222,10 +220,8 @@ class RebuildJob:
         if self.progress is not None:
             self.progress(message)
 
-    def key(self, data: BoardData, component: int = 1, style: bool = False) -> str:
-        return board_key(
-            category=data.category, source=self.opts.source, style=style, component=component
-        )
+    def key(self, data: BoardData, component: int = 1) -> BoardKey:
+        return BoardKey(category=data.category, source=self.opts.source, component=component)
 
     def read(self, engine: Engine) -> None:
         """Every board's counts, the model names and the style battles, up to one watermark."""
@@ -292,7 +288,7 @@ class RebuildJob:
         """Refuse, before any fit, what cannot or should not be rated."""
         opts = self.opts
         if not self.boards:
-            what = board_key(category=opts.category, source=opts.source)
+            what = str(BoardKey(category=opts.category, source=opts.source))
             raise RebuildError(f"no rated battles for board {what!r}: ingest battles first")
         total, missing = self.n_battles_clustered, self.missing_cluster
         if total and missing == total:
@@ -309,7 +305,7 @@ class RebuildJob:
             for data in self.boards:
                 if data.table.n_models > self.max_models:
                     raise RebuildError(
-                        f"board {self.key(data)!r} has {data.table.n_models:,} models, more "
+                        f"board {str(self.key(data))!r} has {data.table.n_models:,} models, more "
                         f"than --max-models {self.max_models:,}; rating it takes long and "
                         "needs much memory: give a larger --max-models to build it anyway"
                     )
@@ -321,15 +317,14 @@ class RebuildJob:
         for data, style in zip(self.boards, self.styles, strict=True):
             parts = split_board(data, self.opts.fit, style) if separate else []
             main = self.key(data)
-            listed = {"component_boards": [self.key(data, p.number) for p in parts]}
-            self.planned.append(PlannedBoard(main, 1, data, style, listed if separate else {}))
+            listed = {"component_boards": [str(self.key(data, p.number)) for p in parts]}
+            self.planned.append(PlannedBoard(main, data, style, listed if separate else {}))
             self.planned += [
                 PlannedBoard(
                     self.key(p.data, p.number),
-                    p.number,
                     p.data,
                     p.style,
-                    {"component": {"number": p.number, "main_board": main, "group": p.group}},
+                    {"component": {"number": p.number, "main_board": str(main), "group": p.group}},
                 )
                 for p in parts
             ]
@@ -361,7 +356,7 @@ class RebuildJob:
                 "left out)"
             )
 
-    def board_options(self, data: BoardData, component: int = 1) -> BoardOptions:
+    def board_options(self, data: BoardData, key: BoardKey) -> BoardOptions:
         """The engine's options for one board: the anchor's name becomes its table index.
 
         A comparable set's own board (``component`` > 1) without the anchor model
@@ -372,12 +367,11 @@ class RebuildJob:
             return opts
         name, value = opts.anchor
         ids = [i for i, mid in enumerate(data.model_ids) if self.names[int(mid)] == name]
-        if not ids and component > 1:
+        if not ids and key.component > 1:
             return opts
         if not ids:
-            key = self.key(data, component)
             raise RebuildOptionError.about(
-                "anchor", f"model {name!r} has no battles on board {key!r}"
+                "anchor", f"model {name!r} has no battles on board {str(key)!r}"
             )
         return replace(opts, fit=replace(opts.fit, anchor=(ids[0], value)))
 
@@ -387,12 +381,12 @@ class RebuildJob:
         try:
             return rate_board(
                 board.data.table,
-                self.board_options(board.data, board.number),
+                self.board_options(board.data, board.key),
                 clusters=board.data.clusters,
                 progress=lambda msg: self.say(f"{key}: {msg}"),
             )
         except ValueError as exc:
-            raise RebuildError(f"board {key!r}: {exc}") from exc
+            raise RebuildError(f"board {str(key)!r}: {exc}") from exc
 
     def rate_style(self, board: PlannedBoard) -> BoardRating:
         """Rate the style-controlled board of one raw board's battles."""
@@ -409,7 +403,7 @@ class RebuildJob:
                 sb.outcome.astype(np.intp),
                 sb.features_a,
                 sb.features_b,
-                self.board_options(style_data, board.number),
+                self.board_options(style_data, board.key.with_style()),
                 n_models=model_ids.size,
                 features=sb.features,
                 weight=sb.weight,
@@ -418,8 +412,7 @@ class RebuildJob:
                 progress=lambda msg: self.say(f"{self.key(data, board.number, style=True)}: {msg}"),
             )
         except ValueError as exc:
-            key = self.key(data, board.number, style=True)
-            raise RebuildError(f"board {key!r}: {exc}") from exc
+            raise RebuildError(f"board {str(board.key.with_style())!r}: {exc}") from exc
         return result
 
     def write(self, engine: Engine) -> None:
@@ -453,7 +446,7 @@ class RebuildJob:
                 missing = board.style.battles.n_missing
                 self.write_one(
                     conn,
-                    self.key(board.data, board.number, style=True),
+                    board.key.with_style(),
                     board.data,
                     board.style.model_ids,
                     # battles without style metadata are left out of this board
@@ -465,7 +458,7 @@ class RebuildJob:
     def write_one(
         self,
         conn: Connection,
-        key: str,
+        key: BoardKey,
         data: BoardData,
         model_ids: np.ndarray,
         n_excluded: int,
@@ -477,8 +470,6 @@ class RebuildJob:
         sid = write_snapshot(
             conn,
             board=key,
-            category=data.category,
-            source=self.opts.source,
             run_id=self.run_id,
             options=replace(self.opts, category=data.category).as_json(),
             seed=self.opts.seed,
@@ -495,7 +486,7 @@ class RebuildJob:
             },
         )
         self.snapshot_ids.append(sid)
-        self.written.append(key)
+        self.written.append(str(key))
         self.warnings.extend(f"{key}: {w}" for w in warned)
 
     def result(self) -> RebuildResult:

@@ -31,14 +31,13 @@ from sqlalchemy import Connection, Engine, select
 
 from arena.audit.read import load_audit
 from arena.boards.components import is_current
+from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import (
-    OVERALL,
     ROW_FIELDS,
     Board,
     latest_snapshot_id,
     load_board,
     load_pairs,
-    paired_board_key,
     previous_snapshot_id,
     rating_history,
 )
@@ -95,11 +94,9 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
     if main is None:
         raise PublishError(f"snapshot {snapshot_id} does not exist")
     labels = stored_labels(conn)
-    boards = sorted(b for (b,) in conn.execute(select(Snapshot.board).distinct()))
+    boards = [BoardKey.parse(b) for (b,) in conn.execute(select(Snapshot.board).distinct())]
     # Main board first, then overall (if the main one is a category), then the rest by key.
-    others = sorted(
-        (b for b in boards if b != main.snapshot.board), key=lambda b: (b != OVERALL, b)
-    )
+    others = sorted((b for b in boards if b != main.key), key=lambda b: (not b.is_overall, str(b)))
     loaded: list[Board] = [main]
     for b in others:
         sid = latest_snapshot_id(conn, b)
@@ -120,7 +117,7 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
         # not change when later snapshots are added.
         history = {
             name: [h for h in points if h[0] <= info.id]
-            for name, points in rating_history(conn, info.board).items()
+            for name, points in rating_history(conn, info.key).items()
         }
         sites.append(
             ctx.SiteBoard(
@@ -131,7 +128,7 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
                 # Unordered is fine: every consumer sorts or indexes what it shows.
                 pairs=load_pairs(conn, info.id),
                 history=history,
-                label=ctx.board_label(info.board, labels),
+                label=ctx.board_label(info.key, labels),
             )
         )
     # Raw and style-controlled pages link each other only when both come from one
@@ -139,9 +136,7 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
     by_id = {s.board.snapshot.id: s for s in sites}
     for s in sites:
         paired = by_id.get(s.board.paired_snapshot) if s.board.paired_snapshot else None
-        if paired is not None and paired.board.snapshot.board == paired_board_key(
-            s.board.snapshot.board
-        ):
+        if paired is not None and paired.board.key == s.board.key.paired:
             s.paired = paired
     return sites
 

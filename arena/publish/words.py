@@ -9,29 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from arena.boards.snapshots import OVERALL, STYLE_SUFFIX, SnapshotInfo, StyleCoefficient
+from arena.boards.keys import BoardKey
+from arena.boards.snapshots import SnapshotInfo, StyleCoefficient
 from arena.publish.fmt import fmt_count, fmt_date
 from arena.store.categories import label_for
 
 # ---------------------------------------------------------------- board names
 
 
-def board_label(board: str, labels: Mapping[str, str] | None = None) -> str:
-    """``Overall``, ``Instruction following``, ``Source: x``; ``, style-controlled`` for style boards."""
-    style = board.endswith(STYLE_SUFFIX)
-    key = board[: -len(STYLE_SUFFIX)] if style else board
+def board_label(board: BoardKey, labels: Mapping[str, str] | None = None) -> str:
+    """``Overall``, ``Instruction following``, ``Source: x``; ``, style-controlled`` for style boards.
+
+    Built from the key's fields, never from its text: a category named
+    ``code|style`` is labelled as that category, not as a style-controlled board.
+    """
     parts = []
-    for part in key.split("|"):
-        kind, _, name = part.partition(":")
-        if part == OVERALL:
-            parts.append("Overall")
-        elif kind == "category" and name:
-            parts.append(label_for(name, labels))
-        elif kind == "component" and name:
-            parts.append(f"comparable set {name}")
-        else:
-            parts.append(f"{kind.capitalize()}: {name}" if name else part)
-    return " \u00b7 ".join(parts) + (", style-controlled" if style else "")
+    if board.is_overall:
+        parts.append("Overall")
+    if board.category is not None:
+        parts.append(label_for(board.category, labels))
+    if board.source is not None:
+        parts.append(f"Source: {board.source}")
+    if board.component > 1:
+        parts.append(f"comparable set {board.component}")
+    return " \u00b7 ".join(parts) + (", style-controlled" if board.style_controlled else "")
 
 
 # ---------------------------------------------------------------- flags
@@ -207,7 +208,7 @@ def describe_method(info: SnapshotInfo) -> list[str]:
     if part:
         lines.append(
             f"This board ranks comparable set {part['number']} of the "
-            f"{board_label(part['main_board'])} board: its models are not linked to that "
+            f"{board_label(BoardKey.parse(part['main_board']))} board: its models are not linked to that "
             "board's models by wins and losses both ways, directly or through others, so "
             "their ratings are on their own scale and not comparable with it."
         )
