@@ -186,9 +186,13 @@ class Arena:
     call and closed by :meth:`close` (or a ``with`` block).
     """
 
-    def __init__(self, url: str, *, wait: float = DEFAULT_WAIT) -> None:
+    def __init__(
+        self, url: str, *, wait: float = DEFAULT_WAIT, notice: Callable[[str], None] | None = None
+    ) -> None:
         self.url = url
         self.wait = wait
+        #: told once when a command has waited a second for another one's lock
+        self.notice = notice
         self._engine: Engine | None = None
         self._created = False
 
@@ -224,7 +228,7 @@ class Arena:
         if self._engine is None or (create and not self._created):
             from arena.db.session import open_engine
 
-            engine = open_engine(self.url, migrate_new=create, wait=self.wait)
+            engine = open_engine(self.url, migrate_new=create, wait=self.wait, notice=self.notice)
             if self._engine is not None:
                 self._engine.dispose()
             self._engine = engine

@@ -34,7 +34,7 @@ class AppContext:
         if self._arena is None:
             from arena.api import Arena
 
-            self._arena = Arena(self.url, wait=self.wait)
+            self._arena = Arena(self.url, wait=self.wait, notice=_waiting_notice(self))
         return self._arena
 
     def engine(self, *, create: bool = False):
@@ -124,10 +124,7 @@ def cli(ctx: click.Context, db_url: str, quiet: bool, wait: float) -> None:
 
         arena ingest battles.csv.gz && arena models --db sqlite:///arena.db
     """
-    from arena.db import session
-
     ctx.obj = AppContext(url=db_url, quiet=quiet, wait=wait)
-    session.wait_notice = _waiting_notice(ctx.obj)
 
 
 def main() -> None:

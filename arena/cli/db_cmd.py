@@ -37,7 +37,7 @@ def upgrade_command(app, revision: str) -> None:
     )
 
     try:
-        engine = create_db_engine(app.url, wait=app.wait)
+        engine = create_db_engine(app.url, wait=app.wait, notice=app.arena().notice)
         before = current_revision(engine)
         upgrade(engine, app.url, revision)
         after = current_revision(engine)

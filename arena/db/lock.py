@@ -41,9 +41,9 @@ def lock_file_path(engine: Engine, name: str = "nightly") -> Path | None:
     return Path(os.path.abspath(database + f".{name}.lock"))
 
 
-def _poll(try_once, wait: float, what: str) -> None:
+def _poll(engine: Engine, try_once, wait: float, what: str) -> None:
     deadline = time.monotonic() + max(0.0, wait)
-    with announce_wait(what):
+    with announce_wait(engine, what):
         while not try_once():
             if time.monotonic() >= deadline:
                 raise LockHeld(
@@ -73,7 +73,7 @@ def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -
                     ).scalar()
                 )
 
-            _poll(try_pg, wait, what)
+            _poll(engine, try_pg, wait, what)
             try:
                 yield
             finally:
@@ -93,7 +93,7 @@ def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -
                 return False
             return True
 
-        _poll(try_file, wait, what)
+        _poll(engine, try_file, wait, what)
         yield
     finally:
         os.close(fd)  # closing drops the flock

@@ -44,9 +44,17 @@ DEFAULT_WAIT = 300.0
 #: After this many seconds of waiting for a lock, :data:`wait_notice` is told.
 NOTICE_AFTER = 1.0
 
-#: Called with a message when a command has been waiting for a lock for a while
-#: (the CLI prints it on stderr); None: nobody is told.
-wait_notice: Callable[[str], None] | None = None
+#: Execution option of an engine (and its connections) holding the callable told
+#: when a command has been waiting for a lock for a while (the CLI prints it on
+#: stderr); absent or None: nobody is told. Set by :func:`create_db_engine`.
+WAIT_NOTICE_OPTION = "arena_wait_notice"
+
+Notice = Callable[[str], None]
+
+
+def wait_notice_of(bind: Engine | Connection) -> Notice | None:
+    """The lock-wait notice the engine of ``bind`` was opened with, or None."""
+    return bind.get_execution_options().get(WAIT_NOTICE_OPTION)
 
 
 class DatabaseError(Exception):
@@ -110,12 +118,22 @@ def _with_driver(url: URL) -> URL:
     return url
 
 
-def create_db_engine(url: str, *, wait: float = DEFAULT_WAIT) -> Engine:
-    """An engine for ``url`` that waits up to ``wait`` seconds for other commands' locks."""
+def create_db_engine(
+    url: str, *, wait: float = DEFAULT_WAIT, notice: Notice | None = None
+) -> Engine:
+    """An engine for ``url`` that waits up to ``wait`` seconds for other commands' locks.
+
+    ``notice`` is called with one sentence when a statement or a lock of
+    this engine has been waiting for :data:`NOTICE_AFTER` seconds.
+    """
     try:
         parsed = _with_driver(make_url(url))
         sqlite = parsed.get_backend_name() == "sqlite"
-        engine = create_engine(parsed, **({"connect_args": {"timeout": wait}} if sqlite else {}))
+        engine = create_engine(
+            parsed,
+            execution_options={WAIT_NOTICE_OPTION: notice},
+            **({"connect_args": {"timeout": wait}} if sqlite else {}),
+        )
     except (ArgumentError, ImportError, ValueError) as exc:
         missing = getattr(exc, "name", None) or ""  # the module an ImportError names
         hint = (
@@ -139,7 +157,7 @@ LOCK_WAIT_MESSAGE = "waiting for another command's lock on the database (see --w
 
 
 def _announce_pg_lock_waits(engine: Engine) -> None:
-    """Tell :data:`wait_notice` when any statement has waited on a lock for a while.
+    """Tell the engine's notice when any statement has waited on a lock for a while.
 
     PostgreSQL waits on row and table locks (a migration, a concurrent write)
     wherever a statement meets them, up to ``lock_timeout``. A statement still
@@ -150,12 +168,13 @@ def _announce_pg_lock_waits(engine: Engine) -> None:
     local = threading.local()
 
     def before(conn, cursor, statement, parameters, context, executemany) -> None:
-        if wait_notice is None or getattr(local, "watching", False):
+        notice = wait_notice_of(conn)
+        if notice is None or getattr(local, "watching", False):
             return
         done = threading.Event()
         conn.info["arena_statement_done"] = done
         pid = conn.connection.dbapi_connection.info.backend_pid
-        watcher = threading.Thread(target=watch, args=(pid, done), daemon=True)
+        watcher = threading.Thread(target=watch, args=(pid, done, notice), daemon=True)
         watcher.start()
 
     def after(conn, *_args) -> None:
@@ -167,7 +186,7 @@ def _announce_pg_lock_waits(engine: Engine) -> None:
         if context.connection is not None:
             after(context.connection)
 
-    def watch(pid: int, done: threading.Event) -> None:
+    def watch(pid: int, done: threading.Event, notice: Notice) -> None:
         local.watching = True
         while not done.wait(NOTICE_AFTER):
             try:
@@ -179,8 +198,7 @@ def _announce_pg_lock_waits(engine: Engine) -> None:
             except Exception:  # noqa: BLE001 - a failed look is no reason to disturb the command
                 return
             if kind == "Lock":
-                notice = wait_notice
-                if notice is not None and not done.is_set():
+                if not done.is_set():
                     notice(LOCK_WAIT_MESSAGE)
                 return
 
@@ -200,9 +218,9 @@ def _pg_lock_timeout(wait: float):
 
 
 @contextmanager
-def announce_wait(what: str) -> Iterator[None]:
-    """Tell :data:`wait_notice` if the block is still waiting after :data:`NOTICE_AFTER` s."""
-    notice = wait_notice
+def announce_wait(bind: Engine | Connection, what: str) -> Iterator[None]:
+    """Tell ``bind``'s notice if the block is still waiting after :data:`NOTICE_AFTER` s."""
+    notice = wait_notice_of(bind)
     if notice is None:
         yield
         return
@@ -228,7 +246,7 @@ def take_write_lock(conn: Connection, what: str) -> None:
     PostgreSQL needs nothing: rows and advisory locks are waited for as met.
     """
     if conn.dialect.name == "sqlite":
-        with announce_wait(what):
+        with announce_wait(conn, what):
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
@@ -266,7 +284,7 @@ def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
     cfg = alembic_config(url)
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
-            with announce_wait("schema migration"):
+            with announce_wait(conn, "schema migration"):
                 key = advisory_key(conn, "migrate")
                 conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
         take_write_lock(conn, "schema migration")
@@ -275,7 +293,13 @@ def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
         command.upgrade(cfg, revision)
 
 
-def open_engine(url: str, *, migrate_new: bool = True, wait: float = DEFAULT_WAIT) -> Engine:
+def open_engine(
+    url: str,
+    *,
+    migrate_new: bool = True,
+    wait: float = DEFAULT_WAIT,
+    notice: Notice | None = None,
+) -> Engine:
     """Engine for ``url`` whose schema is at the newest revision.
 
     Parameters
@@ -287,6 +311,8 @@ def open_engine(url: str, *, migrate_new: bool = True, wait: float = DEFAULT_WAI
         False such a database is refused (read-only commands).
     wait
         Seconds to wait for another command's lock (see :func:`create_db_engine`).
+    notice
+        Told once a statement has waited that long for a lock (see :func:`create_db_engine`).
 
     Raises
     ------
@@ -295,7 +321,7 @@ def open_engine(url: str, *, migrate_new: bool = True, wait: float = DEFAULT_WAI
         not arena's (and ``migrate_new`` is False), or the schema is at another
         revision (the message says to run ``arena db upgrade`` or to upgrade arena).
     """
-    engine = create_db_engine(url, wait=wait)
+    engine = create_db_engine(url, wait=wait, notice=notice)
     path = engine.url.database if engine.dialect.name == "sqlite" else None
     if not migrate_new and path and path != ":memory:" and not path.startswith("file:"):
         if not Path(path).exists():  # connecting would create an empty file

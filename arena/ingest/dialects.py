@@ -518,7 +518,7 @@ def _count_upsert(cell: str, rows: int) -> str:
 
 def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:
     """PostgreSQL: take the battle-id lock to the end of the transaction (ingests queue)."""
-    with announce_wait(what):
+    with announce_wait(conn, what):
         key = advisory_key(conn, "battle-ids")
         conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
 

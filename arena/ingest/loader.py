@@ -71,7 +71,7 @@ def _claim_file(conn: Connection, sha256: str, batch_id: int) -> None:
     """
     if conn.dialect.name == "postgresql":
         key = advisory_key(conn, "file", sha256)
-        with announce_wait("the same file"):
+        with announce_wait(conn, "the same file"):
             conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
     prior = _prior_batch(conn, sha256, other_than=batch_id)
     if prior is not None:
