@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
+from arena.db import bulk
+from arena.db.bulk import lock_references, may_skip_triggers, write_numbers
 from arena.db.session import open_engine
-from arena.ingest import dialects
-from arena.ingest.dialects import lock_references, may_skip_triggers, write_numbers
 from tests.helpers.cli import cli_for
 from tests.helpers.files import synth_battles
 from tests.helpers.postgres import pg_schema
@@ -18,7 +18,7 @@ PAIR_COLUMNS = ("snapshot_id", "model_a_id", "model_b_id", "a_wins", "b_wins", "
 @pytest.fixture(autouse=True)
 def skip_triggers_for_any_size(monkeypatch):
     """These boards have a few pairs; the bulk path starts at thousands of rows."""
-    monkeypatch.setattr(dialects, "TRIGGERS_WORTH_SKIPPING", 1)
+    monkeypatch.setattr(bulk, "TRIGGERS_WORTH_SKIPPING", 1)
 
 
 def _rebuilt(url: str, tmp_path) -> None:

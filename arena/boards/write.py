@@ -14,6 +14,7 @@ from sqlalchemy import Connection, insert
 
 from arena import __version__
 from arena.boards.keys import BoardKey
+from arena.db.bulk import write_numbers
 from arena.db.models import (
     Snapshot,
     SnapshotPair,
@@ -21,7 +22,6 @@ from arena.db.models import (
     SnapshotSamples,
     SnapshotStyleCoefficient,
 )
-from arena.ingest.dialects import write_numbers
 
 if TYPE_CHECKING:
     from arena.engine.board import BoardRating
