@@ -409,7 +409,7 @@ class RebuildJob:
                 weight=sb.weight,
                 cluster_ids=sb.cluster,
                 style_reg=self.opts.style_reg,
-                progress=lambda msg: self.say(f"{self.key(data, board.number, style=True)}: {msg}"),
+                progress=lambda msg: self.say(f"{board.key.with_style()}: {msg}"),
             )
         except ValueError as exc:
             raise RebuildError(f"board {str(board.key.with_style())!r}: {exc}") from exc
