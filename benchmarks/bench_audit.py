@@ -1,24 +1,33 @@
 """Detection quality of the anomalous-judge detectors (benchmark, not a test).
 
 Plants anomalous judges into real votes -- the shared MT-Bench expert votes
-(65 judges) and the LLMFAO crowd votes (124 workers) -- and reports, per
-detector, the true-positive rate (planted judges flagged) and the
-false-positive rate (real judges flagged), at the detectors' own thresholds
-(alpha = 0.05) and at a common true-positive rate of 90% (the paper's
-operating point: ~90% TP, 60-70% TN on 25 planted + 25 normal users).
+(65 judges; ``--llmfao`` adds the LLMFAO crowd, 124 workers) -- and reports,
+per detector, the true-positive rate (planted judges flagged at the audit's
+default level, alpha = 0.05), the false-flag rate on the real judges, and the
+true-negative rate at a common true-positive rate of 90% (ranking quality;
+the Chatbot Arena paper's operating point: ~90% TP, 60-70% TN).
 
-Planted judges copy real battles (pairs and questions sampled from the
-data, vote counts sampled from the real judges'), then vote:
+Planted judges copy real battles (pairs and questions sampled from the data,
+vote counts sampled from the real judges'), then vote (issue 27's kinds):
 
 * ``random``: a fair coin (ties at the data's tie share);
-* ``always_a``: the first-shown answer;
-* ``favour``: one model (chosen per judge) whenever it plays, real outcome
-  otherwise; half of its battles include that model;
-* ``coordinated``: groups of 5 judges boosting one shared model in every battle.
+* ``always_first``: the first-shown answer;
+* ``one_model``: one model (chosen per judge) whenever it plays, the real
+  outcome otherwise; half of its battles include that model;
+* ``one_org``: every model of one organisation of two or more models (the
+  ``organisation`` annotation; on MT-Bench only OpenAI, the board's top two)
+  against any other, the real outcome otherwise; half of its battles include
+  one of them; ``one_org_any``: the same for any organisation (most have one
+  model on MT-Bench);
+* ``private_ranking``: a fixed private ranking of the models (a random
+  permutation per judge): the higher one always wins;
+* ``copy_majority`` (not harmful, reported apart): the model the board rates
+  higher always wins -- no bias, and no test can tell it from a decisive
+  honest voter.
 
-Rates are planted judges as a share of real ones.
+Rates are planted judges as a share of real ones (10% and 25%).
 
-    python benchmarks/bench_audit.py            # full
+    python benchmarks/bench_audit.py            # full (3 seeds)
     python benchmarks/bench_audit.py --quick    # smoke run
 """
 
@@ -42,7 +51,18 @@ from arena.audit.votes import Votes  # noqa: E402
 from arena.core.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
 from benchmarks._util import SHARED  # noqa: E402
 
-KINDS = ("random", "always_a", "favour", "coordinated")
+KINDS = ("random", "always_first", "one_model", "one_org", "one_org_any", "private_ranking", "copy_majority")  # fmt: skip
+#: Kinds that bias a board (the goal's "harmful kinds").
+HARMFUL = KINDS[:-1]
+#: MT-Bench models' organisations (the ``organisation`` annotation of arena annotate).
+ORGS = {
+    "gpt-4": "OpenAI",
+    "gpt-3.5-turbo": "OpenAI",
+    "claude-v1": "Anthropic",
+    "vicuna-13b-v1.2": "LMSYS",
+    "alpaca-13b": "Stanford",
+    "llama-13b": "Meta",
+}
 
 
 def load_mtbench():
@@ -63,37 +83,56 @@ def load_llmfao():
     return out
 
 
-def plant(rows, kind, rate, rng):
+def _board_order(rows):
+    """Models by their rating on the real votes (for copy_majority)."""
+    from arena.engine.fit import fit
+
+    votes = to_votes(rows)
+    theta = fit(votes.table(), ties="half", both_bad="tie").theta
+    return {n: float(t) for n, t in zip(votes.names, theta, strict=True)}
+
+
+def plant(rows, kind, rate, rng, strength=None):
     """Real rows plus planted judges' rows; returns rows and the planted judge names."""
     judges = sorted({r[3] for r in rows})
     per_judge = np.array([sum(1 for r in rows if r[3] == j) for j in judges])
     models = sorted({r[0] for r in rows} | {r[1] for r in rows})
     n_plant = max(1, int(round(rate * len(judges))))
     tie_share = np.mean([r[2] == TIE for r in rows])
+    orgs = {}
+    for m in models:
+        orgs.setdefault(ORGS.get(m, m), []).append(m)
+    multi = sorted(o for o, ms in orgs.items() if len(ms) >= 2) or sorted(orgs)
     out = list(rows)
     planted = []
-    group_target = None
     for k in range(n_plant):
         name = f"planted-{kind}-{k}"
         planted.append(name)
         n = int(rng.choice(per_judge))
-        if kind == "coordinated":
-            if k % 5 == 0:
-                group_target = models[rng.integers(len(models))]
-            target = group_target
+        if kind == "one_org":
+            favoured = set(orgs[multi[rng.integers(len(multi))]])
+        elif kind == "one_org_any":
+            names = sorted(orgs)
+            favoured = set(orgs[names[rng.integers(len(names))]])
+        elif kind == "one_model":
+            favoured = {models[rng.integers(len(models))]}
         else:
-            target = models[rng.integers(len(models))]
-        with_target = [r for r in rows if target in (r[0], r[1])]
+            favoured = set()
+        private = dict(zip(models, rng.permutation(len(models)), strict=True))
+        with_target = [r for r in rows if (r[0] in favoured) != (r[1] in favoured)]
         for _ in range(n):
-            share = {"favour": 0.5, "coordinated": 1.0}.get(kind, 0.0)
-            pool = with_target if (with_target and rng.random() < share) else rows
+            pool = with_target if (with_target and rng.random() < 0.5) else rows
             a, b, o, _, q = pool[rng.integers(len(pool))]
             if kind == "random":
                 o = TIE if rng.random() < tie_share else (A_WINS if rng.random() < 0.5 else B_WINS)
-            elif kind == "always_a":
+            elif kind == "always_first":
                 o = A_WINS
-            elif target in (a, b):
-                o = A_WINS if a == target else B_WINS
+            elif kind == "private_ranking":
+                o = A_WINS if private[a] > private[b] else B_WINS
+            elif kind == "copy_majority":
+                o = A_WINS if strength[a] > strength[b] else B_WINS
+            elif (a in favoured) != (b in favoured):
+                o = A_WINS if a in favoured else B_WINS
             out.append((a, b, o, name, q))
     return out, set(planted)
 
@@ -132,13 +171,26 @@ def tnr_at_tpr(pos, neg, tpr=0.9):
     return float(np.mean(np.asarray(neg) < thr))
 
 
+def audit(rows, opts):
+    """The anomaly probe on ``rows``, with the MT-Bench organisations when supported."""
+    votes = to_votes(rows)
+    try:
+        board = Board(votes, opts, organisations=ORGS)
+    except TypeError:  # a detector without the organisation probe (before issue 27)
+        board = Board(votes, opts)
+    return anomalous_judges(board)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--llmfao", action="store_true", help="Also plant into the LLMFAO crowd.")
+    ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
-    rates = (0.1, 0.25, 0.5)
-    datasets = {"mt-bench": load_mtbench(), "llmfao": load_llmfao()}
+    rates = (0.1, 0.25)
+    datasets = {"mt-bench": load_mtbench()}
+    if args.llmfao:
+        datasets["llmfao"] = load_llmfao()
     if args.quick:
         rates, args.seeds = (0.25,), 1
     la = os.getloadavg()
@@ -146,7 +198,12 @@ def main() -> None:
     print("dataset   kind         rate  detector  TPR@alpha  FPR@alpha  TNR@TPR90")
     opts = AuditOptions(rounds=50)
     summary: dict = {}
+    by_votes: dict = {}
     for dname, rows in datasets.items():
+        real = scores(audit(rows, opts))
+        n_real = sum(s["bt"][0] for s in real.values())
+        print(f"{dname}: real judges alone, flagged at the default level: {n_real} of {len(real)}")
+        strength = _board_order(rows)
         for kind in KINDS:
             for rate in rates:
                 acc = {
@@ -155,31 +212,42 @@ def main() -> None:
                 }
                 for seed in range(args.seeds):
                     rng = np.random.default_rng(1000 * seed + int(rate * 100))
-                    planted_rows, planted = plant(rows, kind, rate, rng)
-                    probe = anomalous_judges(Board(to_votes(planted_rows), opts))
-                    sc = scores(probe)
+                    planted_rows, planted = plant(rows, kind, rate, rng, strength)
+                    sc = scores(audit(planted_rows, opts))
+                    n_votes = {}
+                    for r in planted_rows:
+                        n_votes[r[3]] = n_votes.get(r[3], 0) + 1
                     for d, a in acc.items():
                         for judge, s in sc.items():
                             flag, score = s[d]
                             if judge in planted:
                                 a["tp"].append(flag)
                                 a["pos"].append(score)
+                                if d == "bt":
+                                    by_votes.setdefault((kind, n_votes[judge] >= 40), []).append(
+                                        flag
+                                    )
                             else:
                                 a["fp"].append(flag)
                                 a["neg"].append(score)
                 for d, a in acc.items():
                     tpr, fpr = np.mean(a["tp"]), np.mean(a["fp"])
                     tnr90 = tnr_at_tpr(a["pos"], a["neg"])
-                    summary.setdefault((dname, d), []).append((tpr, fpr, tnr90))
+                    if kind in HARMFUL:
+                        summary.setdefault((dname, d), []).append((tpr, fpr, tnr90))
                     print(
                         f"{dname:9s} {kind:12s} {rate:4.2f}  {d:8s}  {tpr:9.2f}  {fpr:9.2f}  {tnr90:9.2f}"
                     )
-    print("\nmean over kinds and rates:")
+    print("\nmean over the harmful kinds and rates:")
     for (dname, d), vals in summary.items():
         v = np.array(vals)
         print(
             f"{dname:9s} {d:8s} TPR@alpha {v[:, 0].mean():.2f}  FPR@alpha {v[:, 1].mean():.2f}  TNR@TPR90 {v[:, 2].mean():.2f}"
         )
+    print("\nbt flags by the planted judge's votes (all rates, seeds and data sets):")
+    for kind in KINDS:
+        few, many = by_votes.get((kind, False), []), by_votes.get((kind, True), [])
+        print(f"  {kind:15s} under 40 votes: {np.mean(few) if few else float('nan'):.2f} of {len(few)}; 40 or more: {np.mean(many) if many else float('nan'):.2f} of {len(many)}")  # fmt: skip
     la = os.getloadavg()
     print(f"load average {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}")
 

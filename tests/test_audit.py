@@ -385,3 +385,40 @@ def test_audit_page_says_what_flagged_a_stored_position_probe():
     new = {**probe, "verdict": "Flagged: pooled OK; judge j00 flagged. Pooled: +3.2 Elo"}
     (view,) = audit_page({**doc, "probes": [new]}, board_label="O", nav=(), attribution=None).probes
     assert view.verdict == "Flagged: pooled OK; judge j00 flagged. Pooled: +3.2 Elo"
+
+
+def test_organisation_favouring_judge_needs_the_annotation():
+    """Judge j040 boosts both models of one organisation (m5, m6) against any other model:
+    flagged as favouring the organisation when the annotation is given."""
+
+    def override(k, a, b, j, rng):
+        org = {5, 6}
+        if j == 40 and (a in org) != (b in org):
+            return A_WINS if a in org else B_WINS
+        return None
+
+    w = np.r_[np.full(40, 60.0), 150.0]
+    v = simulate(
+        STRENGTH,
+        int(w.sum()),
+        seed=21,
+        judge_of=lambda rng, n: rng.choice(41, size=n, p=w / w.sum()),
+        override=override,
+    )
+    orgs = {"m5": "Org", "m6": "Org", "m0": "Solo"}
+    p = run_audit(v, OPTS, only=("anomaly",), organisations=orgs).probe("anomaly")
+    rows = {r["judge"]: r for r in p.details["judges"]}
+    assert "favours organisation" in rows["j040"]["reasons"]
+    fav = rows["j040"]["favours_organisation"]
+    assert fav["organisation"] == "Org" and fav["low"] > 1  # only organisations of 2+ models
+    assert p.details["flagged_judges"] == ["j040"]  # no honest judge flagged
+    assert p.details["family"]["judge_organisation_groups"] > 0
+    plain = run_audit(v, OPTS, only=("anomaly",)).probe("anomaly")
+    assert all(r["favours_organisation"] is None for r in plain.details["judges"])
+
+
+def test_flags_control_the_false_discovery_rate_on_honest_judges():
+    """60 honest judges, no planted one: Benjamini-Hochberg at 0.05 flags none here."""
+    v = simulate(STRENGTH, 6000, judges=60, seed=22)
+    p = run_audit(v, OPTS, only=("anomaly",)).probe("anomaly")
+    assert p.details["flagged_judges"] == [] and p.details["fdr_cut"] < 0

@@ -16,17 +16,22 @@
   Not a calibrated test (``E[1/(2p)]`` is not 1 for conformal p-values); its
   false-positive rate is measured in ``benchmarks/bench_audit.py``.
 * ``bt`` (default) -- a model-based detector: the judge's votes against the
-  Bradley–Terry ratings fitted *without* that judge, through three
-  one-parameter deviations with score intervals (:mod:`arena.audit.offset`):
-  temperature (1 = agrees like the board, 0 = random, < 0 = reversed),
-  own position advantage, and favouring one model.  A judge is flagged when
-  one interval lies wholly outside its innocent band; alpha is split evenly
-  over the three deviations and Bonferroni-adjusted within each (over
-  judges, or judge x model groups), so the flags control the family-wise
-  error.  Pooling the pair histories through the ratings gives
-  every vote a usable reference even when its pair was rarely played, and
-  the two-sided deviations catch random and reversed voters, which the
-  one-sided conformal p-value cannot see.
+  Bradley–Terry ratings fitted *without* that judge, through four
+  one-parameter deviations with score tests (:mod:`arena.audit.offset`):
+  temperature (1 = agrees like the board, 0 = random, < 0 = reversed), own
+  position advantage, favouring one model and -- with the ``organisation``
+  annotation -- favouring every model of one organisation (of two or more
+  models).  Each judge is tested against "votes like the board"; the judges'
+  p-values go through Benjamini-Hochberg at ``alpha`` (false discovery rate),
+  and a rejected judge is flagged for each rejected deviation whose estimate
+  lies outside its innocent band (:func:`bt_deviations`).  Pooling the pair
+  histories through the ratings gives every vote a usable reference even
+  when its pair was rarely played, and the two-sided deviations catch random
+  and reversed voters, which the one-sided conformal p-value cannot see.
+  The false discovery rate (not the family-wise error of the earlier
+  Bonferroni rule) is what a reader of the flags needs: among flagged judges
+  at most ``alpha`` are honest, on average, and planted judges with a few
+  dozen votes are found (``benchmarks/bench_audit.py``).
 """
 
 from __future__ import annotations
@@ -117,8 +122,60 @@ def fastchat_score(board: Board, p: np.ndarray) -> np.ndarray:
     return np.bincount(board.votes.judge[ok], weights=-np.log(2 * p[ok]), minlength=nj)
 
 
+def _bh_cut(p: np.ndarray, alpha: float) -> float:
+    """Benjamini-Hochberg at FDR ``alpha``: the largest p-value rejected (-1: none)."""
+    if p.size == 0:
+        return -1.0
+    order = np.sort(p)
+    ok = order <= alpha * np.arange(1, p.size + 1) / p.size
+    return float(order[np.flatnonzero(ok)[-1]]) if ok.any() else -1.0
+
+
+def _side_groups(j, a, b, key, n_keys):
+    """Votes as (judge x key) groups with x = +1 for the first-shown side, -1 for the second.
+
+    ``key[model]`` is the model itself (favouring one model) or its organisation
+    (-1: none); a vote counts for a side's key unless both sides share it.
+    """
+    ka, kb = key[a], key[b]
+    use_a = (ka >= 0) & (ka != kb)
+    use_b = (kb >= 0) & (ka != kb)
+    rows = np.concatenate([np.flatnonzero(use_a), np.flatnonzero(use_b)])
+    group = np.concatenate([j[use_a] * n_keys + ka[use_a], j[use_b] * n_keys + kb[use_b]])
+    x = np.concatenate([np.ones(use_a.sum()), -np.ones(use_b.sum())])
+    used, idx = np.unique(group, return_inverse=True)
+    return rows, x, used, idx
+
+
+def _organisation_keys(board: Board) -> tuple[np.ndarray, list[str]]:
+    """Per model, the index of its organisation when that has two or more models (else -1)."""
+    names = board.votes.names
+    org = [board.organisations.get(n) for n in names]
+    counts: dict[str, int] = {}
+    for o in org:
+        if o:
+            counts[o] = counts.get(o, 0) + 1
+    orgs = sorted(o for o, c in counts.items() if c >= 2)
+    pos = {o: k for k, o in enumerate(orgs)}
+    return np.array([pos.get(o, -1) for o in org], dtype=np.intp), orgs
+
+
 def bt_deviations(board: Board) -> dict:
-    """The bt detector: per-judge deviations, their intervals and p-values outside the bands."""
+    """The bt detector: per-judge deviations, their intervals, null p-values and flags.
+
+    Each judge is tested against "votes like the board" (temperature 1, no
+    position advantage, no favourite model or organisation), the fit without
+    the judge as the board: one-sided for the temperature (agreement weaker
+    than the board's), two-sided for the others, the favourite model and
+    organisation Bonferroni-adjusted over the judge's models / organisations,
+    the deviations Bonferroni within the judge.  The judges' p-values then go
+    through Benjamini-Hochberg at ``alpha`` (false discovery rate over
+    judges).  A rejected judge is *flagged* for each rejected deviation whose
+    estimate lies outside its innocent band (a material deviation, not just a
+    detectable one).  Intervals are at the false-coverage-rate level of the
+    selection (Benjamini & Yekutieli 2005: ``R alpha / n`` with R judges
+    rejected), split over the deviations (and models, organisations).
+    """
     v = board.votes
     y, keep = board.scored
     nj, m = len(v.judges), v.n_models
@@ -129,76 +186,98 @@ def bt_deviations(board: Board) -> dict:
     ok = np.isfinite(d)
     sel, j, d = sel[ok], j[ok], d[ok]
     ys = y[sel]
-    # judge x model groups for "favours one model": each vote counts for both of its models
-    fav_group = np.concatenate([j * m + v.a[sel], j * m + v.b[sel]])
-    fav_x = np.concatenate([np.ones(sel.size), -np.ones(sel.size)])
-    fav_used, fav_idx = np.unique(fav_group, return_inverse=True)
-    n_active = int(np.unique(j).size)
-    # alpha split evenly over the three deviation families, Bonferroni within each:
-    # judges for temperature and position, judge x model groups for favouring.
-    third = board.opts.alpha / 3
-    crit_j = float(ndtri(1 - third / (2 * max(n_active, 1))))
-    crit_f = float(ndtri(1 - third / (2 * max(fav_used.size, 1))))
+    a, b = v.a[sel], v.b[sel]
     ts = board.tie_share
-    temp, temp_z = group_fit(j, np.zeros_like(d), d, ys, n_groups=nj, crit=crit_j, tie_share=ts)
-    pos, pos_z = group_fit(j, d, np.ones_like(d), ys, n_groups=nj, crit=crit_j, tie_share=ts)
-    fav, fav_z = group_fit(
-        fav_idx,
-        np.concatenate([d, d]),
-        fav_x,
-        np.concatenate([ys, ys]),
-        n_groups=fav_used.size,
-        crit=crit_f,
-        tie_share=ts,
-    )
-    fav_judge = fav_used // m
-    # family-adjusted p-values of "outside the band" (flag iff < alpha, as the intervals)
-    p_temp = np.minimum(1.0, temp.pvalue_outside(TEMPERATURE_BAND, temp_z) * 3 * n_active)
-    p_pos = np.minimum(1.0, pos.pvalue_outside(POSITION_BAND, pos_z) * 3 * n_active)
-    p_fav = np.minimum(1.0, fav.pvalue_outside(FAVOUR_BAND, fav_z) * 3 * fav_used.size)
-    best_fav = np.full(nj, -1)
-    p_fav_j = np.ones(nj)
-    for k in np.argsort(p_fav, kind="stable")[::-1]:  # smallest p written last
-        best_fav[fav_judge[k]] = k
-        p_fav_j[fav_judge[k]] = p_fav[k]
-    p_judge = np.minimum(np.minimum(p_temp, p_pos), p_fav_j)
-    # Evidence against "votes like the board" (t = 1, 0, 0), unadjusted within the
-    # judge: a ranking score for detection benchmarks, not a flag.
-    z_null = np.minimum(temp_z(1.0), 0.0)  # only agreement weaker than the board's
-    nul_temp = 2 * ndtr(z_null)
-    nul_pos = 2 * ndtr(-np.abs(pos_z(0.0)))
-    nul_fav_g = 2 * ndtr(-np.abs(fav_z(0.0)))
-    nul_fav = np.ones(nj)
-    np.minimum.at(nul_fav, fav_judge, nul_fav_g * np.bincount(fav_judge, minlength=nj)[fav_judge])
-    null_p = np.minimum(1.0, 3 * np.minimum(np.minimum(nul_temp, nul_pos), nul_fav))
+    alpha = board.opts.alpha
+    active = np.unique(j)
+    n_active = int(active.size)
+    fav_rows, fav_x, fav_used, fav_idx = _side_groups(j, a, b, np.arange(m), m)
+    org_key, orgs = _organisation_keys(board)
+    n_org = max(len(orgs), 1)
+    org_rows, org_x, org_used, org_idx = _side_groups(j, a, b, org_key, n_org)
+    has_org = org_used.size > 0
+
+    def fits(crit_j, crit_f, crit_o):
+        temp = group_fit(j, np.zeros_like(d), d, ys, n_groups=nj, crit=crit_j, tie_share=ts)
+        pos = group_fit(j, d, np.ones_like(d), ys, n_groups=nj, crit=crit_j, tie_share=ts)
+        fav = group_fit(fav_idx, d[fav_rows], fav_x, ys[fav_rows], n_groups=max(fav_used.size, 1), crit=crit_f, tie_share=ts)  # fmt: skip
+        org = group_fit(org_idx, d[org_rows], org_x, ys[org_rows], n_groups=max(org_used.size, 1), crit=crit_o, tie_share=ts)  # fmt: skip
+        return temp, pos, fav, org
+
+    (temp, temp_z), (pos, pos_z), (fav, fav_z), (org, org_z) = fits(2.0, 2.0, 2.0)
+    fav_judge, org_judge = fav_used // m, org_used // n_org
+    fav_per = np.bincount(fav_judge, minlength=nj)
+    org_per = np.bincount(org_judge, minlength=nj)
+
+    def best(p_group, owner, per):
+        """Per judge: Bonferroni-adjusted smallest group p-value and its group index."""
+        p_adj = np.minimum(1.0, p_group * per[owner]) if p_group.size else p_group
+        best_k = np.full(nj, -1)
+        p_j = np.ones(nj)
+        for k in np.argsort(p_adj, kind="stable")[::-1]:  # smallest written last
+            best_k[owner[k]] = k
+            p_j[owner[k]] = p_adj[k]
+        return p_j, best_k
+
+    # Null p-values: "votes like the board".
+    p_temp = ndtr(temp_z(1.0))  # one-sided: agreement weaker than the board's
+    p_pos = 2 * ndtr(-np.abs(pos_z(0.0)))
+    p_fav, best_fav = best(2 * ndtr(-np.abs(fav_z(0.0)))[: fav_used.size], fav_judge, fav_per)
+    if has_org:
+        p_org, best_org = best(2 * ndtr(-np.abs(org_z(0.0)))[: org_used.size], org_judge, org_per)
+    else:
+        p_org, best_org = np.ones(nj), np.full(nj, -1)
+    n_dev = np.where(org_per > 0, 4, 3)
+    dev_p = np.minimum(1.0, n_dev[:, None] * np.column_stack([p_temp, p_pos, p_fav, p_org]))
+    p_judge = dev_p.min(axis=1)
+    cut = _bh_cut(p_judge[active], alpha)
+    rejected = int(np.count_nonzero(p_judge[active] <= cut)) if cut >= 0 else 0
+    # Intervals at the selection's false-coverage-rate level, split like the tests.
+    q = alpha * max(rejected, 1) / max(n_active, 1)
+    k_dev = 4 if has_org else 3
+    crit_j = float(ndtri(1 - q / (2 * k_dev)))
+    crit_f = float(ndtri(1 - q / (2 * k_dev * max(int(fav_per.max(initial=1)), 1))))
+    crit_o = float(ndtri(1 - q / (2 * k_dev * max(int(org_per.max(initial=1)), 1))))
+    temp, pos, fav, org = (f for f, _ in fits(crit_j, crit_f, crit_o))
     return dict(
-        crit=(crit_j, crit_f),
-        family=(n_active, int(fav_used.size)),
-        null_p=null_p,
+        crit=(crit_j, crit_f, crit_o),
+        family=(n_active, int(fav_used.size), int(org_used.size)),
+        fdr_cut=cut,
+        rejected=rejected,
+        dev_p=dev_p,
+        null_p=p_judge,
+        p_judge=p_judge,
         temp=temp,
         pos=pos,
         fav=fav,
+        org=org,
         fav_model=fav_used % m,
+        org_name=[orgs[k] for k in (org_used % n_org)] if has_org else [],
         best_fav=best_fav,
-        p_temp=p_temp,
-        p_pos=p_pos,
-        p_fav=p_fav_j,
-        p_judge=p_judge,
+        best_org=best_org,
     )
 
 
 def _outside_rows(dev: dict, j: int) -> list[str]:
-    from arena.audit.result import outside
-
+    """Why judge ``j`` is flagged: rejected deviations whose estimate is outside its band."""
+    cut = dev["fdr_cut"]
+    if cut < 0 or dev["p_judge"][j] > cut:
+        return []
+    p = dev["dev_p"][j]
     reasons = []
-    t, p = dev["temp"], dev["pos"]
-    if outside(t.low[j], t.high[j], TEMPERATURE_BAND):
-        reasons.append("reversed" if t.high[j] < 0 else "random")
-    if outside(p.low[j], p.high[j], POSITION_BAND):
+    t = dev["temp"].estimate[j]
+    if p[0] <= cut and t < TEMPERATURE_BAND[0]:
+        # reversed only when the interval says so; a coin's estimate may fall below 0
+        reasons.append("reversed" if dev["temp"].high[j] < 0 else "random")
+    e = dev["pos"].estimate[j]
+    if p[1] <= cut and not POSITION_BAND[0] <= e <= POSITION_BAND[1]:
         reasons.append("position")
     k = dev["best_fav"][j]
-    if k >= 0 and outside(dev["fav"].low[k], dev["fav"].high[k], FAVOUR_BAND):
+    if k >= 0 and p[2] <= cut and not FAVOUR_BAND[0] <= dev["fav"].estimate[k] <= FAVOUR_BAND[1]:
         reasons.append("favours")
+    k = dev["best_org"][j]
+    if k >= 0 and p[3] <= cut and not FAVOUR_BAND[0] <= dev["org"].estimate[k] <= FAVOUR_BAND[1]:
+        reasons.append("favours organisation")
     return reasons
 
 
@@ -239,6 +318,14 @@ def anomalous_judges(board: Board) -> Probe:
                     "low": float(dev["fav"].low[k]),
                     "high": float(dev["fav"].high[k]),
                 },
+                "favours_organisation": None
+                if dev["best_org"][j] < 0
+                else {
+                    "organisation": dev["org_name"][dev["best_org"][j]],
+                    "estimate": float(dev["org"].estimate[dev["best_org"][j]]),
+                    "low": float(dev["org"].low[dev["best_org"][j]]),
+                    "high": float(dev["org"].high[dev["best_org"][j]]),
+                },
                 "fisher_pvalue": float(f_p[j]),
                 "fisher_flagged": bool(f_p[j] < alpha),
                 "fisher_ratio": float(f_ratio[j]),
@@ -251,9 +338,9 @@ def anomalous_judges(board: Board) -> Probe:
     n_f = sum(r["fisher_flagged"] for r in rows)
     n_fc = sum(r["fastchat_flagged"] for r in rows)
     if flagged:
-        verdict = f"{len(flagged)} of {len(rows)} judges vote unlike the board (random, reversed, position-driven or favouring one model), beyond the innocent bands at family-wise level {alpha:g}: {', '.join(flagged[:10])}{' ...' if len(flagged) > 10 else ''}."
+        verdict = f"{len(flagged)} of {len(rows)} judges vote unlike the board (random, reversed, position-driven or favouring one model or organisation; false discovery rate {alpha:g} over judges, estimate outside the innocent band): {', '.join(flagged[:10])}{' ...' if len(flagged) > 10 else ''}."
     else:
-        verdict = f"No judge's votes deviate from the board beyond the innocent bands (family-wise level {alpha:g}, {len(rows)} judges)."
+        verdict = f"No judge's votes deviate materially from the board (false discovery rate {alpha:g} over {len(rows)} judges)."
     verdict += f" The paper's Fisher test flags {n_f}, FastChat's rule {n_fc}."
     return Probe(
         "anomaly",
@@ -268,11 +355,19 @@ def anomalous_judges(board: Board) -> Probe:
         {
             "flagged_judges": flagged,
             "alpha": alpha,
-            "family": {"judges": dev["family"][0], "judge_model_groups": dev["family"][1]},
+            "family": {
+                "judges": dev["family"][0],
+                "judge_model_groups": dev["family"][1],
+                "judge_organisation_groups": dev["family"][2],
+            },
+            "rule": "Benjamini-Hochberg over judges at alpha on the null 'votes like the board', "
+            "flagged for a rejected deviation whose estimate is outside its band",
+            "fdr_cut": dev["fdr_cut"],
             "bands": {
                 "temperature": list(TEMPERATURE_BAND),
                 "position": list(POSITION_BAND),
                 "favours": list(FAVOUR_BAND),
+                "favours_organisation": list(FAVOUR_BAND),
             },
             "judges": rows,
         },

@@ -171,6 +171,11 @@ def audit_snapshot(
         if info is None:
             raise AuditError(f"no snapshot {sid}")
         votes = snapshot_votes(conn, info)
+        organisations = dict(
+            conn.execute(
+                select(Model.name, Model.organisation).where(Model.organisation.is_not(None))
+            ).all()
+        )
     o = info.options
     opts = AuditOptions(
         level=level,
@@ -182,7 +187,7 @@ def audit_snapshot(
         min_battles=int(o.get("min_battles", 50)),
     )
     try:
-        report = run_audit(votes, opts, only=only, progress=progress)
+        report = run_audit(votes, opts, only=only, progress=progress, organisations=organisations)
     except ValueError as exc:
         raise AuditError(f"snapshot {sid}: {exc}") from None
     if store and only is None:

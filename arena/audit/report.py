@@ -72,8 +72,12 @@ def run_audit(
     *,
     only: tuple[str, ...] | None = None,
     progress: Callable[[str], None] | None = None,
+    organisations: dict | None = None,
 ) -> AuditReport:
     """Run the probes (all, or ``only`` those named) over ``votes``.
+
+    ``organisations`` (model name -> organisation) enables the anomaly
+    probe's organisation-favouring deviation.
 
     Raises
     ------
@@ -87,7 +91,7 @@ def run_audit(
     unknown = [n for n in names if n not in PROBES]
     if unknown:
         raise ValueError(f"unknown probe(s) {', '.join(unknown)}; choose from {', '.join(PROBES)}")
-    board = Board(votes, opts)
+    board = Board(votes, opts, organisations=dict(organisations or {}))
     probes = []
     for name in names:
         if progress:

@@ -48,6 +48,9 @@ class Board:
 
     votes: Votes
     opts: AuditOptions
+    #: Model name -> organisation (the ``organisation`` annotation), for the
+    #: organisation-favouring deviation of the anomaly probe; empty: no such probe.
+    organisations: dict = field(default_factory=dict)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def z(self, family: int = 1) -> float:
