@@ -183,7 +183,12 @@ def _left_out(ref: Board, cand: Board, shared: set[str]) -> list[dict]:
 
 
 def board_agreement(
-    conn: Connection, *, reference: str | dict, candidate: str | dict, level: float = 0.95
+    conn: Connection,
+    *,
+    reference: str | dict,
+    candidate: str | dict,
+    level: float = 0.95,
+    votes: bool = True,
 ) -> Agreement:
     """Compare a candidate board with a reference board on the models both rank.
 
@@ -195,6 +200,8 @@ def board_agreement(
     level : float, default 0.95
         Level of the correlations' bootstrap intervals (separation uses each
         board's own level and intervals).
+    votes : bool, default True
+        Also the per-vote agreement (reads both boards' votes, one row each).
 
     Raises
     ------
@@ -290,7 +297,10 @@ def board_agreement(
                 p_candidate=share_ahead(sc, a, b),
             )  # fmt: skip
         )
-    votes, votes_reason = _votes(conn, ref_board, cand_board, shared)
+    if votes:
+        per_vote, votes_reason = _votes(conn, ref_board, cand_board, shared)
+    else:
+        per_vote, votes_reason = None, "not computed (votes=False)"
     return Agreement(
         reference=_describe(ref_board),
         candidate=_describe(cand_board),
@@ -307,7 +317,7 @@ def board_agreement(
         pairs=pairs,
         level=float(level),
         rounds=int(min(len(ref_s), len(cand_s))),
-        votes=votes,
+        votes=per_vote,
         votes_reason=votes_reason,
         definitions=dict(DEFINITIONS),
     )

@@ -18,6 +18,10 @@ from arena.boards.snapshots import SnapshotError
 
 __all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
 
+#: Above this many battles on the two boards together the page skips the
+#: per-vote agreement (it reads every vote; `arena agreement` still gives it).
+VOTE_LIMIT = 1_000_000
+
 
 @dataclass(frozen=True)
 class AgreementPairView:
@@ -78,6 +82,7 @@ def agreement_views(conn: Connection, sites, *, level: float = 0.95) -> tuple[Ag
                 reference={"snapshot_id": ref.board.snapshot.id},
                 candidate={"snapshot_id": cand.board.snapshot.id},
                 level=level,
+                votes=ref.board.snapshot.n_battles + cand.board.snapshot.n_battles <= VOTE_LIMIT,
             )
         except SnapshotError:
             continue  # fewer than two shared ranked models: nothing to compare
