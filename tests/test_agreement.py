@@ -205,3 +205,13 @@ def test_audit_page_has_an_agreement_section_when_two_sources_are_published(two_
     assert "arena agreement --reference source=human --candidate source=judge" in page
     assert page.count('<tr class="') == MODELS * (MODELS - 1) // 2
     assert 'href="audit.html"' in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_front_door_gives_the_same_document(two_sources, db_url):
+    from arena.api import open_arena
+
+    with open_arena(db_url) as arena:
+        doc = arena.agreement("source=human", "source=judge").document()
+        assert doc["models"] and doc["pairs"] and doc["votes"]["vote_pairs"] > 0
+        quiet = arena.agreement("source=human", {"source": "judge"}, votes=False)
+    assert quiet.votes is None and quiet.brier == doc["brier"]

@@ -60,6 +60,7 @@ from arena.core.errors import OptionError, check_at_least
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from arena.boards.agreement import Agreement
     from arena.engine.board import TierMethod, TierRule
     from arena.ingest.loader import IngestReport
     from arena.jobs.rebuild import RebuildOptions
@@ -627,6 +628,35 @@ class Arena:
                 source=source,
             )
         return Comparison(h)
+
+    def agreement(
+        self,
+        reference: str | dict,
+        candidate: str | dict,
+        *,
+        level: float = DEFAULT_LEVEL,
+        votes: bool = True,
+    ) -> Agreement:
+        """A candidate board against a reference board (``arena agreement``).
+
+        ``reference`` / ``candidate`` are board selectors (``"source=lmarena"``,
+        ``"category=math,style"``, a snapshot id) or ``resolve_board`` keyword
+        dicts. Returns :class:`arena.boards.agreement.Agreement` (its
+        ``document()`` is the JSON of the command).
+
+        Raises
+        ------
+        arena.boards.snapshots.SnapshotError
+            A board not found, pruned samples, fewer than two shared ranked models.
+        ValueError
+            A bad selector.
+        """
+        from arena.boards.agreement import board_agreement
+
+        with self.engine().connect() as conn:
+            return board_agreement(
+                conn, reference=reference, candidate=candidate, level=level, votes=votes
+            )
 
     def diff(
         self,
