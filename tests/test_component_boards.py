@@ -312,3 +312,26 @@ def test_style_controlled_board_per_set(run_cli, tmp_path):
     by_itself = _json(run_alone, "leaderboard", "--style-control")
     assert _ratings(by_itself) == _ratings(styled)
     assert by_itself["snapshot"]["style_coefficients"] == styled["snapshot"]["style_coefficients"]
+
+
+def test_compare_on_a_board_with_models_outside_the_set(split_db, engine):
+    """Models outside the comparable set have no samples (NaN columns): they must not
+    poison the verdicts of the others (it once failed for every pair: "samples must be
+    finite")."""
+    from arena.boards.inference import board_separated_pairs
+
+    _rebuild(split_db)
+    board = _json(split_db, "leaderboard")
+    ranked = [r["model"] for r in board["rows"] if r["rank_low"] is not None]
+    assert sorted(ranked) == GROUP_A
+    with engine.connect() as conn:
+        separated = set(board_separated_pairs(conn, board["snapshot"]["id"]))
+    assert ("alpha-4", "alpha-0") in separated  # 1.6 logits apart, 900 battles
+    for i, a in enumerate(GROUP_A):
+        for b in GROUP_A[i + 1 :]:
+            h = _json(split_db, "compare", a, b)
+            assert h["significant"] == ((a, b) in separated or (b, a) in separated)
+            assert ("is better" in h["verdict"]) == h["significant"]
+            assert set(h["uncorrected"]) == {"ci_low", "ci_high", "verdict"}
+    h = _json(split_db, "compare", "alpha-0", "beta-0")
+    assert h["verdict"].startswith("no verdict") and not h["significant"]

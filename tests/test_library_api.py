@@ -114,7 +114,7 @@ def test_compare_is_what_arena_compare_prints(run_cli, two_snapshots):
             compare(conn, "model-0", "nobody")
         with pytest.raises(ValueError, match="two different models"):
             compare(conn, "model-0", "model-0")
-    assert h.snapshot == 2 and h.ci_low > 0 and h.verdict == "model-0 is better"
+    assert h.snapshot == 2 and h.uncorrected.ci_low > 0 and h.verdict == "model-0 is better"
     printed = json.loads(run_cli("compare", "model-0", "model-7", "--format", "json").output)
     assert printed == json.loads(json.dumps(tidy(h.document())))
     record = printed["record"]

@@ -42,6 +42,8 @@ def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
             "rating",
             "ci_low",
             "ci_high",
+            "rank_low",
+            "rank_high",
             "rank_ub",
             "rank_lb",
             "tier",
@@ -79,7 +81,7 @@ def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
     assert "options: ties=half cluster=battle ci=bootstrap level=0.95" in table
     csv_out = run_cli("leaderboard", "--format", "csv").output.splitlines()
     assert csv_out[0] == (
-        "model,rating,ci_low,ci_high,rank_ub,rank_lb,tier,battles,wins,losses,ties,flags,"
+        "model,rating,ci_low,ci_high,rank_low,rank_high,rank_ub,rank_lb,tier,battles,wins,losses,ties,flags,"
         "unranked_reason"
     )
 
@@ -254,7 +256,7 @@ def test_snapshots_diff_and_compare(run_cli, engine, loaded, tmp_path):
     both = next(d for d in diff if d["model"] == "model-0")
     assert both["old_ci_low"] < both["old_ci_high"] and both["ci_low"] < both["ci_high"]
     cmp = json.loads(run_cli("compare", "model-0", "model-7", "--format", "json").output)
-    assert cmp["difference"] > 0 and cmp["ci_low"] > 0 and cmp["significant"]
+    assert cmp["difference"] > 0 and cmp["uncorrected"]["ci_low"] > 0 and cmp["significant"]
     assert cmp["p_a_better"] > 0.99 and 0.5 < cmp["win_probability_a"] < 1
     record = cmp["record"]
     assert record["a_wins"] + record["b_wins"] + record["ties"] > 0

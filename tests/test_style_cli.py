@@ -49,9 +49,18 @@ def test_leaderboard_shows_the_paired_style_board(style_db):
     # 1,500 rated games; the 300 without metadata are left out and counted
     assert rs["counts"]["battles"] == 1500 and ss["counts"]["battles"] == 1200
     assert ss["counts"]["excluded"] == rs["counts"]["excluded"] + 300
-    assert {r["model"] for r in raw["rows"]} - {r["model"] for r in style["rows"]} == {
-        "llama-3.1-8b-instruct"
-    }
+    # every model of the raw board is listed; the one without style metadata unranked, with why
+    assert {r["model"] for r in raw["rows"]} == {r["model"] for r in style["rows"]}
+    (missing,) = [r for r in style["rows"] if r["model"] == "llama-3.1-8b-instruct"]
+    assert missing["rating"] is None and missing["tier"] is None and missing["rank_low"] is None
+    assert missing["flags"] == ["no_style"]
+    assert "no battle with style metadata" in missing["unranked_reason"]
+    text = style_db("leaderboard", "--style-control").output
+    assert "no battle with style metadata" in text and "llama-3.1-8b-instruct" in text
+    out = style_db(
+        "compare", "llama-3.1-8b-instruct", style["rows"][0]["model"], "--style-control"
+    ).output
+    assert "no verdict" in out and "style metadata" in out
     coefs = ss["style_coefficients"]
     assert [c["feature"] for c in coefs] == ["tokens", "headers", "lists", "bold"]
     for c in coefs:
@@ -65,7 +74,8 @@ def test_leaderboard_shows_the_paired_style_board(style_db):
     )
     want = {m: float(r) for m, r in zip(d.models, fit.rating, strict=True)}
     for row in style["rows"]:
-        assert abs(row["rating"] - want[row["model"]]) < ELO_TOL
+        if row["rating"] is not None:
+            assert abs(row["rating"] - want[row["model"]]) < ELO_TOL
     assert np.allclose([c["estimate"] for c in coefs], fit.coef, atol=1e-9)
     # the snapshot id of the raw board leads to its style board too
     by_id = _doc(style_db, "--snapshot", str(rs["id"]), "--style-control")
@@ -77,8 +87,10 @@ def test_leaderboard_shows_the_paired_style_board(style_db):
 def test_diff_raw_against_style(style_db):
     rows = json.loads(style_db("diff", "--style-control", "--format", "json").output)
     by = {r["model"]: r for r in rows}
-    assert by["llama-3.1-8b-instruct"]["status"] == "gone"
-    kept = [r for r in rows if r["status"] == ""]
+    # listed on the style board, unranked there (no style metadata): no rating to diff
+    unrated = by["llama-3.1-8b-instruct"]
+    assert unrated["status"] == "" and unrated["rating"] is None and unrated["d_rating"] is None
+    kept = [r for r in rows if r["status"] == "" and r["rating"] is not None]
     assert len(kept) == 5
     for r in kept:
         assert r["rating"] is not None and r["d_rating"] is not None

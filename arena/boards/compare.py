@@ -10,12 +10,13 @@ the comparable-set lookups live in :mod:`arena.boards.components`.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from sqlalchemy import Connection
 
 from arena.boards.components import common_set, component_board, linked, same_set
+from arena.boards.inference import stored_inference
 from arena.boards.keys import BoardKey
 from arena.boards.snapshots import (
     Board,
@@ -268,16 +269,34 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
 
 
 @dataclass(frozen=True)
+class Uncorrected:
+    """The pair tested alone: its paired interval and the verdict it would give.
+
+    Not corrected for the other pairs of the board, so it may call a pair
+    better that the board (which tests all its pairs at once) does not.
+    """
+
+    ci_low: float | None
+    ci_high: float | None
+    verdict: str
+
+
+@dataclass(frozen=True)
 class HeadToHead:
     """Is model A better than model B on one snapshot?
 
-    ``difference`` is rating(A) - rating(B) with its paired bootstrap interval
-    ``ci_low``..``ci_high`` at ``level``; ``p_a_better`` the share of bootstrap
-    rounds in which A is ahead; ``win_probability_a`` the Bradley-Terry
-    prediction; ``a_wins``/``b_wins``/``ties`` the direct record (0 if they
-    never met). The verdict follows the interval, not the point difference;
-    when either model is unranked there is none (``reason`` says why) and the
-    numbers are ``None``.
+    ``verdict`` is the board's: the one simultaneous test of all its pairs
+    behind its rank sets and tiers (``significant``: the board separates
+    them).  ``uncorrected`` is the pair tested alone (its paired bootstrap
+    interval of rating(A) - rating(B) at ``level`` and the verdict of that
+    interval), not corrected for the ``n_pairs`` pairs of the board.
+    ``difference`` is rating(A) - rating(B); ``p_a_better`` the share of
+    bootstrap rounds in which A is ahead; ``win_probability_a`` the
+    Bradley-Terry prediction; ``a_wins``/``b_wins``/``ties`` the direct record
+    (0 if they never met).  ``rank_a``/``rank_b``: each model's rank set on
+    the board (all models at once), ``rank_alone_a``/``rank_alone_b``: its
+    set when it alone is asked about.  When either model is unranked there is
+    no verdict (``reason`` says why) and the numbers are ``None``.
     """
 
     snapshot: int
@@ -286,16 +305,21 @@ class HeadToHead:
     rating_a: float | None
     rating_b: float | None
     difference: float | None
-    ci_low: float | None
-    ci_high: float | None
     level: float
     p_a_better: float | None
     win_probability_a: float | None
     significant: bool
     verdict: str
+    uncorrected: Uncorrected
     a_wins: int | float
     b_wins: int | float
     ties: int | float
+    #: pairs of ranked models on the board, all tested at once for ``verdict``
+    n_pairs: int = 0
+    rank_a: tuple[int, int] | None = None
+    rank_b: tuple[int, int] | None = None
+    rank_alone_a: tuple[int, int] | None = None
+    rank_alone_b: tuple[int, int] | None = None
     #: Why there is no verdict (a model unranked), in words; None otherwise.
     reason: str | None = None
     #: False when no path of battles links the two (they lie in different groups).
@@ -313,10 +337,26 @@ class HeadToHead:
         doc = {
             k: getattr(self, k)
             for k in self.__dataclass_fields__
-            if k not in ("a_wins", "b_wins", "ties")
+            if k not in ("a_wins", "b_wins", "ties", "uncorrected")
         }
+        for k in ("rank_a", "rank_b", "rank_alone_a", "rank_alone_b"):
+            doc[k] = None if doc[k] is None else list(doc[k])
+        doc["uncorrected"] = asdict(self.uncorrected)
         doc["record"] = {"a_wins": self.a_wins, "b_wins": self.b_wins, "ties": self.ties}
         return doc
+
+    def flat(self) -> dict:
+        """One CSV row: the document with nested values spelled out (``uncorrected_ci_low``)."""
+        doc = self.document()
+        row = {}
+        for k, v in doc.items():
+            if isinstance(v, dict):
+                row.update({f"{k}_{kk}" if k != "record" else kk: vv for kk, vv in v.items()})
+            elif isinstance(v, list):
+                row[k] = "-".join(str(x) for x in v)
+            else:
+                row[k] = v
+        return row
 
 
 def compare(
@@ -374,27 +414,23 @@ def compare(
         raise samples_pruned(sid)
     pairs = load_pairs(conn, sid)
     ra, rb = rows[model_a], rows[model_b]
-    rating = np.zeros(samples.shape[1])
-    for r in (ra, rb):
-        rating[r.position] = np.nan if r.rating is None else r.rating
     level = float(board.snapshot.options.get("level", 0.95))
-    # an unranked model (few battles, off the comparable set's scale) gets no verdict
-    unranked = {r.position: r.unranked_reason for r in (ra, rb) if r.unranked_reason}
-    c = compare_pair(
-        samples.astype(np.float64),
-        ra.position,
-        rb.position,
-        rating=rating,
-        level=level,
-        unranked=unranked,
-    )
+    # an unranked model (few battles, off the comparable set's scale) gets no verdict;
+    # only the two models' own columns are read, so another model's missing samples
+    # (outside the comparable set: NaN) cannot touch this pair
+    two = np.asarray(samples[:, [ra.position, rb.position]], dtype=np.float64)
+    rating = np.array([np.nan if r.rating is None else r.rating for r in (ra, rb)])
+    unranked = {k: r.unranked_reason for k, r in enumerate((ra, rb)) if r.unranked_reason}
+    if unranked:
+        two = np.zeros_like(two)  # no interval is read: a model without samples is fine
+    c = compare_pair(two, 0, 1, rating=rating, level=level, unranked=unranked)
     wins_a = wins_b = ties = 0.0
     for p in pairs:
         if {p.model_a, p.model_b} == {model_a, model_b}:
             flip = p.model_a != model_a
             wins_a, wins_b = (p.b_wins, p.a_wins) if flip else (p.a_wins, p.b_wins)
             ties = p.ties
-    verdict = {
+    alone = {
         "i": f"{model_a} is better",
         "j": f"{model_b} is better",
         "none": "not distinguishable at this level",
@@ -404,6 +440,23 @@ def compare(
     def number(x: float) -> float | None:
         return float(x) if np.isfinite(x) else None
 
+    n_pairs = 0
+    rank_sets: dict[str, tuple[int, int] | None] = {}
+    if c.reason is None:
+        got = stored_inference(board, samples)
+        n_pairs = int(got.inference.n_pairs)
+        sep = got.verdict(model_a, model_b)
+        verdict = {
+            1: f"{model_a} is better",
+            -1: f"{model_b} is better",
+            0: "not distinguishable by this board",
+        }[sep]
+        for key, name in (("a", model_a), ("b", model_b)):
+            rank_sets[f"rank_{key}"] = got.rank_set(name)
+            rank_sets[f"rank_alone_{key}"] = got.rank_alone(name)
+    else:
+        sep = 0
+        verdict = alone
     return HeadToHead(
         snapshot=sid,
         model_a=model_a,
@@ -411,17 +464,18 @@ def compare(
         rating_a=ra.rating,
         rating_b=rb.rating,
         difference=number(c.diff),
-        ci_low=number(c.low),
-        ci_high=number(c.high),
         level=level,
         p_a_better=number(c.p_better),
         win_probability_a=number(c.win_prob),
-        significant=bool(c.significant),
+        significant=sep != 0,
         verdict=verdict,
+        uncorrected=Uncorrected(number(c.low), number(c.high), alone),
+        n_pairs=n_pairs,
         reason=c.reason,
         met_through_others=connected and linked(ra, rb),
         board=board.snapshot.board,
         a_wins=count(wins_a),
         b_wins=count(wins_b),
         ties=count(ties),
+        **rank_sets,
     )

@@ -12,7 +12,7 @@ comparable sets' boards lives in :mod:`arena.boards.components`.)
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from arena.boards.keys import OVERALL, BoardKey
-from arena.core.formats import count
+from arena.core.formats import count, iso_utc
 from arena.db.models import (
     Model,
     Snapshot,
@@ -37,8 +37,10 @@ class SnapshotError(LookupError):
 
 
 #: Row fields of the leaderboard JSON/CSV documents, in column order. There is
-#: no ordinal rank: ``rank_ub``..``rank_lb`` is the rank the data support
-#: (``docs/tiers.md``); rows come in board order (ranked models by rating).
+#: no ordinal rank: ``rank_low``..``rank_high`` is the simultaneous rank
+#: confidence set of the board's one inference (all models at once), and
+#: ``rank_ub``..``rank_lb`` LMArena's interval-overlap rank (``docs/tiers.md``);
+#: rows come in board order (ranked models by rating).
 #: ``rating``/``ci_low``/``ci_high`` are null when there is no rating on the
 #: board's scale or no bound (an open one-sided interval); ``unranked_reason``
 #: says in words why a model has no rank, tier or verdict.
@@ -47,6 +49,8 @@ ROW_FIELDS = (
     "rating",
     "ci_low",
     "ci_high",
+    "rank_low",
+    "rank_high",
     "rank_ub",
     "rank_lb",
     "tier",
@@ -106,7 +110,7 @@ class SnapshotInfo:
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["created_at"] = self.created_at.isoformat()
+        d["created_at"] = iso_utc(self.created_at)
         return d
 
 
@@ -134,6 +138,9 @@ class BoardRow:
     link: str | None
     rank_lb: int | None = None
     unranked_reason: str | None = None
+    #: simultaneous rank set (None if unranked, or a snapshot older than revision 0012)
+    rank_low: int | None = None
+    rank_high: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in ROW_FIELDS}
@@ -185,7 +192,7 @@ class Board:
         return {
             "snapshot": {
                 "id": s.id,
-                "created_at": s.created_at.isoformat(),
+                "created_at": iso_utc(s.created_at),
                 "board": s.board,
                 "category": s.category,
                 "source": s.source,
@@ -285,6 +292,62 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
     info = snapshot_info(conn, snapshot_id)
     if info is None:
         return None
+    out = _board_rows(conn, snapshot_id, info)
+    paired = paired_snapshot_id(conn, info)
+    if info.key.style_controlled and paired is not None:
+        out.extend(_without_style(conn, paired, {r.model for r in out}))
+    # ranked by rating, then unranked with a rating, then models with none
+    out.sort(key=lambda b: (not b.ranked, b.rating is None, -(b.rating or 0.0), b.model))
+    return Board(
+        info,
+        tuple(out),
+        style_coefficients=load_style_coefficients(conn, snapshot_id),
+        paired_snapshot=paired,
+    )
+
+
+#: Why a model of the raw board is not on its style-controlled board.
+NO_STYLE_WORDS = (
+    "{name} has no battle with style metadata on this board: "
+    "the style-controlled fit cannot rate it"
+)
+
+
+def _without_style(conn: Connection, raw_id: int, present: set[str]) -> list[BoardRow]:
+    """The raw board's models that its style-controlled pair could not rate, as unranked rows.
+
+    They have no column in the style board's samples (``position`` -1).
+    """
+    raw_info = snapshot_info(conn, raw_id)
+    if raw_info is None:
+        return []
+    return [
+        replace(
+            r,
+            position=-1,
+            rating=None,
+            ci_low=None,
+            ci_high=None,
+            rank=None,
+            rank_ub=None,
+            rank_lb=None,
+            rank_low=None,
+            rank_high=None,
+            tier=None,
+            battles=0.0,
+            wins=0.0,
+            losses=0.0,
+            ties=0.0,
+            flags=("no_style",) + (("hidden",) if "hidden" in r.flags else ()),
+            ranked=False,
+            unranked_reason=NO_STYLE_WORDS.format(name=r.model),
+        )
+        for r in _board_rows(conn, raw_id, raw_info)
+        if r.model not in present
+    ]
+
+
+def _board_rows(conn: Connection, snapshot_id: int, info: SnapshotInfo) -> list[BoardRow]:
     from sqlalchemy.orm import Session
 
     with Session(bind=conn) as session:
@@ -315,6 +378,8 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
                 rank=sr.rank,
                 rank_ub=sr.rank_ub,
                 rank_lb=sr.rank_lb,
+                rank_low=sr.rank_low,
+                rank_high=sr.rank_high,
                 unranked_reason=None
                 if sr.ranked
                 else unranked_reason(
@@ -337,14 +402,7 @@ def load_board(conn: Connection, snapshot_id: int) -> Board | None:
                 link=r.link,
             )
         )
-    # ranked by rating, then unranked with a rating, then models with none
-    out.sort(key=lambda b: (not b.ranked, b.rating is None, -(b.rating or 0.0), b.model))
-    return Board(
-        info,
-        tuple(out),
-        style_coefficients=load_style_coefficients(conn, snapshot_id),
-        paired_snapshot=paired_snapshot_id(conn, info),
-    )
+    return out
 
 
 def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCoefficient, ...]:

@@ -97,6 +97,8 @@ def write_snapshot(
                 rank=int(result.rank[i]) if ranked else None,
                 rank_ub=int(result.rank_ub[i]) if ranked else None,
                 rank_lb=int(result.rank_lb[i]) if ranked and result.rank_lb is not None else None,
+                rank_low=_rank(result.rank_low, i, ranked),
+                rank_high=_rank(result.rank_high, i, ranked),
                 tier=int(result.tier[i]) if ranked else None,
                 battles=float(rec[i, 0]),
                 wins=float(rec[i, 1]),
@@ -141,3 +143,8 @@ def write_snapshot(
             [dict(snapshot_id=snapshot_id, position=k, **c) for k, c in enumerate(coefficients())],
         )
     return snapshot_id
+
+
+def _rank(values: np.ndarray | None, i: int, ranked: bool) -> int | None:
+    """A per-model rank as stored: NULL for an unranked model (or none computed)."""
+    return int(values[i]) if ranked and values is not None else None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import click
 
 from arena.cli.options import (
@@ -17,6 +15,12 @@ from arena.cli.options import (
 from arena.cli.output import emit
 
 
+def _ranks(r: tuple[int, int] | None) -> str:
+    if r is None:
+        return "-"
+    return str(r[0]) if r[0] == r[1] else f"{r[0]}-{r[1]}"
+
+
 def _text(h) -> list[str]:
     pct = round(100 * h.level)
     if h.met:
@@ -26,16 +30,28 @@ def _text(h) -> list[str]:
     else:
         record = "never met"
     lines = [f"{h.model_a} vs {h.model_b} (snapshot {h.snapshot}, board {h.board})"]
-    if h.reason is None:
-        lines += [
-            f"  rating difference  {h.difference:+.1f}  ({pct}% paired interval "
-            f"{h.ci_low:+.1f} to {h.ci_high:+.1f})",
-            f"  P({h.model_a} better) {h.p_a_better:.3f} over bootstrap rounds",
-            f"  predicted win probability of {h.model_a}: {h.win_probability_a:.3f}",
-        ]
-    lines += [f"  direct record: {record}", f"  verdict: {h.verdict}"]
-    if h.reason is None and not math.isfinite(h.ci_low):
-        lines.append("  (interval not available)")
+    if h.reason is not None:
+        return lines + [f"  direct record: {record}", f"  verdict: {h.verdict}"]
+    u = h.uncorrected
+    lines += [
+        f"  verdict: {h.verdict} (the board's: all {h.n_pairs:,} pairs tested at once, {pct}%)",
+        f"  rank sets on the board (all models at once): {h.model_a} {_ranks(h.rank_a)}, "
+        f"{h.model_b} {_ranks(h.rank_b)}; each asked about alone: "
+        f"{_ranks(h.rank_alone_a)}, {_ranks(h.rank_alone_b)}",
+        f"  rating difference  {h.difference:+.1f}",
+    ]
+    if u.ci_low is not None and u.ci_high is not None:
+        lines.append(
+            f"  tested alone, not corrected for the {h.n_pairs:,} pairs of this board: "
+            f"{pct}% paired interval {u.ci_low:+.1f} to {u.ci_high:+.1f}, {u.verdict}"
+        )
+    else:
+        lines.append("  tested alone: interval not available")
+    lines += [
+        f"  P({h.model_a} better) {h.p_a_better:.3f} over bootstrap rounds",
+        f"  predicted win probability of {h.model_a}: {h.win_probability_a:.3f}",
+        f"  direct record: {record}",
+    ]
     return lines
 
 
@@ -54,9 +70,12 @@ def compare_command(
 ):
     """Head-to-head verdict: is MODEL_A really better than MODEL_B?
 
-    Gives the rating difference with its paired bootstrap interval, the
-    predicted win probability, P(A better than B) over bootstrap rounds and
-    the direct record between the two. Two models outside the main board's
+    The verdict is the board's: the one test of all its pairs at once that
+    also gives its rank sets and tiers, so compare never contradicts the
+    board. Below it: each model's rank set, the rating difference, the pair
+    tested alone (its paired bootstrap interval, not corrected for the
+    board's other pairs), P(A better than B) over bootstrap rounds, the
+    predicted win probability and the direct record between the two. Two models outside the main board's
     comparable set are compared on their own set's board when `arena rebuild
     --components separate` wrote one; models in different sets never met,
     directly or through others, and get no verdict.
@@ -66,8 +85,6 @@ def compare_command(
         arena compare gemini-2.5-pro o3-2025-04-16
         arena compare gemini-2.5-pro o3-2025-04-16 --style-control  # needs style metadata
     """
-    from dataclasses import asdict
-
     from arena.boards.compare import SnapshotError, compare
 
     with app.engine().connect() as conn:
@@ -87,7 +104,7 @@ def compare_command(
     if fmt == "json":
         emit([], [], "json", json_obj=h.document(), rounded=True)
     elif fmt == "csv":
-        flat = asdict(h)
+        flat = h.flat()
         emit([flat], list(flat), "csv", rounded=True)
     else:
         click.echo("\n".join(_text(h)))

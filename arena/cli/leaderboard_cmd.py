@@ -49,12 +49,19 @@ def _tenth(x: float | None) -> float | str:
     return "-" if x is None else round(x, 1)
 
 
-def _rank_text(r: dict) -> str:
-    """The ranks the data allow: ``3`` when pinned, ``3-7`` as an interval, ``-`` unranked."""
-    ub, lb = r["rank_ub"], r["rank_lb"]
-    if ub is None:
+def _rank_text(r: dict, ranks: str = "simultaneous") -> str:
+    """The ranks the data allow: ``3`` when pinned, ``3-7`` as a set, ``-`` unranked.
+
+    ``ranks="simultaneous"``: the board's rank confidence set (all models at
+    once); ``"overlap"`` (or a snapshot written before the sets existed):
+    LMArena's interval-overlap rank (UB)..rank (LB).
+    """
+    best, worst = r["rank_low"], r["rank_high"]
+    if ranks == "overlap" or best is None:
+        best, worst = r["rank_ub"], r["rank_lb"]
+    if best is None:
         return "-"
-    return str(ub) if lb is None or lb == ub else f"{ub}-{lb}"
+    return str(best) if worst is None or worst == best else f"{best}-{worst}"
 
 
 def _half(r: dict, side: str) -> float | str:
@@ -66,10 +73,10 @@ def _half(r: dict, side: str) -> float | str:
     return _tenth(abs(r["rating"] - r[side]))
 
 
-def _table_rows(rows: list[dict]) -> list[dict]:
+def _table_rows(rows: list[dict], ranks: str = "simultaneous") -> list[dict]:
     return [
         dict(
-            rank=_rank_text(r),
+            rank=_rank_text(r, ranks),
             tier=r["tier"] if r["tier"] is not None else "-",
             model=r["model"],
             rating=_tenth(r["rating"]),
@@ -88,6 +95,7 @@ UNRANKED_WORDS = {
     "no rating on this board's scale",
     "no_mle": "wins and losses do not pin a finite rating (e.g. never lost)",
     "no_battles": "no battles",
+    "no_style": "no battle with style metadata: the style-controlled fit cannot rate it",
 }
 
 
@@ -110,18 +118,29 @@ def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
 @click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @component_option
+@click.option(
+    "--ranks",
+    type=click.Choice(["simultaneous", "overlap"]),
+    default="simultaneous",
+    show_default=True,
+    help="Rank column of the table: the board's simultaneous rank sets, or LMArena's "
+    "interval-overlap rank (UB)..rank (LB). JSON and CSV carry both.",
+)
 @format_option
 @click.pass_obj
 def leaderboard_command(
-    app, snapshot_id, category, source, show_all, style_control, component, fmt
+    app, snapshot_id, category, source, show_all, style_control, component, ranks, fmt
 ):
-    """Show a snapshot: rank interval, tier, rating with its interval, battles.
+    """Show a snapshot: rank set, tier, rating with its interval, battles.
 
-    The rank column is the range of ranks the data allow: from 1 + the number
-    of models whose whole interval lies above this model's (rank_ub) to the
-    number whose interval is not wholly below it (rank_lb). Models in one
-    tier are not ranked against each other; unranked models are listed with
-    the reason. The header shows the options that change the numbers.
+    The rank column is the set of ranks the data allow for every model at
+    once (rank_low-rank_high: 95% simultaneous, Mogstad, Romano, Shaikh &
+    Wilhelm), from the one test of all pairs that also draws the tiers and
+    gives `arena compare` its verdict. --ranks overlap shows LMArena's rank
+    instead: 1 + the models whose interval lies wholly above (rank_ub) to
+    the models whose interval is not wholly below (rank_lb), per model, not
+    simultaneous. Unranked models are listed with the reason. The header
+    shows the options that change the numbers.
     With --style-control: the style-controlled board (ratings with answer
     length, headers, lists and bold held fixed) and its style coefficients.
     With --component N: the board of comparable set N written by the same
@@ -153,10 +172,10 @@ def leaderboard_command(
     s = doc["snapshot"]
     opts = s["options"]
     click.echo(
-        f"snapshot {s['id']} ({s['board']}) {s['created_at'][:19]}  "
+        f"snapshot {s['id']} ({s['board']}) {s['created_at']}  "
         f"{s['counts']['battles']} battles, {s['counts']['models']} models, "
         f"{opts.get('ci')} {round(100 * opts.get('level', 0.95))}% intervals, "
-        f"tiers: {opts.get('tiers')}"
+        f"tiers: {opts.get('tiers', 'maxt')}"
     )
     from arena.boards.snapshots import options_summary
 
@@ -168,8 +187,13 @@ def leaderboard_command(
             f"Davidson tie parameter nu = {s['model']['tie_param']:.3f} "
             f"(SE {s['model']['tie_param_se']:.3f})"
         )
-    click.echo("rank: the ranks the data allow (best-worst); - = not ranked, see below")
-    emit(_table_rows(doc["rows"]), COLUMNS, "table")
+    from arena.publish.words import rank_legend, tier_sentence
+
+    click.echo(rank_legend(opts, ranks))
+    sentence = tier_sentence(opts)
+    if sentence:
+        click.echo(f"tier: {sentence}")
+    emit(_table_rows(doc["rows"], ranks), COLUMNS, "table")
     if board.style_controlled:
         click.echo(
             f"style coefficients (logits per SD of the covariate, "

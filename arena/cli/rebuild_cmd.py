@@ -67,19 +67,21 @@ _FIT_OPTIONS = [
     click.option(
         "--tiers",
         "tiers",
-        type=click.Choice(["maxt", "holm", "bh", "overlap"]),
-        default="maxt",
+        type=click.Choice(["simultaneous", "maxt", "holm", "bh", "overlap"]),
+        default="simultaneous",
         show_default=True,
-        help="Tier method: paired bootstrap differences with max-t/Holm/BH correction, "
-        "or leader-anchored interval overlap.",
+        help="Tier method: simultaneous = from the board's one inference (the test behind "
+        "its rank sets and verdicts: a tier's top model is shown better than every model "
+        "in lower tiers); or, for comparison, paired bootstrap tiers with max-t/Holm/BH "
+        "correction, or leader-anchored interval overlap.",
     ),
     click.option(
         "--tier-rule",
         type=click.Choice(["leader", "cut"]),
         default="leader",
         show_default=True,
-        help="Paired tiers: split from the tier leader, or only where every pair across "
-        "the cut differs (stricter).",
+        help="Tiers maxt/holm/bh: split from the tier leader, or only where every pair "
+        "across the cut differs (stricter). Not used by --tiers simultaneous.",
     ),
     click.option(
         "--cluster",

@@ -58,14 +58,14 @@ def snapshots_command(ctx, fmt):
         return
     app = ctx.obj
     from arena.boards.snapshots import list_snapshots, options_summary
-    from arena.core.formats import count
+    from arena.core.formats import count, iso_utc
 
     with app.engine().connect() as conn:
         snaps = list_snapshots(conn)
     rows = [
         dict(
             id=s.id,
-            created_at=s.created_at.isoformat()[:19],
+            created_at=iso_utc(s.created_at),
             board=s.board,
             models=s.n_models,
             battles=count(s.n_battles),

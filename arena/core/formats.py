@@ -11,6 +11,7 @@ import io
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 #: Output formats of every listing command (``--format``).
@@ -18,6 +19,17 @@ FORMATS = ("table", "json", "csv")
 
 # Spreadsheet programs execute cells that start with these characters.
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def iso_utc(dt: datetime) -> str:
+    """ISO 8601 in UTC with its zone (``2026-12-02T06:48:18Z``).
+
+    Databases hand back stored times with (PostgreSQL) or without (SQLite) a
+    zone; arena stores UTC, so a naive time is UTC.
+    """
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def csv_safe(value: Any) -> Any:

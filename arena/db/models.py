@@ -326,6 +326,10 @@ class SnapshotRow(Base):
     rank_ub: Mapped[int | None] = mapped_column(Integer)
     #: Models not surely worse (itself included): the worst rank the data allow.
     rank_lb: Mapped[int | None] = mapped_column(Integer)
+    #: Simultaneous rank confidence set rank_low..rank_high (the board's one inference,
+    #: arena/engine/rank_sets.py); NULL if unranked or written before revision 0012.
+    rank_low: Mapped[int | None] = mapped_column(Integer)
+    rank_high: Mapped[int | None] = mapped_column(Integer)
     tier: Mapped[int | None] = mapped_column(Integer)
     battles: Mapped[float] = mapped_column(Float)
     wins: Mapped[float] = mapped_column(Float)

@@ -22,6 +22,7 @@ from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.fields import filled_by_producer
 from arena.engine.messages import check_names
 from arena.engine.options import FitOptions
+from arena.engine.rank_sets import board_inference
 from arena.engine.ranks import rank_lb, rank_ub
 from arena.engine.rate import Ratings, rate
 from arena.engine.sparse.tiers import tiers_bounded
@@ -40,11 +41,13 @@ __all__ = [
     "rank_board",
     "rate_board",
     "rate_style_board",
+    "stored_samples",
 ]
 
-#: Tier methods: paired differences with max-t / Holm / BH, or interval overlap.
-TIER_METHODS = ("maxt", "holm", "bh", "overlap")
-TierMethod = Literal["maxt", "holm", "bh", "overlap"]
+#: Tier methods: the board's simultaneous inference (default: the same test as the
+#: rank sets and verdicts), paired differences with max-t / Holm / BH, or interval overlap.
+TIER_METHODS = ("simultaneous", "maxt", "holm", "bh", "overlap")
+TierMethod = Literal["simultaneous", "maxt", "holm", "bh", "overlap"]
 #: Paired-tier rules (see :func:`arena.engine.tiers.tiers_paired`).
 TIER_RULES = ("leader", "cut")
 TierRule = Literal["leader", "cut"]
@@ -62,8 +65,12 @@ class BoardOptions:
         As in :func:`arena.engine.rate.rate`.
     min_battles : int
         Models with fewer battles are listed but get no rank or tier.
-    tiers : {"maxt", "holm", "bh", "overlap"}
+    tiers : {"simultaneous", "maxt", "holm", "bh", "overlap"}
+        ``"simultaneous"``: tiers from the board's one inference
+        (:func:`arena.engine.rank_sets.board_inference`), consistent with the
+        rank sets and the verdicts; the others are kept for comparison.
     tier_rule : {"leader", "cut"}
+        For the paired methods other than ``"simultaneous"``.
     """
 
     fit: FitOptions = field(default_factory=FitOptions)
@@ -73,7 +80,7 @@ class BoardOptions:
     ci: str = "bootstrap"
     simultaneous: bool = False
     min_battles: int = 50
-    tiers: TierMethod = "maxt"
+    tiers: TierMethod = "simultaneous"
     tier_rule: TierRule = "leader"
 
     def interval_options(self) -> dict:
@@ -119,7 +126,11 @@ class BoardRating:
     flags : list of tuple of str
         The fit's flags plus ``few_battles`` for unranked models.
     tier_info : dict
-        JSON-ready facts about the tiering (method, critical value, ...).
+        JSON-ready facts about the tiering and the board's inference (method,
+        critical value, separated pairs, ...).
+    rank_low, rank_high : ndarray of int, shape (M,)
+        Simultaneous rank confidence sets (:mod:`arena.engine.rank_sets`), ``-1``
+        for unranked models.
     """
 
     table: CountTable
@@ -134,6 +145,18 @@ class BoardRating:
     tier_info: dict
     #: Models not surely worse (rank_lb), ``-1`` for unranked models.
     rank_lb: np.ndarray = filled_by_producer(repr=True)
+    #: Simultaneous rank sets (:mod:`arena.engine.rank_sets`), ``-1`` for unranked models.
+    rank_low: np.ndarray = filled_by_producer(repr=True)
+    rank_high: np.ndarray = filled_by_producer(repr=True)
+
+
+def stored_samples(samples: np.ndarray) -> np.ndarray:
+    """The samples as a snapshot stores them (float32), back in float64.
+
+    The board's inference runs on these values, so that anyone reading the
+    snapshot (``arena compare``, the page) recomputes the very same verdicts.
+    """
+    return np.asarray(samples, dtype="<f4").astype(np.float64)
 
 
 def _decisive(table: CountTable) -> tuple[np.ndarray, np.ndarray]:
@@ -309,52 +332,82 @@ def rank_board(
     lb = np.full(m, -1)
     tier = np.full(m, -1)
     idx = np.flatnonzero(ranked)
+    low = np.full(m, -1)
+    high = np.full(m, -1)
     info: dict = {"method": opts.tiers}
     if idx.size and progress is not None:
-        progress(f"tiers: {opts.tiers}, {idx.size} ranked models")
+        progress(f"ranks and tiers: {opts.tiers}, {idx.size} ranked models")
     if idx.size:
         r, lo, hi = ratings.rating[idx], ratings.ci_low[idx], ratings.ci_high[idx]
         order = np.lexsort((idx, -r))
         rank[idx[order]] = np.arange(1, idx.size + 1)
         ub[idx] = rank_ub(lo, hi)
         lb[idx] = rank_lb(lo, hi)
-        if opts.tiers == "overlap" or idx.size == 1:
-            tier[idx] = tiers_leader_overlap(r, lo, hi)
-        elif ratings.diagnostics.get("engine_path") == "sparse":
-            # all M (M - 1) / 2 pairs are out of reach: Bonferroni over them, pairs on demand
-            res = tiers_bounded(
-                r,
-                ratings.samples[:, idx],
-                level=opts.level,
-                correction=opts.tiers,
-                rule=opts.tier_rule,
-            )
-            tier[idx] = res.tiers
-            info.update(
-                critical_t=float(res.critical_t),
-                n_comparisons=int(res.n_comparisons),
-                rule=res.rule,
-                pvalues=res.pvalues,
-                bound="bonferroni",
-            )
+        sparse = ratings.diagnostics.get("engine_path") == "sparse"
+        inference = board_inference(
+            r,
+            stored_samples(ratings.samples[:, idx]),
+            level=opts.level,
+            method="bonferroni" if sparse else "auto",
+        )
+        low[idx], high[idx] = inference.rank_low, inference.rank_high
+        info.update(inference.facts())
+        if sparse:
+            info.update(bound="bonferroni")
+        if opts.tiers == "simultaneous":
+            tier[idx] = inference.tiers
+            info.update(rule="top-shown-better")
         else:
-            res = tiers_paired(
-                r,
-                ratings.samples[:, idx],
-                level=opts.level,
-                correction=opts.tiers,
-                rule=opts.tier_rule,
-                # Percentile p-values bottom out at 2/(rounds+1), too coarse
-                # for Holm/BH over M(M-1)/2 pairs; max-t ignores this.
-                pvalues="normal",
-            )
-            tier[idx] = res.tiers
-            info.update(
-                critical_t=None if np.isnan(res.critical_t) else float(res.critical_t),
-                n_comparisons=int(res.n_comparisons),
-                rule=res.rule,
-                pvalues=res.pvalues,
-            )
+            info.update(_other_tiers(r, lo, hi, ratings, idx, opts, tier, sparse))
     return BoardRating(
-        table, ratings, record, pair_totals(table), ranked, rank, ub, tier, flags, info, lb
+        table,
+        ratings,
+        record,
+        pair_totals(table),
+        ranked,
+        rank,
+        ub,
+        tier,
+        flags,
+        info,
+        lb,
+        low,
+        high,
+    )
+
+
+def _other_tiers(r, lo, hi, ratings, idx, opts: BoardOptions, tier, sparse) -> dict:
+    """Tiers by a method other than the board's inference (``--tiers maxt|holm|bh|overlap``)."""
+    if opts.tiers == "overlap" or idx.size == 1:
+        tier[idx] = tiers_leader_overlap(r, lo, hi)
+        return {}
+    if sparse:
+        # all M (M - 1) / 2 pairs are out of reach: Bonferroni over them, pairs on demand
+        res = tiers_bounded(
+            r, ratings.samples[:, idx], level=opts.level, correction=opts.tiers, rule=opts.tier_rule
+        )
+        tier[idx] = res.tiers
+        return dict(
+            critical_t=float(res.critical_t),
+            n_comparisons=int(res.n_comparisons),
+            rule=res.rule,
+            pvalues=res.pvalues,
+            bound="bonferroni",
+        )
+    res = tiers_paired(
+        r,
+        ratings.samples[:, idx],
+        level=opts.level,
+        correction=opts.tiers,
+        rule=opts.tier_rule,
+        # Percentile p-values bottom out at 2/(rounds+1), too coarse
+        # for Holm/BH over M(M-1)/2 pairs; max-t ignores this.
+        pvalues="normal",
+    )
+    tier[idx] = res.tiers
+    return dict(
+        critical_t=None if np.isnan(res.critical_t) else float(res.critical_t),
+        n_comparisons=int(res.n_comparisons),
+        rule=res.rule,
+        pvalues=res.pvalues,
     )

@@ -63,9 +63,14 @@ def interval_words(low: float | None, high: float | None) -> str:
 def rank_text(row: BoardRow) -> str:
     """The ranks the data allow: ``3`` when pinned, ``3\u20137`` otherwise, dash if unranked.
 
-    A snapshot written before ranks had a worst bound (migration 0007) gives
+    The board's simultaneous rank set (all models at once); a snapshot written
+    before the sets existed (migration 0012) shows the interval-overlap rank,
+    and one written before ranks had a worst bound (migration 0007) gives
     ``3\u2013?``: its best rank alone must not read as a firm one.
     """
+    low, high = getattr(row, "rank_low", None), getattr(row, "rank_high", None)
+    if low is not None and high is not None:
+        return str(low) if low == high else f"{low}{DASH}{high}"
     if row.rank_ub is None:
         return DASH
     if row.rank_lb is None:

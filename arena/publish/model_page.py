@@ -21,6 +21,13 @@ from arena.publish.views import BoardSummary, HistoryRow, Link, ModelPage, Oppon
 from arena.publish.words import flag_legend, flag_word
 
 
+def _alone(site: SiteBoard, r: BoardRow) -> str:
+    got = site.rank_alone.get(r.model) if r.ranked else None
+    if got is None:
+        return ""
+    return str(got[0]) if got[0] == got[1] else f"{got[0]}\u2013{got[1]}"
+
+
 def _summary(site: SiteBoard, r: BoardRow) -> BoardSummary:
     return BoardSummary(
         board_label=site.label,
@@ -30,6 +37,7 @@ def _summary(site: SiteBoard, r: BoardRow) -> BoardSummary:
         rating=fmt_rating(r.rating),
         interval=fmt_interval(r.rating, r.ci_low, r.ci_high),
         battles=fmt_count(r.battles),
+        rank_alone=_alone(site, r),
     )
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from markupsafe import escape
 
 from arena.boards.snapshots import Board
+from arena.publish.fmt import rank_text
 from arena.publish.svgkit import Axis, clip_all, num, tick_text
 
 #: File name at the site root, next to ``index.html``.
@@ -50,9 +51,7 @@ def og_rows(board: Board, n: int = 8) -> list[OgRow]:
             break
         if not r.ranked or None in (r.rating, r.ci_low, r.ci_high):
             continue
-        rank = str(r.rank_ub)
-        if r.rank_lb is not None and r.rank_lb != r.rank_ub:
-            rank = f"{r.rank_ub}\u2013{r.rank_lb}"
+        rank = rank_text(r)
         out.append(OgRow(rank, r.display_name or r.model, r.rating, r.ci_low, r.ci_high))
     return out
 

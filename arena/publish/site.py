@@ -80,6 +80,24 @@ class PublishReport:
 # ---------------------------------------------------------------- reading
 
 
+#: Boards up to this many ranked models get each model's marginal rank set on its page
+#: (one step-down per model: rounds x M^2 in all); larger boards show the board's sets only.
+RANK_ALONE_MAX_MODELS = 400
+
+
+def ranks_alone(conn: Connection, board: Board) -> dict[str, tuple[int, int]]:
+    """Each ranked model's rank set when it alone is asked about (its model page)."""
+    from arena.boards.inference import stored_inference
+    from arena.boards.snapshots import load_samples
+
+    ranked = sum(1 for r in board.rows if r.ranked)
+    if not ranked or ranked > RANK_ALONE_MAX_MODELS:
+        return {}
+    samples = load_samples(conn, board.snapshot.id)
+    got = stored_inference(board, samples) if samples is not None else None
+    return {} if got is None else {m: got.rank_alone(m) for m in got.index}
+
+
 def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.SiteBoard]:
     if snapshot_id is None:
         snapshot_id = latest_snapshot_id(conn, OVERALL)
@@ -129,6 +147,7 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
                 pairs=load_pairs(conn, info.id),
                 history=history,
                 label=ctx.board_label(info.key, labels),
+                rank_alone=ranks_alone(conn, board),
             )
         )
     # Raw and style-controlled pages link each other only when both come from one

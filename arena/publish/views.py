@@ -138,6 +138,8 @@ class BoardSummary:
     rating: str
     interval: str
     battles: str
+    #: the model's rank set when it alone is asked about ("" when not computed)
+    rank_alone: str = ""
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,8 @@ class SiteBoard:
         default_factory=dict
     )
     label: str = ""  # the board's name as shown (category labels applied)
+    #: per ranked model, its marginal rank set (asked about alone); empty on big boards
+    rank_alone: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     # Indexes built once: a 300-model board has ~45k pairs, and each model page
     # would otherwise scan all of them.

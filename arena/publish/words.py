@@ -53,6 +53,10 @@ FLAG_WORDS: dict[str, tuple[str, str]] = {
     "never_won": ("never won", "lost (or tied) every battle"),
     "never_lost": ("never lost", "won (or tied) every battle"),
     "hidden": ("hidden", "hidden by the site owner; its battles still count"),
+    "no_style": (
+        "no style metadata",
+        "none of its battles carries style metadata, so the style-controlled fit cannot rate it",
+    ),
 }
 
 
@@ -79,6 +83,8 @@ def unranked_reason(flags: set[str]) -> str:
         why.append("no battles linking some of them to the ranked models")
     if "no_mle" in flags:
         why.append("records that pin no finite rating")
+    if "no_style" in flags:
+        why.append("no battles with style metadata")
     return "; ".join(why) or "too little data"
 
 
@@ -86,6 +92,8 @@ def unranked_reason(flags: set[str]) -> str:
 
 # Plain words for the option values `arena rebuild` writes; unknown values are shown as is.
 _TIER_WORDS = {
+    "simultaneous": "drawn from the board's one simultaneous test of all pairs, the test "
+    "behind the rank sets and every verdict",
     "maxt": "decided by paired bootstrap tests, corrected for testing many pairs at once "
     "with step-down max-t",
     "holm": "decided by paired bootstrap tests, Holm-corrected for testing many pairs",
@@ -103,12 +111,52 @@ _TIE_WORDS = {
 
 
 def _cut_rule(o: Mapping) -> bool:
-    return o.get("tier_rule") == "cut" and o.get("tiers") != "overlap"
+    return o.get("tier_rule") == "cut" and o.get("tiers") not in ("overlap", "simultaneous")
+
+
+def _simultaneous(o: Mapping) -> bool:
+    return o.get("tiers") == "simultaneous"
+
+
+def _pct(o: Mapping) -> str:
+    level = o.get("level", 0.95)
+    return f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "95%"
+
+
+def tier_sentence(options: Mapping | None) -> str:
+    """The one sentence that is true of every tier the board draws."""
+    o = options or {}
+    if _simultaneous(o):
+        return (
+            "The top model of each tier is shown better than every model in every lower "
+            f"tier, by one test of all pairs of this board at once ({_pct(o)})"
+        )
+    return _tier_claim(o)
+
+
+def rank_legend(options: Mapping | None, ranks: str = "simultaneous") -> str:
+    """The leaderboard's line on what the rank column is."""
+    o = options or {}
+    if ranks == "overlap":
+        return (
+            "rank: LMArena's rank from interval overlap, per model (not simultaneous): "
+            "1 + models wholly above - models not wholly below; - = not ranked, see below"
+        )
+    return (
+        f"rank: the ranks the data allow for all models at once ({_pct(o)} simultaneous "
+        "rank sets, best-worst); - = not ranked, see below"
+    )
 
 
 def tier_line(info: SnapshotInfo) -> str:
     """The one short line above the table: what a tier and a rank range are."""
-    if _cut_rule(info.options or {}):
+    o = info.options or {}
+    if _simultaneous(o):
+        return (
+            f"{tier_sentence(o)}. Rank 2\u20135 means: with {_pct(o)} confidence for all "
+            "models at once, this model's rank is between 2 and 5."
+        )
+    if _cut_rule(o):
         tier = "A tier's models are each significantly better than every model in lower tiers"
     else:
         tier = "A tier holds the models the data cannot tell apart from its leader"
@@ -122,13 +170,49 @@ def _tier_words(o: Mapping) -> str:
     parts = []
     if o.get("tiers"):
         parts.append(_TIER_WORDS.get(str(o["tiers"]), f"tier method: {o['tiers']}"))
-    if o.get("tier_rule") and o.get("tiers") != "overlap":
+    if o.get("tier_rule") and o.get("tiers") not in ("overlap", "simultaneous"):
         parts.append(_RULE_WORDS.get(str(o["tier_rule"]), f"rule: {o['tier_rule']}"))
     return f" ({'; '.join(parts)})" if parts else ""
 
 
+def _inside_tier(o: Mapping) -> str:
+    if _simultaneous(o):
+        return (
+            ". Two models the board cannot tell apart and whose rank sets are the same always "
+            "share a tier, and a model whose rank is pinned to one number is a tier of its "
+            "own. Inside a tier some pairs may still be told apart: the rank sets, and "
+            "`arena compare`, say which."
+        )
+    return (
+        ". Models in one tier are not ranked against each other: the order inside a tier "
+        "follows the point ratings, but the differences are within the noise and could "
+        "reverse with more battles."
+    )
+
+
+def _rank_words(o: Mapping) -> str:
+    if not _simultaneous(o):
+        return (
+            "Rank is the range of ranks the data allow: from one plus the number of models "
+            "whose interval lies entirely above this model's (the best), to the number of "
+            "models whose interval does not lie entirely below it (the worst)."
+        )
+    return (
+        "Rank is the set of ranks the data allow for every model at once: all pairs of the "
+        f"board are tested together ({_pct(o)}, step-down max-t over the paired bootstrap "
+        "differences; Mogstad, Romano, Shaikh and Wilhelm), the best rank is one plus the "
+        "number of models shown better, the worst the number not shown worse. With "
+        f"{_pct(o)} confidence every model's true rank lies in its set at the same time. A "
+        "model's page also gives its rank set when it is asked about alone (narrower: "
+        "it holds for that model only). LMArena's rank from interval overlap is in the "
+        "JSON and CSV exports (rank_ub, rank_lb)."
+    )
+
+
 def _tier_claim(o: Mapping) -> str:
     """What a tier boundary promises; it differs by rule, so the words must too."""
+    if _simultaneous(o):
+        return tier_sentence(o)
     if _cut_rule(o):
         return (
             "A tier is a group of models; every model in a higher tier is significantly "
@@ -173,14 +257,8 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         f"Intervals are {level_text(info)}confidence intervals from {how}; they are {joint}. "
         "The bar shows the interval on a common axis, the tick the rating; the numbers "
         "beside it (+a/\u2212b) are how far the interval reaches above and below the rating.",
-        "Rank is the range of ranks the data allow: from one plus the number of models "
-        "whose interval lies entirely above this model's (the best), to the number of "
-        "models whose interval does not lie entirely below it (the worst).",
-        _tier_claim(o)
-        + _tier_words(o)
-        + ". Models in one tier are not ranked against each other: the order inside a tier "
-        "follows the point ratings, but the differences are within the noise and could "
-        "reverse with more battles.",
+        _rank_words(o),
+        _tier_claim(o) + _tier_words(o) + _inside_tier(o),
     ]
     if o.get("ties"):
         ties = _TIE_WORDS.get(str(o["ties"]), f"Ties are handled as: {o['ties']}.")
