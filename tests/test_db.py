@@ -280,3 +280,45 @@ def test_missing_postgres_driver_says_how_to_install(monkeypatch):
     assert result.exit_code == 1, result.output
     assert "pip install 'arena[postgres]'" in result.output
     assert "secret" not in result.output and "Traceback" not in result.output
+
+
+def test_0013_adds_rank_sets_and_keeps_older_rows(db_url):
+    """Snapshot rows gain rank_low/rank_high (NULL for rows written before: those boards
+    show the overlap rank); downgrade drops them and keeps the rows."""
+    from sqlalchemy import text
+
+    cfg = alembic_config(db_url)
+    command.upgrade(cfg, "0012")
+    engine = create_db_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text("INSERT INTO models (id, name, created_at) VALUES (1, 'm', CURRENT_TIMESTAMP)")
+        )
+        conn.execute(
+            text(
+                "INSERT INTO snapshots (id, created_at, board, run_id, options_json, seed, "
+                "code_version, watermark, n_battles, n_excluded, n_models, diagnostics_json) "
+                "VALUES (1, CURRENT_TIMESTAMP, 'overall', 'r', '{}', 0, 'x', 0, 0, 0, 1, '{}')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO snapshot_rows (snapshot_id, model_id, position, rank_ub, rank_lb, "
+                "battles, wins, losses, ties, flags, ranked) VALUES "
+                "(1, 1, 0, 1, 1, 0, 0, 0, 0, '', true)"
+            )
+        )
+    command.upgrade(cfg, "head")
+    cols = {c["name"] for c in inspect(engine).get_columns("snapshot_rows")}
+    assert {"rank_low", "rank_high"} <= cols
+    with engine.connect() as conn:
+        row = conn.execute(text("SELECT rank_ub, rank_low, rank_high FROM snapshot_rows")).one()
+    assert tuple(row) == (1, None, None)
+    command.downgrade(cfg, "0012")
+    engine.dispose()
+    engine = create_db_engine(db_url)
+    cols = {c["name"] for c in inspect(engine).get_columns("snapshot_rows")}
+    assert "rank_low" not in cols and "rank_ub" in cols
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM snapshot_rows")).scalar() == 1
+    engine.dispose()

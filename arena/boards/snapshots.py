@@ -138,7 +138,7 @@ class BoardRow:
     link: str | None
     rank_lb: int | None = None
     unranked_reason: str | None = None
-    #: simultaneous rank set (None if unranked, or a snapshot older than revision 0012)
+    #: simultaneous rank set (None if unranked, or a snapshot older than revision 0013)
     rank_low: int | None = None
     rank_high: int | None = None
 

@@ -64,7 +64,7 @@ def rank_text(row: BoardRow) -> str:
     """The ranks the data allow: ``3`` when pinned, ``3\u20137`` otherwise, dash if unranked.
 
     The board's simultaneous rank set (all models at once); a snapshot written
-    before the sets existed (migration 0012) shows the interval-overlap rank,
+    before the sets existed (migration 0013) shows the interval-overlap rank,
     and one written before ranks had a worst bound (migration 0007) gives
     ``3\u2013?``: its best rank alone must not read as a firm one.
     """

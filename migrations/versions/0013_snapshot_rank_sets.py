@@ -4,8 +4,8 @@ The board's one inference (arena/engine/rank_sets.py) gives every ranked model
 a set of ranks that holds for all models at once.  Rows written before this
 revision have none (NULL): their boards show the interval-overlap ranks.
 
-Revision ID: 0012
-Revises: 0011
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-12-02
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012"
-down_revision = "0011"
+revision = "0013"
+down_revision = "0012"
 branch_labels = None
 depends_on = None
 
