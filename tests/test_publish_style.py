@@ -119,11 +119,11 @@ def test_coefficient_table_has_every_stored_coefficient(style_site):
 def test_style_change_words_never_give_an_unranked_model_a_change():
     from types import SimpleNamespace as Row
 
-    from arena.publish.context import _style_change
+    from arena.publish.board_page import style_change_of
 
     raw = {"up": 4, "down": 1, "same": 2, "unranked_raw": None}
     got = {
-        m: _style_change(Row(model=m, rank_ub=r), raw)[0]
+        m: style_change_of(Row(model=m, rank_ub=r), raw)[0]
         for m, r in [("up", 2), ("down", 3), ("same", 2), ("unranked_raw", 1), ("fresh", 5)]
     }
     assert got == {
@@ -133,4 +133,4 @@ def test_style_change_words_never_give_an_unranked_model_a_change():
         "unranked_raw": "\u2013",
         "fresh": "new",
     }
-    assert _style_change(Row(model="up", rank_ub=None), raw)[0] == "\u2013"
+    assert style_change_of(Row(model="up", rank_ub=None), raw)[0] == "\u2013"

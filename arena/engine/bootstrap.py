@@ -165,7 +165,7 @@ def max_t_critical(dev: np.ndarray, se: np.ndarray, level: float) -> float:
     return float(np.quantile(t.max(axis=1), level))
 
 
-class _Job:
+class BootstrapJob:
     """Everything a chunk needs; one instance shared read-only by the threads."""
 
     def __init__(
@@ -433,6 +433,6 @@ def bootstrap(
     opts = fit_options(options, **overrides)
     if point is None:
         point = fit(table, opts)
-    job = _Job(point, clusters, chord_iters, newton_iters, rounds)
+    job = BootstrapJob(point, clusters, chord_iters, newton_iters, rounds)
     parts = run_rounds(job, rounds, rng, workers)
     return collect(parts, [point.rating], point)[0]

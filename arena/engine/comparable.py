@@ -23,13 +23,14 @@ from arena.engine.messages import fit_warnings
 from arena.engine.smallsample import score_bounds
 
 if TYPE_CHECKING:
+    from arena.engine.options import RateRun
     from arena.engine.rate import Ratings
 
 __all__ = ["extend_to_all"]
 
 
 def extend_to_all(
-    table: CountTable, design, comps: Components, inner: Ratings, opts: dict
+    table: CountTable, design, comps: Components, inner: Ratings, run: RateRun
 ) -> Ratings:
     """``inner`` (the ratings of the set ``comps.main``) embedded into all models of ``table``."""
     m = table.n_models
@@ -39,12 +40,12 @@ def extend_to_all(
     high = _embed(inner.ci_high, main, m)
     attached = [k for k in range(m) if comps.strong[k] > 0 and comps.weak[k] == comps.weak[main[0]]]
     if attached:
-        lo, hi = _attached_bounds(table, main, inner.fit, np.asarray(attached), opts)
+        lo, hi = _attached_bounds(table, main, inner.fit, np.asarray(attached), run)
         low[attached], high[attached] = lo, hi
 
     n_out = int(np.count_nonzero(design.battles_per_model > 0) - main.size)
     point = inner.fit
-    warnings = fit_warnings(flags, True, point.prior_used, opts.get("names"))
+    warnings = fit_warnings(flags, True, point.prior_used, run.names)
     warnings.append(
         f"ratings are on the scale of the comparable set ({main.size} models, "
         f"{comps.battles[0]:g} battles, the strongly connected group with the most battles); "
@@ -110,7 +111,7 @@ def _outside_flags(design, comps: Components, inner: Ratings, main: np.ndarray):
     return flags
 
 
-def _attached_bounds(table: CountTable, main: np.ndarray, point: Fit, models, opts: dict):
+def _attached_bounds(table: CountTable, main: np.ndarray, point: Fit, models, run: RateRun):
     """Score bounds, on the set's scale, of outside models that met the set.
 
     Each model is fitted alone against the set's ratings held fixed (its
@@ -126,15 +127,13 @@ def _attached_bounds(table: CountTable, main: np.ndarray, point: Fit, models, op
     for i, k in enumerate(models.tolist()):
         members = np.sort(np.append(main, k))
         sub, _ = subtable(table, members)
-        model = opts["model"]
+        model = run.model
         d = make_design(sub, ties=model.ties, both_bad=model.both_bad, position=model.position)
         pos_k = int(np.searchsorted(members, k))
         if d.n_active != members.size:  # no usable battle with the set
             continue
         x = np.concatenate([np.insert(theta, pos_k, 0.0), extra])
-        t_lo, _, t_hi = score_bounds(
-            d, x, np.array([pos_k]), level=opts["level"], lam=point.prior_used
-        )
+        t_lo, _, t_hi = score_bounds(d, x, np.array([pos_k]), level=run.level, lam=point.prior_used)
         lo[i] = ref_rating + SCALE * t_lo[0]
         hi[i] = ref_rating + SCALE * t_hi[0]
     return lo, hi

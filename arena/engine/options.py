@@ -10,9 +10,16 @@ added here once and reaches every entry point.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING
 
-__all__ = ["FitOptions", "fit_options"]
+if TYPE_CHECKING:
+    import numpy as np
+
+    from arena.engine.design import Design
+
+__all__ = ["FitOptions", "RateRun", "fit_options"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +69,34 @@ def fit_options(options: FitOptions | None = None, /, **overrides) -> FitOptions
         raise TypeError(f"unknown fit option(s): {', '.join(unknown)}")
     base = FitOptions() if options is None else options
     return replace(base, **overrides) if overrides else base
+
+
+@dataclass(frozen=True)
+class RateRun:
+    """How :func:`arena.engine.rate.rate` rates one table: its options, checked once.
+
+    ``rate`` takes them as keywords (the engine's public signature) and hands
+    this one object to each step (the fit, the intervals, the comparable
+    set's embedding), so no step reads options out of a dict.
+    """
+
+    #: the model fitted (the anchor is set per fit)
+    model: FitOptions
+    ci: str
+    level: float
+    rounds: int
+    seed: int | np.random.Generator
+    simultaneous: bool | str
+    workers: int | None
+    small_sample: bool
+    progress: Callable[[str], None] | None
+    #: model names by table index (for messages), or None
+    names: Sequence[str] | None
+    #: the sparse engine path (:mod:`arena.engine.sparse.fit`)
+    sparse: bool = False
+    #: a design of exactly this table and model, to reuse in the fit
+    design: Design | None = None
+
+    def say(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(message)

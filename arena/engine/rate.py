@@ -28,7 +28,7 @@ from arena.engine.intervals import (
     report_rounds,
 )
 from arena.engine.messages import check_names, flag_warnings, model_label
-from arena.engine.options import FitOptions, fit_options
+from arena.engine.options import FitOptions, RateRun, fit_options
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 from arena.engine.sparse.bootstrap import sparse_bootstrap
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
@@ -173,45 +173,44 @@ def rate(
             f"ci={ci!r} needs the models x models covariance; the sparse engine path "
             f"(boards of {SPARSE_MIN_MODELS} models or more) gives bootstrap intervals only"
         )
-    opts = dict(
-        sparse=sparse,
+    run = RateRun(
+        model=model,
         ci=ci,
         level=level,
         rounds=rounds,
         seed=seed,
         simultaneous=simultaneous,
-        model=model,
         workers=workers,
         small_sample=small_sample,
         progress=progress,
         names=check_names(names, table.n_models),
+        sparse=sparse,
     )
     if components == "largest":
         design = _design(table, model)
         comps = design_components(design, table)
         if not comps.exists and comps.n_components:
-            return _rate_comparable(table, design, comps, clusters, model.anchor, opts)
+            return _rate_comparable(table, design, comps, clusters, model.anchor, run)
         # the whole table is rated: its fit reuses this design
-        opts["design"] = design
-    return _rate_all(table, clusters, model.anchor, opts)
+        run = replace(run, design=design)
+    return _rate_all(table, clusters, model.anchor, run)
 
 
 def _design(table: CountTable, model: FitOptions):
     return make_design(table, ties=model.ties, both_bad=model.both_bad, position=model.position)
 
 
-def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
+def _rate_all(table: CountTable, clusters, anchor, run: RateRun) -> Ratings:
     """One fit of every model (the MLE, or the weak prior when it does not exist)."""
-    ci, level, rounds, seed = opts["ci"], opts["level"], opts["rounds"], opts["seed"]
-    simultaneous = opts["simultaneous"]
-    say = opts.get("progress") or (lambda _msg: None)
-    say(f"fit: {table.n_models} models")
-    sparse = opts.get("sparse", False)
+    ci, level, rounds, seed = run.ci, run.level, run.rounds, run.seed
+    simultaneous = run.simultaneous
+    run.say(f"fit: {table.n_models} models")
+    sparse = run.sparse
     point = (sparse_fit if sparse else fit)(
         table,
-        replace(opts["model"], anchor=anchor),
-        names=opts.get("names"),
-        design=opts.get("design"),
+        replace(run.model, anchor=anchor),
+        names=run.names,
+        design=run.design,
     )
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
@@ -221,14 +220,14 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
     )
     boot = None
     if ci == "bootstrap":
-        say(f"bootstrap: {rounds} rounds")
+        run.say(f"bootstrap: {rounds} rounds")
         boot = (sparse_bootstrap if sparse else bootstrap)(
             table,
             rounds=rounds,
             rng=seed,
             clusters=clusters,
             point=point,
-            workers=opts["workers"],
+            workers=run.workers,
         )
         low, high, se, samples = bootstrap_intervals(boot, level, simultaneous)
         cov = None
@@ -240,7 +239,7 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
         )
         diag["critical_value"] = crit
     widened = np.zeros(table.n_models, dtype=bool)
-    if opts["small_sample"]:
+    if run.small_sample:
         bounds = sparse_score_bounds if sparse else score_bounds
         low, high, widened = widen_small_samples(point, low, high, se, level=level, bounds=bounds)
     if sparse:
@@ -252,7 +251,7 @@ def _rate_all(table: CountTable, clusters, anchor, opts: dict) -> Ratings:
 
 
 def _rate_comparable(
-    table: CountTable, design, comps: Components, clusters, anchor, opts: dict
+    table: CountTable, design, comps: Components, clusters, anchor, run: RateRun
 ) -> Ratings:
     """Fit the comparable set alone; models outside it get no common-scale rating."""
     m = table.n_models
@@ -260,7 +259,7 @@ def _rate_comparable(
     if comps.sizes[0] < 2:
         # no two models can be compared: the joint prior fit is all there is,
         # and nothing in it is on a common scale
-        joint = _rate_all(table, clusters, anchor, opts)
+        joint = _rate_all(table, clusters, anchor, run)
         warnings = [
             *joint.warnings,
             "no two models are connected by wins and losses both ways: no rating is "
@@ -272,7 +271,7 @@ def _rate_comparable(
             warnings=warnings,
             components=comps,
         )
-    names = opts.get("names")
+    names = run.names
     anchor = check_anchor(anchor, m, design, names)
     sub_anchor = None
     if anchor is not None:
@@ -286,6 +285,6 @@ def _rate_comparable(
     sub, cells = subtable(table, main)
     sub_clusters = None if clusters is None else sp.csr_matrix(clusters)[:, cells]
     sub_names = None if names is None else [names[i] for i in main]
-    inner = _rate_all(sub, sub_clusters, sub_anchor, {**opts, "names": sub_names})
+    inner = _rate_all(sub, sub_clusters, sub_anchor, replace(run, names=sub_names))
 
-    return extend_to_all(table, design, comps, inner, opts)
+    return extend_to_all(table, design, comps, inner, run)

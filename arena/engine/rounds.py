@@ -1,6 +1,6 @@
 """Running bootstrap rounds in chunks: threads or forked processes, one random stream each.
 
-A *job* (the raw engine's :class:`arena.engine.bootstrap._Job`, the style
+A *job* (the raw engine's :class:`arena.engine.bootstrap.BootstrapJob`, the style
 engine's :class:`arena.engine.style.boot._StyleJob`) knows how to resample and
 solve ``n`` rounds from a seed (``job.run(n, seed)``) and how many working
 elements one round needs (``job.width()``).  :func:`run_rounds` splits the
@@ -67,7 +67,7 @@ def _keep_freed_arrays() -> None:
     mallopt(_M_TRIM_THRESHOLD, 1 << 30)
 
 
-def _seed_sequence(rng) -> np.random.SeedSequence:
+def seed_sequence(rng) -> np.random.SeedSequence:
     if isinstance(rng, np.random.Generator):
         return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     if isinstance(rng, np.random.SeedSequence):
@@ -118,7 +118,7 @@ def run_rounds(job, rounds: int, rng, workers: int | None, *, chunk_elems: int =
     """
     size = int(max(1, min(chunk_elems // job.width(), -(-rounds // MIN_CHUNKS))))
     starts = list(range(0, rounds, size))
-    seeds = _seed_sequence(rng).spawn(len(starts))
+    seeds = seed_sequence(rng).spawn(len(starts))
     sizes = [min(size, rounds - s) for s in starts]
     if workers is None:
         workers = min(2, os.cpu_count() or 1)

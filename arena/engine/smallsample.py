@@ -46,7 +46,7 @@ SMALL_SAMPLE_BATTLES = 100
 DEGENERATE_SE_RATIO = 0.25
 # Search span around the point fit, logits (~7,000 Elo): beyond it a score
 # test that still does not reject means the bound is infinite.
-_SPAN = 40.0
+SCORE_SPAN = 40.0
 _BISECTIONS = 60
 
 
@@ -101,8 +101,8 @@ def score_bounds(
     which = np.tile(cols, 3)
     base = np.repeat(x[None, :], 3 * k, axis=0)
     stats = np.repeat(design.point_stats(), 3 * k, axis=0)
-    lo = x[which] - _SPAN
-    hi = x[which] + _SPAN
+    lo = x[which] - SCORE_SPAN
+    hi = x[which] + SCORE_SPAN
 
     def stat_at(t):
         xr = base.copy()

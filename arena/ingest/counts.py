@@ -38,10 +38,10 @@ from arena.db.models import ALL_BATTLES, Battle, BattleCategory, BattleCount, Ca
 from arena.ingest.dialects import dialect_insert
 
 _CELL = (Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight)
-_COLUMNS = ["category_id", "model_a_id", "model_b_id", "outcome", "weight", "rated", "n"]
+COUNT_COLUMNS = ["category_id", "model_a_id", "model_b_id", "outcome", "weight", "rated", "n"]
 
 
-def _aggregates(conds: list, category_ids: list[int] | None) -> list:
+def count_aggregates(conds: list, category_ids: list[int] | None) -> list:
     """SELECTs of (category_id, cell, rated, count) over the battles meeting ``conds``:
     all battles first, then those of each category (of ``category_ids``, or all)."""
     rated = Battle.excluded_reason.is_(None)
@@ -77,10 +77,10 @@ def add_battles(conn: Connection, *, first_id: int, last_id: int, batch_id: int)
     conds = [Battle.id.between(first_id, last_id), Battle.batch_id == batch_id]
     category_ids = list(conn.execute(select(Category.id)).scalars())
     insert = dialect_insert(conn)
-    for query in _aggregates(conds, category_ids):
-        stmt = insert(BattleCount).from_select(_COLUMNS, query)
+    for query in count_aggregates(conds, category_ids):
+        stmt = insert(BattleCount).from_select(COUNT_COLUMNS, query)
         stmt = stmt.on_conflict_do_update(
-            index_elements=_COLUMNS[:-1], set_={"n": BattleCount.n + stmt.excluded.n}
+            index_elements=COUNT_COLUMNS[:-1], set_={"n": BattleCount.n + stmt.excluded.n}
         )
         conn.execute(stmt)
 

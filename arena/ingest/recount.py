@@ -29,13 +29,13 @@ from sqlalchemy import Column, Connection, Engine, MetaData, Table, func, select
 from sqlalchemy.types import BigInteger, Boolean, Float, Integer, String
 
 from arena.db.models import BattleCount
-from arena.ingest.counts import _COLUMNS, _aggregates
+from arena.ingest.counts import COUNT_COLUMNS, count_aggregates
 from arena.ingest.dialects import hold_battle_ids
 
 
 def _match(table: str) -> str:
     """A recounted cell ``r`` is the cell of ``table``: the key columns are equal."""
-    return " AND ".join(f"r.{c} = {table}.{c}" for c in _COLUMNS[:-1])
+    return " AND ".join(f"r.{c} = {table}.{c}" for c in COUNT_COLUMNS[:-1])
 
 
 # the recounted cells, keyed like battle_counts (SQLite looks cells up by its key)
@@ -76,9 +76,9 @@ def recount(conn: Connection, progress: Callable[[str], None] | None = None) -> 
     if pg:
         hold_battle_ids(conn, "an ingest")
     _STAGE.create(conn)
-    for kind, query in zip(("all battles", "categories"), _aggregates([], None), strict=True):
+    for kind, query in zip(("all battles", "categories"), count_aggregates([], None), strict=True):
         say(f"recount: counting {kind}")
-        conn.execute(_STAGE.insert().from_select(_COLUMNS, query))
+        conn.execute(_STAGE.insert().from_select(COUNT_COLUMNS, query))
     say("recount: writing the cells that differ")
     changed = conn.exec_driver_sql(
         f"DELETE FROM battle_counts WHERE NOT EXISTS (SELECT 1 FROM arena_recount r "
@@ -97,7 +97,7 @@ def recount(conn: Connection, progress: Callable[[str], None] | None = None) -> 
             "AND r.n <> battle_counts.n)"
         )
     changed += conn.exec_driver_sql(update).rowcount
-    columns = ", ".join(_COLUMNS)
+    columns = ", ".join(COUNT_COLUMNS)
     changed += conn.exec_driver_sql(
         f"INSERT INTO battle_counts ({columns}) SELECT {columns} FROM arena_recount r "
         f"WHERE NOT EXISTS (SELECT 1 FROM battle_counts c WHERE {_match('c')})"

@@ -68,7 +68,7 @@ def _rank_change(row: BoardRow, previous: Mapping[str, int | None] | None) -> tu
     return ("" if mark == "=" else mark), words, False
 
 
-def _style_change(row: BoardRow, raw: Mapping[str, int | None]) -> tuple[str, str]:
+def style_change_of(row: BoardRow, raw: Mapping[str, int | None]) -> tuple[str, str]:
     """Rank (UB) under style control against the raw board; ``raw`` maps name to raw rank UB.
 
     An unranked model on either board gets no change: there is no rank to compare.
@@ -244,7 +244,7 @@ def leaderboard_page(
         raw = {r.model: r.rank_ub for r in site.paired.board.rows}
         views = [
             replace(v, style_change=c, style_change_text=t)
-            for v, (c, t) in zip(views, (_style_change(r, raw) for r in rows), strict=True)
+            for v, (c, t) in zip(views, (style_change_of(r, raw) for r in rows), strict=True)
         ]
     label = site.label
     date = fmt_date(info.created_at)[:10]

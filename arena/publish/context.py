@@ -14,7 +14,7 @@ in modules of one job each:
 
 from __future__ import annotations
 
-from arena.publish.board_page import _style_change, board_switch, leaderboard_page
+from arena.publish.board_page import board_switch, leaderboard_page
 from arena.publish.fmt import (
     display,
     fmt_count,
@@ -48,7 +48,6 @@ __all__ = [
     "RowView",
     "SiteBoard",
     "TierGroup",
-    "_style_change",
     "attribution_for",
     "board_label",
     "board_switch",

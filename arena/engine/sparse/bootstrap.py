@@ -26,13 +26,13 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.engine.blas import one_blas_thread
-from arena.engine.bootstrap import Bootstrap, _Job, collect
+from arena.engine.bootstrap import Bootstrap, BootstrapJob, collect
 from arena.engine.counts import CountTable
 from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, to_models
 from arena.engine.graph import existence
 from arena.engine.newton import GTOL_REL_BOOT
 from arena.engine.options import FitOptions, fit_options
-from arena.engine.rounds import CHUNK_ELEMS, MIN_CHUNKS, _seed_sequence
+from arena.engine.rounds import CHUNK_ELEMS, MIN_CHUNKS, seed_sequence
 from arena.engine.sampling import multinomial_rows
 from arena.engine.sparse.fit import sparse_fit
 from arena.engine.sparse.newton import column_stats, sparse_newton
@@ -43,7 +43,7 @@ __all__ = ["sparse_bootstrap", "BATCH_ELEMS"]
 BATCH_ELEMS = 6_000_000
 
 
-class _SparseJob(_Job):
+class _SparseJob(BootstrapJob):
     """The dense job's resampling set-up (samplers, clusters, credit maps, draw
     chunk width) with a sparse solve; shared read-only by the threads."""
 
@@ -150,7 +150,7 @@ def _batches(job: _SparseJob, rounds: int, rng):
     """The dense path's draw chunks, grouped into consecutive solve batches."""
     size = int(max(1, min(CHUNK_ELEMS // job.width(), -(-rounds // MIN_CHUNKS))))
     starts = list(range(0, rounds, size))
-    seeds = _seed_sequence(rng).spawn(len(starts))
+    seeds = seed_sequence(rng).spawn(len(starts))
     chunks = [(min(size, rounds - s), seed) for s, seed in zip(starts, seeds, strict=True)]
     per_batch = max(1, BATCH_ELEMS // job.solve_width())
     # at least MIN_CHUNKS batches, so that two workers share short runs

@@ -16,7 +16,7 @@ from scipy import special
 
 from arena.engine.design import Design
 from arena.engine.likelihood import group_terms
-from arena.engine.smallsample import _SPAN
+from arena.engine.smallsample import SCORE_SPAN
 
 __all__ = ["sparse_score_bounds"]
 
@@ -72,7 +72,7 @@ def sparse_score_bounds(
     z = float(special.ndtri(0.5 + level / 2.0))
     targets = np.array([z, 0.0, -z] if centre else [z, -z])[:, None]
     start = np.broadcast_to(x[cols], (targets.shape[0], k))
-    a, b = start - _SPAN, start + _SPAN
+    a, b = start - SCORE_SPAN, start + SCORE_SPAN
     fa, fb = stat_at(a) - targets, stat_at(b) - targets
     below = fa < 0  # cannot reject even far below: bound is -inf
     above = fb > 0  # cannot reject even far above: bound is +inf
