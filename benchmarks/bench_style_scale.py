@@ -365,6 +365,11 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None, help="directory for data files (kept)")
     ap.add_argument("--json", type=Path, default=None, help="also write the results here")
     ap.add_argument("--quick", action="store_true", help="10 rounds, no flat-metadata ingest")
+    ap.add_argument(
+        "--flat-engines",
+        default="sqlite",
+        help="engines that also ingest flat metadata (first size)",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = args.engines.split(",")
@@ -407,7 +412,7 @@ def main() -> None:
                         ),
                         {"battles": n, "engine": eng, "phase": "ingest", **r, "lines": None},
                     )
-                    if si == 0 and not args.quick:
+                    if si == 0 and not args.quick and eng in args.flat_engines.split(","):
                         for shape, suffix in (("flat", "jsonl"), ("csv", "csv")):
                             other = work / f"style_{n}_{shape}.{suffix}"
                             if not other.exists():
