@@ -151,3 +151,18 @@ def test_covariates_unchanged_by_the_faster_collapse():
     kept = tab.battle_row >= 0
     assert np.array_equal(tab.z[tab.battle_row[kept]], z[kept])
     assert np.all(np.isin(tab.outcome, [A_WINS, B_WINS, TIE]))
+
+
+@pytest.mark.parametrize("ties", ["half", "davidson"])
+def test_chunked_sandwich_equals_the_whole_table_one(monkeypatch, ties):
+    """Large tables sum the sandwich's meat over row chunks: the same covariances."""
+    from arena.engine.style import rate as style_rate
+
+    sim, o, w, fa, fb = binned_board(seed=12, n=6000)
+    tab = uncollapsed(style_table(sim.a, sim.b, o, fa, fb, n_models=sim.theta.size, weight=w))
+    point = fit_style(tab, ties=ties)
+    whole_cov, whole_coef = style_sandwich(point)
+    monkeypatch.setattr(style_rate, "SANDWICH_CHUNK_ROWS", 777)
+    cov, coef = style_sandwich(point)
+    assert np.max(np.abs(cov - whole_cov)) < 1e-12 * np.abs(whole_cov).max()
+    assert np.max(np.abs(coef - whole_coef)) < 1e-12 * np.abs(whole_coef).max()

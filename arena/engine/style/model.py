@@ -272,25 +272,37 @@ class StyleDesign(ParameterCounts):
             out.append(np.atleast_2d(hpp).sum(axis=1, keepdims=True))
         return np.concatenate(out, axis=1) + lam
 
-    def scores(self, x: np.ndarray) -> sp.csr_matrix:
-        """Score vector of one battle of each row at ``x`` (no prior), shape (N, P)."""
-        ma, f, n = self.n_active, self.n_features, self.cat_n.size
+    def score_terms(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Per-battle score factors of every row at ``x``: ``ld`` (N,) and ``lphi`` (N,) or None."""
         d, phi = self._linear(x[None, :])
         _, (ld, _, lphi, _, _) = group_terms(
             self.ties, d, phi, self.unit[None], derivs=True, value=False
         )
-        ld = ld[0]
-        ga = self.raw.ga[self.row_group]
-        gb = self.raw.gb[self.row_group]
+        return ld[0], (None if lphi is None else lphi[0])
+
+    def scores(self, x: np.ndarray, rows: slice | None = None, terms=None) -> sp.csr_matrix:
+        """Score vector of one battle of each row at ``x`` (no prior), shape (N, P).
+
+        ``rows`` (a slice) gives those rows' only; ``terms`` the
+        :meth:`score_terms` at ``x`` if already computed.
+        """
+        ma, f = self.n_active, self.n_features
+        ld, lphi = self.score_terms(x) if terms is None else terms
+        sel = slice(None) if rows is None else rows
+        ld = ld[sel]
+        n = ld.size
+        group = self.row_group[sel]
+        ga = self.raw.ga[group]
+        gb = self.raw.gb[group]
         qi = np.arange(n)
-        rows = [qi, qi, np.repeat(qi, f)]
+        rows_ = [qi, qi, np.repeat(qi, f)]
         cols = [ga, gb, np.tile(ma + np.arange(f), n)]
-        vals = [ld, -ld, (ld[:, None] * self.z).ravel()]
+        vals = [ld, -ld, (ld[:, None] * self.z[sel]).ravel()]
         if self.ties == "davidson":
-            rows.append(qi)
+            rows_.append(qi)
             cols.append(np.full(n, self.n_params - 1))
-            vals.append(lphi[0])
+            vals.append(lphi[sel])
         return sp.csr_matrix(
-            (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+            (np.concatenate(vals), (np.concatenate(rows_), np.concatenate(cols))),
             shape=(n, self.n_params),
         )

@@ -99,11 +99,35 @@ class StyleRatings(Ratings):
         ]
 
 
+#: Rows whose score vectors are built at a time for the sandwich's meat on large
+#: tables (a whole table's (N, P) score matrix and its products took ~320 bytes a row).
+SANDWICH_CHUNK_ROWS = 1_000_000
+
+
+def _sandwich_chunked(point: StyleFit) -> np.ndarray:
+    """:func:`sandwich_param_cov` (battles as units) with the meat summed over row chunks."""
+    d = point.design
+    terms = d.score_terms(point.x)
+    n = d.cat_n
+    meat = np.zeros((d.n_params, d.n_params))
+    for lo in range(0, n.size, SANDWICH_CHUNK_ROWS):
+        part = slice(lo, lo + SANDWICH_CHUNK_ROWS)
+        s = d.scores(point.x, part, terms)
+        meat += np.asarray((s.T @ sp.diags(n[part]) @ s).todense())
+    units = n.sum()
+    if units > 1:
+        meat *= units / (units - 1)
+    return point.param_cov @ meat @ point.param_cov
+
+
 def style_sandwich(point: StyleFit, clusters=None) -> tuple[np.ndarray, np.ndarray]:
     """Sandwich covariances of the ratings (M, M) and coefficients (F, F)."""
     d = point.design
     zq = None if clusters is None else clusters_by_row(d, clusters)
-    pcov = sandwich_param_cov(d.scores(point.x), d.cat_n, zq, point.param_cov)
+    if zq is None and d.cat_n.size > SANDWICH_CHUNK_ROWS:
+        pcov = _sandwich_chunked(point)
+    else:
+        pcov = sandwich_param_cov(d.scores(point.x), d.cat_n, zq, point.param_cov)
     t = rating_transform(d, point.anchor)
     cov = SCALE**2 * (t @ pcov @ t.T)
     none_idx = np.flatnonzero(d.battles_per_model == 0)
