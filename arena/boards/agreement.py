@@ -143,8 +143,9 @@ DEFINITIONS = {
     "mean in [-1, 1] (the paper's script prints (mean + 1) / 2)",
     "brier": "over the same pairs: mean of (1 - p)^2, p the share of the candidate's "
     "bootstrap rounds with the reference's winner ahead (ties half)",
-    "spearman/kendall": "of the shared models' ratings (Kendall tau-b); intervals: "
-    "percentiles over bootstrap rounds, round r of one board paired with round r of the other",
+    "spearman/kendall": "of the shared models' ratings (Kendall tau-b); intervals: basic "
+    "bootstrap 2 r - q over bootstrap rounds (round r of one board paired with round r of the "
+    "other), clipped to [-1, 1]",
 }
 
 

@@ -20,8 +20,8 @@ def _text(ag) -> list[str]:
         f"{len(ag.models)} shared ranked models: {', '.join(ag.models)}",
         f"{len(ag.left_out)} models left out (on one board only, or unranked; see --format json)",
         "",
-        f"Spearman {_num(ag.spearman.estimate)} ({pct}% bootstrap {_num(ag.spearman.ci_low)} to {_num(ag.spearman.ci_high)})",  # fmt: skip
-        f"Kendall  {_num(ag.kendall.estimate)} ({pct}% bootstrap {_num(ag.kendall.ci_low)} to {_num(ag.kendall.ci_high)})",  # fmt: skip
+        f"Spearman {_num(ag.spearman.estimate)} ({pct}% basic bootstrap {_num(ag.spearman.ci_low)} to {_num(ag.spearman.ci_high)})",  # fmt: skip
+        f"Kendall  {_num(ag.kendall.estimate)} ({pct}% basic bootstrap {_num(ag.kendall.ci_low)} to {_num(ag.kendall.ci_high)})",  # fmt: skip
     ]
     for side in ("reference", "candidate"):
         s = ag.separability[side]
@@ -75,9 +75,12 @@ def agreement_command(app, reference, candidate, level, fmt):
     Benchmarks: Arena-Hard and BenchBuilder Pipeline", sec. 3):
 
     \b
-    - Spearman and Kendall tau-b of the two boards' ratings; intervals are
-      percentiles (--level) over bootstrap rounds, round r of one snapshot's
-      stored samples paired with round r of the other's.
+    - Spearman and Kendall tau-b of the two boards' ratings; intervals
+      (--level) from bootstrap rounds, round r of one snapshot's stored
+      samples paired with round r of the other's: the basic bootstrap
+      interval 2 r - q of the per-round correlations' quantiles q, clipped to
+      [-1, 1] (a replicate adds noise and attenuates the correlation; plain
+      percentiles would sit too low).
     - separability with confidence of each board: the share of shared model
       pairs whose stored intervals do not overlap; beside it, the share the
       board separates under its own simultaneous inference (all its ranked

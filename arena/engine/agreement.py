@@ -25,8 +25,9 @@ the definitions were read here:
   0.25 a coin, 1 confident and wrong.
 - **Spearman and Kendall (tau-b)** of the two boards' ratings; intervals by
   pairing bootstrap round ``r`` of one board with round ``r`` of the other
-  (the boards' bootstraps are independent resamples of their own battles) and
-  taking percentiles of the per-round correlations.
+  (the boards' bootstraps are independent resamples of their own battles):
+  the basic bootstrap interval ``2 r - q`` of the per-round correlations'
+  quantiles ``q``, clipped to [-1, 1] (see :func:`_estimate`).
 
 Per-vote agreement where two sources judged the same battle is
 :func:`vote_agreement` (the MT-Bench paper's judge-vs-human agreement, with
@@ -99,13 +100,24 @@ def kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _estimate(point: float, per_round: np.ndarray, level: float) -> Estimate:
+    """Basic (reverse-percentile) bootstrap interval ``2 r - q``, clipped to [-1, 1].
+
+    Each bootstrap replicate adds noise to both boards, which attenuates the
+    correlation: the replicates sit below the estimate as the estimate sits
+    below the correlation of the true ratings. The basic interval corrects
+    that first-order bias; the plain percentile interval does not (simulated
+    coverage 0.70 against 0.86 for a nominal 0.95, 20 models, noise SD a tenth
+    of the rating range; see docs/audit.md).
+    """
     if not np.isfinite(point):
         return Estimate(None, None, None)
     finite = per_round[np.isfinite(per_round)]
     if finite.size == 0:
         return Estimate(float(point), None, None)
     tail = (1.0 - level) / 2.0
-    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    q_low, q_high = np.quantile(finite, [tail, 1.0 - tail])
+    low = max(-1.0, 2.0 * point - q_high)
+    high = min(1.0, 2.0 * point - q_low)
     return Estimate(float(point), float(low), float(high))
 
 
