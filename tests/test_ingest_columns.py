@@ -120,18 +120,25 @@ def test_line_numbers_count_line_breaks_inside_quoted_fields(
 
 
 def test_ids_with_copy_special_characters_are_stored_exactly(engine, run_cli, tmp_path):
-    """Backslashes, tabs and line breaks in ids (PostgreSQL's COPY text format escapes them)."""
-    ids = ["back\\slash", "tab\there", "line\nbreak", "plain"]
+    """Backslashes, quotes and commas in ids (PostgreSQL's COPY text format escapes the
+    backslash). Tabs and line breaks are control characters: refused since issue 26."""
+    ids = ["back\\slash", 'quo"te', "com,ma", "\\N", "plain"]
     path = write_csv(
         tmp_path / "odd.csv",
         ["id", "model_a", "model_b", "winner"],
         [[i, "a", "b", "tie"] for i in ids],
     )
-    run_cli("ingest", path, "--source", "src\\with\ttab")
+    run_cli("ingest", path, "--source", "src\\with\\backslash")
     with engine.connect() as conn:
         got = set(conn.execute(select(Battle.external_id)).scalars())
         sources = set(conn.execute(select(Battle.source)).scalars())
-    assert got == set(ids) and sources == {"src\\with\ttab"}
+    assert got == set(ids) and sources == {"src\\with\\backslash"}
+    for bad, code in (("tab\there", "U+0009"), ("line\nbreak", "U+000A")):
+        path = write_csv(
+            tmp_path / "ctl.csv", ["id", "model_a", "model_b", "winner"], [[bad, "a", "b", "tie"]]
+        )
+        res = run_cli("ingest", path, ok=False)
+        assert res.exit_code == 1 and code in res.output and "'id'" in res.output
 
 
 def test_fast_split_and_csv_mode_agree_on_rows_and_lines(

@@ -46,6 +46,7 @@ from arena.core.defaults import (
     DEFAULT_AUDIT_ROUNDS,
     DEFAULT_HEATMAP_TOP,
     DEFAULT_LEVEL,
+    DEFAULT_MAX_BOARDS,
     DEFAULT_MAX_MODELS,
     DEFAULT_MIN_BATTLES,
     DEFAULT_POWER,
@@ -450,6 +451,7 @@ class Arena:
         style_reg: float | None = None,
         components: str = "largest",
         max_models: int = DEFAULT_MAX_MODELS,
+        max_boards: int = DEFAULT_MAX_BOARDS,
         all_categories: bool = False,
         exclude_flagged: bool = False,
         read: str = "auto",
@@ -472,6 +474,7 @@ class Arena:
         from arena.jobs.rebuild import RebuildError, rebuild
 
         check_at_least("max_models", max_models, 2)
+        check_at_least("max_boards", max_boards, 1)
         excluded: tuple[str, ...] = ()
         if exclude_flagged:
             excluded = self._flagged_judges(category, source)
@@ -509,6 +512,7 @@ class Arena:
                 progress=progress,
                 max_models=max_models,
                 read=read,
+                max_boards=max_boards,
             )
         except OptionError:
             raise
@@ -867,6 +871,7 @@ class Arena:
         snapshot: int | None = None,
         heatmap_top: int = DEFAULT_HEATMAP_TOP,
         attribution: str | None = None,
+        max_boards: int = DEFAULT_MAX_BOARDS,
         progress: Progress | None = None,
     ) -> Published:
         """Write the leaderboard as a static site into ``out_dir`` (``arena publish``).
@@ -880,6 +885,7 @@ class Arena:
         from arena.publish.site import PublishError, publish_site
 
         check_at_least("heatmap_top", heatmap_top, 2)
+        check_at_least("max_boards", max_boards, 1)
         if progress is not None:
             progress(f"publish: rendering the site into {out_dir}")
         try:
@@ -889,6 +895,7 @@ class Arena:
                 snapshot_id=snapshot,
                 top=heatmap_top,
                 attribution=attribution,
+                max_boards=max_boards,
             )
         except OSError as exc:
             raise PublishError(f"cannot write {out_dir}: {exc.strerror or exc}") from exc
@@ -906,6 +913,8 @@ class Arena:
         prune_keep_days: float | None = None,
         prune_keep_last: int | None = None,
         max_models: int = DEFAULT_MAX_MODELS,
+        max_boards: int = DEFAULT_MAX_BOARDS,
+        follow_symlinks: bool = False,
         progress: Progress | None = None,
         **fit: Any,
     ) -> NightResult:
@@ -927,6 +936,7 @@ class Arena:
             raise TypeError(f"nightly() got unexpected keyword argument(s) {sorted(unknown)}")
         check_at_least("heatmap_top", heatmap_top, 2)
         check_at_least("max_models", max_models, 2)
+        check_at_least("max_boards", max_boards, 1)
         check_at_least("prune_keep_days", prune_keep_days, 0)
         check_at_least("prune_keep_last", prune_keep_last, 1)
         opts = rebuild_options(**fit)
@@ -939,11 +949,13 @@ class Arena:
             failed=failed,
             wait=self.wait,
             max_models=max_models,
+            max_boards=max_boards,
             top=heatmap_top,
             attribution=attribution,
             progress=progress,
             prune_keep_days=prune_keep_days,
             prune_keep_last=prune_keep_last,
+            follow_symlinks=follow_symlinks,
         )
         return NightResult(result)
 

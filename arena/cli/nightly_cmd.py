@@ -47,6 +47,12 @@ _COLUMNS = (
     default=None,
     help="Move rejected files here, each with NAME.error.txt saying why.",
 )
+@click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Read files that symbolic links in --incoming point to (refused by default: "
+    "whoever can write the drop folder could make arena read any file).",
+)
 @fit_options
 @site_options
 @retention_options("prune-")
@@ -59,7 +65,9 @@ def nightly_command(
     site,
     done,
     failed,
+    follow_symlinks,
     max_models,
+    max_boards,
     top,
     attribution,
     prune_keep_days,
@@ -96,7 +104,7 @@ def nightly_command(
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
     from arena.db.lock import LockHeld
-    from arena.jobs.nightly import EXIT_LOCKED, nightly
+    from arena.jobs.nightly import EXIT_LOCKED, NightlyError, nightly
 
     opts = rebuild_options(**fit)
     engine = app.engine(create=True)
@@ -110,12 +118,16 @@ def nightly_command(
             failed=failed,
             wait=app.wait,
             max_models=max_models,
+            max_boards=max_boards,
             top=top,
             attribution=attribution,
             progress=phase_reporter(quiet=quiet),
             prune_keep_days=prune_keep_days,
             prune_keep_last=prune_keep_last,
+            follow_symlinks=follow_symlinks,
         )
+    except NightlyError as exc:
+        raise click.ClickException(f"{exc}; nothing was done") from None
     except LockHeld as exc:
         if fmt == "json":
             emit([], _COLUMNS, fmt, json_obj={"outcome": "locked", "exit_code": EXIT_LOCKED})
@@ -123,8 +135,11 @@ def nightly_command(
         raise click.exceptions.Exit(EXIT_LOCKED) from None
     for warning in result.warnings:
         warn(warning)
-    for f in result.rejected:
-        click.echo(f"rejected: {f.error}", err=True)
+    for f in result.problems:
+        if f.error is not None:
+            click.echo(f"{f.status}: {f.error}", err=True)
+        if f.move_error is not None:
+            click.echo(f"not moved: {f.name}: {f.move_error}", err=True)
     doc = result.as_dict()
     if fmt == "table":
         click.echo(result.summary())

@@ -204,3 +204,17 @@ def hidden_alias(old: str, new: str, dest: str, *, type=None, is_flag: bool = Fa
         expose_value=False,
         callback=callback,
     )
+
+
+def max_boards_option(command):
+    """``--max-boards`` (rebuild, publish, nightly): refuse more boards than this."""
+    from arena.core.defaults import DEFAULT_MAX_BOARDS
+
+    return click.option(
+        "--max-boards",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_BOARDS,
+        show_default=True,
+        help="Refuse to build or publish more boards (overall + one per category) than this "
+        "(a guard against a category column holding something else, such as prompt ids).",
+    )(command)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import alias_target, hidden_alias, quiet_option
+from arena.cli.options import alias_target, hidden_alias, max_boards_option, quiet_option
 
 #: Models in the heatmaps by default. Each cell is ~170 bytes (full names in its tooltip):
 #: when the top models all met (a real arena's top 20 do), three 20x20 matrices are
@@ -45,10 +45,17 @@ def site_options(command):
     help="Snapshot to render on the main page (default: latest overall).",
 )
 @site_options
+@max_boards_option
 @quiet_option
 @click.pass_obj
 def publish_command(
-    app, out_dir: str, snapshot_id: int | None, top: int, attribution: str | None, quiet: bool
+    app,
+    out_dir: str,
+    snapshot_id: int | None,
+    top: int,
+    attribution: str | None,
+    max_boards: int,
+    quiet: bool,
 ) -> None:
     """Write the leaderboard as a static site into OUT_DIR.
 
@@ -75,7 +82,12 @@ def publish_command(
     phase_reporter(quiet=quiet)(f"publish: rendering the site into {out_dir}")
     try:
         report = publish_site(
-            engine, out_dir, snapshot_id=snapshot_id, top=top, attribution=attribution
+            engine,
+            out_dir,
+            snapshot_id=snapshot_id,
+            top=top,
+            attribution=attribution,
+            max_boards=max_boards,
         )
     except PublishError as exc:
         raise click.ClickException(str(exc)) from exc

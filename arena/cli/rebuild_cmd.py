@@ -7,6 +7,7 @@ import click
 from arena.cli.options import (
     category_option,
     level_option,
+    max_boards_option,
     quiet_option,
     rounds_option,
     seed_option,
@@ -134,7 +135,7 @@ def fit_options(command):
     every command that rebuilds boards (``rebuild``, ``nightly``)."""
     for option in reversed(_FIT_OPTIONS):
         command = option(command)
-    return command
+    return max_boards_option(command)
 
 
 def fit_values(*, style_control=None, **fit) -> dict:
@@ -187,6 +188,7 @@ def rebuild_command(
     all_categories,
     exclude_flagged,
     max_models,
+    max_boards,
     read,
     quiet,
     **fit,
@@ -216,6 +218,7 @@ def rebuild_command(
         all_categories=all_categories,
         exclude_flagged=exclude_flagged,
         max_models=max_models,
+        max_boards=max_boards,
         read=read,
         progress=phase_reporter(quiet=quiet),
         **fit_values(**fit),

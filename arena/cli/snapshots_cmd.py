@@ -161,6 +161,16 @@ def _latest_pair(conn, latest, style: bool) -> tuple[int, int]:
     return previous, latest.id
 
 
+def _keep_days(_ctx, _param, value):
+    from arena.jobs.retention import check_retention
+
+    try:
+        check_retention(keep_days=value, keep_last=None)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 def retention_options(prefix: str = ""):
     """``--keep-days``/``--keep-last`` (``--prune-keep-...`` in ``arena nightly``): one vocabulary."""
 
@@ -175,9 +185,10 @@ def retention_options(prefix: str = ""):
         return click.option(
             f"--{prefix}keep-days",
             f"{prefix.replace('-', '_')}keep_days",
-            type=click.FloatRange(min=0),
+            type=float,
             default=None,
-            help="Keep the samples of snapshots younger than N days.",
+            callback=_keep_days,
+            help="Keep the samples of snapshots younger than N days (0 to 36525).",
         )(f)
 
     return decorate

@@ -24,6 +24,12 @@ DEFAULT_MAX_MODELS = 20_000
 #: are ~195 KB and a 300-model main page passes the 500 KB budget; at 15 they
 #: are ~110 KB (benchmarks/bench_publish.py --pair-density 1, docs/site.md).
 DEFAULT_HEATMAP_TOP = 15
+#: Most boards (overall + categories) a rebuild or publish makes unless told more:
+#: a guard against a category column holding something else, such as prompt ids.
+DEFAULT_MAX_BOARDS = 1_000
+#: Largest absolute rating an anchor may pin (rating points): beyond it the
+#: float32 bootstrap samples lose the differences between models.
+ANCHOR_MAX = 100_000.0
 #: Bootstrap rounds and simulations of ``arena audit``.
 DEFAULT_AUDIT_ROUNDS = 200
 #: Family-wise level of the audit's anomalous-judge flags.
@@ -38,10 +44,12 @@ DEFAULT_URL = "sqlite:///arena.db"
 URL_ENV = "ARENA_DATABASE_URL"
 
 __all__ = [
+    "ANCHOR_MAX",
     "DEFAULT_AUDIT_ALPHA",
     "DEFAULT_AUDIT_ROUNDS",
     "DEFAULT_HEATMAP_TOP",
     "DEFAULT_LEVEL",
+    "DEFAULT_MAX_BOARDS",
     "DEFAULT_MAX_MODELS",
     "DEFAULT_MIN_BATTLES",
     "DEFAULT_POWER",

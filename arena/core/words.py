@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Sequence
 
-__all__ = ["MAX_NAMED", "name_list", "did_you_mean", "unknown"]
+__all__ = ["MAX_NAMED", "did_you_mean", "name_list", "too_many_boards", "unknown"]
 
 #: Names spelled out in one message before "and N more".
 MAX_NAMED = 10
@@ -65,3 +65,12 @@ def unknown(what: str, name: str, known: Sequence[str], *, list_known: bool = Fa
     if list_known or not close:
         parts.append(f"known: {', '.join(known)}" if known else f"there is no {what} yet")
     return "; ".join(parts)
+
+
+def too_many_boards(n: int, limit: int) -> str:
+    """The refusal of ``--max-boards`` (rebuild, publish, nightly)."""
+    return (
+        f"{n:,} boards (overall and one per category), more than --max-boards {limit:,}: "
+        "does a category column hold something else, such as prompt ids? "
+        "(`arena categories` lists them); give a larger --max-boards to build them anyway"
+    )

@@ -71,6 +71,8 @@ def _json_records(
             yield location, obj, parse_json_object(schema, obj)
         except RowError as exc:
             yield location, obj, exc
+        except RecursionError:  # category tags nested near the interpreter's limit
+            yield location, None, RowError("json", "nested too deeply (not a battle record)")
 
 
 @dataclass

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from arena.core.text import FORBIDDEN_CATEGORIES, bad_character, describe_character, text_problem
 from arena.core.vocabulary import TAG_TRUE
 from arena.db.models import MODEL_NAME_MAX
 from arena.ingest.errors import RowError
@@ -27,24 +28,18 @@ TRUE = TAG_TRUE
 WEIGHT_MAX = 1e6
 #: Default limit of battles one aggregated-count row may stand for (``--max-expand``).
 EXPAND_MAX = 10_000
-#: Unicode categories never allowed in a model name: controls (C0, C1 such as
-#: U+0085), format characters (zero-width, bidi overrides, BOM) and line/paragraph
-#: separators (U+2028, U+2029): they make different names look the same.
-_FORBIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp"})
+#: Unicode categories never allowed in a model name (or any stored text,
+#: :mod:`arena.core.text`): controls (C0, C1 such as U+0085), format characters
+#: (zero-width, bidi overrides, BOM), line/paragraph separators (U+2028, U+2029):
+#: they make different names look the same; lone surrogates cannot be stored.
+_FORBIDDEN = FORBIDDEN_CATEGORIES
 # Model names repeat on almost every row: each distinct name is checked once per
 # file.  Past this many distinct names (a file of unique names) new ones are
 # still checked but no longer remembered, so memory stays bounded.
 _NAMES_REMEMBERED = 100_000
 
 
-def _invisible(name: str) -> str | None:
-    """The first forbidden character of ``name``, if any."""
-    if name.isascii() and name.isprintable():
-        return None
-    for ch in name:
-        if unicodedata.category(ch) in _FORBIDDEN:
-            return ch
-    return None
+_invisible = bad_character
 
 
 class ModelNames:
@@ -70,9 +65,8 @@ class ModelNames:
         if bad is not None:
             raise RowError(
                 column,
-                f"model name contains U+{ord(bad):04X} "
-                f"({unicodedata.name(bad, 'a control character')}), "
-                "a control or invisible format character",
+                f"model name contains {describe_character(bad)}, "
+                "a control or invisible format character or lone surrogate",
             )
         name = unicodedata.normalize("NFC", value).strip()
         if not name:
@@ -95,21 +89,32 @@ class ModelNames:
 
 
 def text(value: Any, column: str, *, limit: int = TEXT_MAX) -> str | None:
-    """Optional text: empty is absent; longer than ``limit`` is an error."""
+    """Optional text (an id, judge, question, category): empty is absent; a value
+    longer than ``limit`` or with a character :mod:`arena.core.text` forbids
+    (NUL, controls, bidi overrides, lone surrogates) is an error naming it."""
     if value is None:
         return None
     value = value if isinstance(value, str) else str(value)
     if value == "":
         return None
-    if len(value) > limit:
-        raise RowError(column, f"longer than {limit} characters")
+    problem = text_problem(value, limit=limit)
+    if problem is not None:
+        raise RowError(column, problem)
     return value
 
 
 def text_column_ok(values: Sequence[str], *, limit: int = TEXT_MAX) -> bool:
     """The column form of :func:`text` for a column of present values: every value
-    is stored as it is (none empty, none too long)."""
-    return "" not in values and max(map(len, values), default=0) <= limit
+    is stored as it is (none empty, none too long, no forbidden character).
+
+    One ``isprintable`` over the joined column (C speed) clears the common case;
+    a column with any other character goes row by row, which names it.
+    """
+    return (
+        "" not in values
+        and max(map(len, values), default=0) <= limit
+        and " ".join(values).isprintable()
+    )
 
 
 def timestamp(value: Any, column: str) -> datetime | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -12,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
+from arena.core.text import text_problem
 from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch, utcnow
 from arena.db.session import announce_wait, take_write_lock
@@ -23,8 +25,10 @@ from arena.ingest.records import (
 )
 from arena.ingest.rejects import RejectSink
 from arena.ingest.sources import (
+    FileChanged,
     InputError,
     InputFile,
+    changed_since,
     detect_format,
     open_binary,
     open_input,
@@ -38,6 +42,15 @@ Progress = Callable[[int], None]  # called with the number of input bytes consum
 
 class IngestError(Exception):
     """The file was rejected as a whole; nothing of it was written."""
+
+
+class IngestChanged(IngestError):
+    """The file changed while it was read (still being written?); nothing of it was
+    written, and it should be read again once it is complete."""
+
+
+#: Longest ``--source`` label (the column's width).
+SOURCE_MAX = 255
 
 
 class _AlreadyIngested(Exception):
@@ -174,6 +187,9 @@ def _load(
         report.warnings = writer.case_warnings(names_before)
         report.bulk = bool(writer.bulk)
         writer.finish()
+        change = changed_since(src)
+        if change is not None:  # still being written: store nothing of a partial read
+            raise FileChanged(f"{src.display}: {change}")
         conn.execute(
             update(IngestBatch)
             .where(IngestBatch.id == batch_id)
@@ -187,6 +203,13 @@ def _load(
             )
         )
     return report
+
+
+def _changed(exc: FileChanged) -> str:
+    return (
+        f"{exc}; nothing of it was stored (is it still being written? copy files in "
+        "under a hidden name, .NAME, and rename them when complete)"
+    )
 
 
 @contextmanager
@@ -231,9 +254,15 @@ def ingest_file(
     stored count as duplicates. An aggregated-count row may stand for at most
     ``max_expand`` battles.
     """
+    if source is not None:
+        problem = text_problem(source, limit=SOURCE_MAX)
+        if problem is not None:
+            raise IngestError(f"--source {source!r}: {problem}")
     try:
         src = open_input(path)
         fmt = detect_format(src, fmt)
+    except FileChanged as exc:
+        raise IngestChanged(_changed(exc)) from None
     except InputError as exc:
         raise IngestError(str(exc)) from None
     report = IngestReport(file=src.display, format=fmt, sha256=src.sha256)
@@ -269,8 +298,16 @@ def ingest_file(
                 rejects.add(*entry)
     except _AlreadyIngested as exc:  # found inside the transaction: a concurrent ingest
         report.already_ingested_as = exc.batch_id
+    except FileChanged as exc:
+        raise IngestChanged(_changed(exc)) from None
     except InputError as exc:
         raise IngestError(str(exc)) from None
+    except RecursionError:
+        raise IngestError(f"{src.display}: nested too deeply (not a battle file)") from None
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC or exc.filename not in (None, str(src.path)):
+            raise  # not a read of this file (a full disk, the rejects file)
+        raise IngestError(f"{src.display}: cannot read: {exc.strerror or exc}") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
         if not src.compressed:
             raise

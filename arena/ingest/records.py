@@ -16,6 +16,7 @@ from itertools import compress
 from operator import eq
 from typing import Any, NamedTuple
 
+from arena.core.text import text_problem
 from arena.ingest import fields
 from arena.ingest.errors import RowError
 from arena.ingest.shapes import FIELDS, Schema, resolve_schema
@@ -116,8 +117,9 @@ def parse_record(
     for tag, value in tag_values:
         fields.tags_true(tag, value, categories)
     for name in categories:
-        if len(name) > fields.TEXT_MAX:
-            raise RowError("category", f"category name longer than {fields.TEXT_MAX} characters")
+        problem = text_problem(name, limit=fields.TEXT_MAX)
+        if problem is not None:
+            raise RowError("category", f"category name {problem}")
     text = {
         f: fields.text(get(f), cols[f], limit=limit) if f in cols else None
         for f, limit in _TEXT_FIELDS
@@ -211,8 +213,8 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     index = {f: positions[c] for f, c in schema.columns.items()}
     ia, ib, iw, iid = index["model_a"], index["model_b"], index["winner"], index.get("id")
     tag_index = [(n, positions[n]) for n in schema.tag_columns]
-    if any(len(name) > fields.TEXT_MAX for name, _ in tag_index):
-        return None  # a tag named too long: the row path reports it where it is true
+    if any(text_problem(name, limit=fields.TEXT_MAX) for name, _ in tag_index):
+        return None  # a tag name not allowed: the row path reports it where it is true
     width = len(header)
     names = schema.names
     truthy = fields.TRUE.__contains__

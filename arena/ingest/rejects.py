@@ -110,7 +110,7 @@ def rejects_file(target: Path) -> Iterator[tuple[RejectSink, list[bool]]]:
     keep = [False]
     ok = False
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="") as fh:
             try:
                 yield RejectSink(fh), keep
                 ok = True

@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import sys
@@ -27,7 +28,14 @@ from arena.core.vocabulary import GZIP_MAGIC
 FORMATS = ("auto", "csv", "jsonl", "json")
 _CHUNK = 1 << 20
 
-csv.field_size_limit(1 << 24)
+#: Longest line read (characters of CSV text, bytes of JSON lines): a longer one
+#: is refused before it is read whole, so memory stays bounded (a 400 KB gzip can
+#: hold one 400 MiB line). Far above any real record; CSV fields have the same bound.
+LINE_MAX = 1 << 24
+#: Largest JSON array file (decompressed bytes): it is parsed whole.
+JSON_ARRAY_MAX = 1 << 30
+
+csv.field_size_limit(LINE_MAX)
 
 
 class InputError(Exception):
@@ -43,6 +51,51 @@ class InputFile:
     sha256: str
     size: int
     compressed: bool
+    #: (size, mtime_ns, inode) when it was hashed: a file still being written is
+    #: recognised by a change (:func:`changed_since`)
+    identity: tuple[int, int, int] | None = None
+
+
+def display_path(path_arg: str | os.PathLike) -> str:
+    """A path as messages, the database and JSON can hold it.
+
+    A file name that is not UTF-8 arrives with its bytes as lone surrogates
+    (``surrogateescape``), which no encoder accepts; those bytes are shown as
+    ``\\xNN``.
+    """
+    text = os.fspath(path_arg)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text
+
+
+def file_identity(path: Path) -> tuple[int, int, int]:
+    """(size, mtime_ns, inode) of ``path``: what changes when a file is written or replaced."""
+    st = path.stat()
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def changed_since(source: InputFile) -> str | None:
+    """How ``source`` changed since it was hashed (grew, was rewritten or replaced,
+    vanished), or None if it is as it was."""
+    if source.identity is None:
+        return None
+    try:
+        now = file_identity(source.path)
+    except FileNotFoundError:
+        return "it was removed while being read"
+    except OSError as exc:
+        return f"it can no longer be read ({exc.strerror})"
+    size, mtime, inode = source.identity
+    if now[2] != inode:
+        return "it was replaced by another file while being read"
+    if now[0] != size:
+        return f"it changed size while being read ({size} -> {now[0]} bytes)"
+    if now[1] != mtime:
+        return "it was modified while being read"
+    return None
 
 
 def spool_stdin() -> Path:
@@ -58,21 +111,46 @@ def spool_stdin() -> Path:
 
 
 def open_input(path_arg: str) -> InputFile:
+    """Hash one input (``-``: stdin, spooled first) and note its identity.
+
+    Raises :class:`InputError` for a missing, unreadable or non-regular file and
+    for a file that changed while it was hashed.
+    """
     if path_arg == "-":
         path, display = spool_stdin(), "<stdin>"
     else:
-        path, display = Path(path_arg), path_arg
-        if not path.is_file():
+        path, display = Path(path_arg), display_path(path_arg)
+        if not path.exists():
             raise InputError(f"{display}: no such file")
+        if not path.is_file():
+            raise InputError(f"{display}: not a regular file")
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as fh:
-        head = fh.read(2)
-        fh.seek(0)
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-            size += len(block)
-    return InputFile(display, path, digest.hexdigest(), size, head == GZIP_MAGIC)
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            identity = (st.st_size, st.st_mtime_ns, st.st_ino)
+            head = fh.read(2)
+            fh.seek(0)
+            while block := fh.read(_CHUNK):
+                digest.update(block)
+                size += len(block)
+    except FileNotFoundError:
+        raise InputError(f"{display}: no such file (removed before it could be read)") from None
+    except OSError as exc:
+        raise InputError(f"{display}: cannot read: {exc.strerror or exc}") from None
+    source = InputFile(display, path, digest.hexdigest(), size, head == GZIP_MAGIC, identity)
+    if path_arg != "-":
+        change = changed_since(source)
+        if change is None and size != identity[0]:
+            change = f"it changed size while being read ({identity[0]} -> {size} bytes)"
+        if change is not None:
+            raise FileChanged(f"{display}: {change}")
+    return source
+
+
+class FileChanged(InputError):
+    """The file changed while it was read (still being written?): nothing of it is stored."""
 
 
 def open_binary(source: InputFile) -> IO[bytes]:
@@ -133,7 +211,7 @@ class _Utf8Lines:
         self.line_no = 0
 
     def __iter__(self) -> Iterator[str]:
-        for raw in self._binary:
+        for raw in bounded_lines(self._binary, LINE_MAX, self._display, self):
             self.line_no += 1
             try:
                 yield self._decoder.decode(raw)
@@ -142,6 +220,21 @@ class _Utf8Lines:
                     f"{self._display}: line {self.line_no}: not valid UTF-8 "
                     f"(byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
                 ) from None
+
+
+def bounded_lines(stream, limit: int, display: str, counter=None) -> Iterator:
+    """The lines of ``stream`` (binary or text), each read with at most ``limit``
+    characters, so that one huge line is refused before it is held whole."""
+    readline = stream.readline
+    newline = b"\n" if isinstance(stream.read(0), bytes) else "\n"
+    while line := readline(limit):
+        if len(line) >= limit and not line.endswith(newline):
+            where = "" if counter is None else f"line {counter.line_no + 1}: "
+            raise InputError(
+                f"{display}: {where}a line longer than {limit} characters "
+                "(not a battle record; is it the right file?)"
+            )
+        yield line
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -226,7 +319,7 @@ class CsvBlocks:
     def __init__(self, source: InputFile, binary: IO[bytes]) -> None:
         self.source = source
         self.stream = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict", newline="")
-        self.reader = csv.reader(self.stream)
+        self.reader = csv.reader(self._lines(self.stream))
         try:
             header = next(self.reader)
         except StopIteration:
@@ -236,12 +329,21 @@ class CsvBlocks:
         except UnicodeDecodeError as exc:
             raise self._bad_bytes(exc) from None
         self.header = [h.strip() for h in header]
+        repeated = sorted({h for h in self.header if h and self.header.count(h) > 1})
+        if repeated:
+            raise InputError(
+                f"{source.display}: line 1: column {repeated[0]!r} appears more than once "
+                "in the header (which one holds the data?)"
+            )
         self.width = len(header)
         self.fast = True  # quote-free blocks so far
         self.eof = False
         self.line = self.reader.line_num  # last line read by the fast path
         self.base = 0  # lines read before the csv reader took over
         self.pending = CsvBlock([], rows=[])
+
+    def _lines(self, stream) -> Iterator[str]:
+        return bounded_lines(stream, LINE_MAX, self.source.display)
 
     def _bad_bytes(self, _exc: UnicodeDecodeError) -> InputError:
         # The decoder works on large blocks, so find the line again (error path only).
@@ -255,7 +357,14 @@ class CsvBlocks:
         try:
             text = self.stream.read(_BLOCK_CHARS)
             if text and not text.endswith("\n"):
-                text += self.stream.readline()
+                rest = self.stream.readline(LINE_MAX)
+                if len(rest) >= LINE_MAX and not rest.endswith("\n"):
+                    raise InputError(
+                        f"{self.source.display}: line {self.line + text.count(chr(10)) + 1}: "
+                        f"a line longer than {LINE_MAX} characters "
+                        "(not a battle record; is it the right file?)"
+                    )
+                text += rest
         except UnicodeDecodeError as exc:
             raise self._bad_bytes(exc) from None
         if "\r\n" in text:
@@ -264,7 +373,7 @@ class CsvBlocks:
             # hand the block and the rest of the stream to csv.reader
             self.fast = False
             self.base = self.line
-            self.reader = csv.reader(chain(io.StringIO(text, newline=""), self.stream))
+            self.reader = csv.reader(chain(io.StringIO(text, newline=""), self._lines(self.stream)))
             return None
         if not text:
             self.eof = True
@@ -337,20 +446,34 @@ def iter_jsonl(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]
         if not text.strip():
             continue
         try:
-            yield f"line {lines.line_no}", json.loads(text)
+            yield f"line {lines.line_no}", json.loads(text, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             yield f"line {lines.line_no}", BadJson(exc.msg)
+        except DuplicateKey as exc:
+            yield f"line {lines.line_no}", BadJson(str(exc))
+        except RecursionError:
+            yield f"line {lines.line_no}", BadJson(_TOO_DEEP)
 
 
 def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
     """A JSON array of objects. Parsed whole: JSON arrays are for small files."""
     data = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="strict")
     try:
-        doc = json.load(data)
+        text = data.read(JSON_ARRAY_MAX + 1)
+        if len(text) > JSON_ARRAY_MAX:
+            raise InputError(
+                f"{source.display}: a JSON array file larger than {JSON_ARRAY_MAX} characters "
+                "(it is read whole): write it as JSON lines, one battle per line"
+            )
+        doc = json.loads(text, object_pairs_hook=_unique_keys)
     except UnicodeDecodeError:
         raise InputError(f"{source.display}: not valid UTF-8") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{source.display}: line {exc.lineno}: invalid JSON: {exc.msg}") from None
+    except DuplicateKey as exc:
+        raise InputError(f"{source.display}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source.display}: {_TOO_DEEP}") from None
     finally:
         data.detach()  # leave the binary stream open for its owner
     if not isinstance(doc, list):
@@ -362,3 +485,22 @@ def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str,
 @dataclass(frozen=True)
 class BadJson:
     message: str
+
+
+_TOO_DEEP = "JSON nested too deeply (not a battle record)"
+
+
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (which value was meant?)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object as a dict, refusing a repeated key."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"key {key!r} appears more than once in one object")
+            seen.add(key)
+    return obj

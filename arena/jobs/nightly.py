@@ -9,9 +9,12 @@ The outcome is one of the exit codes below, meant for monitoring.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
+import stat
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -19,13 +22,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import take_write_lock
 from arena.ingest import IngestError, ingest_file
+from arena.ingest.loader import IngestChanged
+from arena.ingest.sources import display_path, file_identity
 from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
-from arena.jobs.retention import PruneResult, prune_snapshots
+from arena.jobs.retention import PruneResult, check_retention, prune_snapshots
 from arena.publish.site import PublishError, publish_site
 
 #: Exit codes of ``arena nightly`` (1 and 2 keep click's meaning: error, usage).
@@ -43,18 +49,31 @@ EXIT_LOCKED = 6
 STATUS_FILE = "status.json"
 
 
+class NightlyError(ValueError):
+    """A configuration the nightly job refuses (before doing anything)."""
+
+
 @dataclass
 class FileOutcome:
-    """What became of one file of the drop folder."""
+    """What became of one entry of the drop folder."""
 
     name: str
-    #: "ingested", "seen" (same sha256 already stored) or "rejected"
+    #: "ingested", "seen" (same sha256 already stored), "rejected" (moved to --failed
+    #: when given), "changed" (changed while read: left in place for the next night)
+    #: or "skipped" (a folder or special file: left alone)
     status: str
     inserted: int = 0
     batch_id: int | None = None
     error: str | None = None
     #: where the file was moved (``done``/``failed`` folder), None if left in place
     moved_to: str | None = None
+    #: why the move to --done/--failed failed (the file stays in the drop folder)
+    move_error: str | None = None
+
+    @property
+    def problem(self) -> bool:
+        """Whether the operator should look at it (exit code 3)."""
+        return self.status in ("rejected", "changed", "skipped") or self.move_error is not None
 
 
 @dataclass
@@ -79,10 +98,15 @@ class NightlyResult:
         return [f for f in self.files if f.status == "rejected"]
 
     @property
+    def problems(self) -> list[FileOutcome]:
+        """Entries rejected, changed while read, skipped, or not moved."""
+        return [f for f in self.files if f.problem]
+
+    @property
     def exit_code(self) -> int:
         if self.error is not None:
             return EXIT_FAILED
-        if self.rejected:
+        if self.problems:
             return EXIT_REJECTED
         if not self.rebuilt:
             return EXIT_NOTHING_NEW
@@ -107,6 +131,9 @@ class NightlyResult:
             "files_ingested": sum(1 for f in self.files if f.status == "ingested"),
             "files_seen": sum(1 for f in self.files if f.status == "seen"),
             "files_rejected": len(self.rejected),
+            "files_changed": sum(1 for f in self.files if f.status == "changed"),
+            "files_skipped": sum(1 for f in self.files if f.status == "skipped"),
+            "moves_failed": sum(1 for f in self.files if f.move_error is not None),
             "rebuilt": self.rebuilt,
             "snapshot_ids": list(self.snapshot_ids),
             "boards": list(self.boards),
@@ -127,6 +154,13 @@ class NightlyResult:
             f"{d['files_seen']} already ingested",
             f"{d['files_rejected']} rejected",
         ]
+        for key, what in (
+            ("files_changed", "changed while read (left for the next night)"),
+            ("files_skipped", "skipped (not a regular file)"),
+            ("moves_failed", "could not be moved"),
+        ):
+            if d[key]:
+                parts.append(f"{d[key]} {what}")
         if self.rebuilt:
             parts.append(f"{len(self.snapshot_ids)} snapshot(s) up to battle {self.watermark}")
         else:
@@ -152,16 +186,167 @@ def incoming_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
 
 
-def _move(path: Path, folder: Path) -> Path:
-    """Move ``path`` into ``folder`` without replacing a file of the same name there."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / path.name
+def _entries(folder: Path, ignore: set[Path]) -> list[Path]:
+    """Every visible entry of the drop folder, by name, but the ``ignore``d folders
+    (``--done``/``--failed`` may live inside it)."""
+    return sorted(
+        p
+        for p in folder.iterdir()
+        if not p.name.startswith(".") and p.absolute() not in ignore and p.resolve() not in ignore
+    )
+
+
+def _unusable(path: Path, *, follow_symlinks: bool) -> tuple[str, str] | None:
+    """("rejected" or "skipped", why) for an entry that is not a file to ingest."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return "rejected", "removed from the drop folder before it was read"
+    if stat.S_ISLNK(st.st_mode):
+        if not path.exists():
+            return "rejected", "a symbolic link to nothing (dangling link)"
+        if not follow_symlinks:
+            return "rejected", (
+                "a symbolic link (not followed: anyone who can write the drop folder could "
+                "make arena read any file; move the file itself in, or use --follow-symlinks)"
+            )
+        st = path.stat()
+    if stat.S_ISDIR(st.st_mode):
+        return "skipped", "a folder (the drop folder is not read recursively)"
+    if not stat.S_ISREG(st.st_mode):
+        return "skipped", "not a regular file (a pipe, socket or device)"
+    return None
+
+
+def _free_name(folder: Path, name: str) -> Path:
+    """``folder/name``, or ``name.1``, ``name.2``, ...: a target that replaces nothing
+    (nor the ``.error.txt`` of a former file of that name)."""
+    target = folder / name
     n = 0
-    while target.exists():
+    while os.path.lexists(target) or os.path.lexists(f"{target}.error.txt"):
         n += 1
-        target = folder / f"{path.name}.{n}"
-    shutil.move(str(path), target)
+        target = folder / f"{name}.{n}"
     return target
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _move(path: Path, folder: Path) -> Path:
+    """Move ``path`` into ``folder`` atomically, replacing nothing there.
+
+    On one file system a rename. Across file systems the file is copied to a
+    hidden temporary name in ``folder``, flushed to disk and renamed, and only
+    then removed from the drop folder: a crash or a full disk never leaves a
+    truncated file under the real name, and the original stays until the copy
+    is complete. Raises OSError (nothing moved) when that fails.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    target = _free_name(folder, path.name)
+    try:
+        os.rename(path, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    else:
+        _fsync_dir(folder)
+        return target
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".arena-tmp", dir=folder)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            with open(path, "rb") as src:
+                shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copystat(path, tmp)
+        os.rename(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(folder)
+    path.unlink()
+    return target
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """``path`` with ``text``, written under a temporary name and renamed into place."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name[:64]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _describe_move_error(exc: OSError, folder: Path) -> str:
+    what = exc.strerror or str(exc)
+    return f"could not move it to {display_path(folder)}: {what}; it stays in the drop folder"
+
+
+def _ingest_one(engine: Engine, path: Path, name: str) -> FileOutcome:
+    """Ingest one file; any failure that belongs to the file is its rejection.
+
+    Only a failure of the database itself (unreachable, disk full, locked)
+    stops the night: the next file would fail the same way.
+    """
+    try:
+        before = file_identity(path)
+        report = ingest_file(engine, str(path))
+    except IngestChanged as exc:
+        return FileOutcome(name=name, status="changed", error=f"{exc}; it is read again next time")
+    except IngestError as exc:
+        return FileOutcome(name=name, status="rejected", error=str(exc))
+    except FileNotFoundError:
+        return FileOutcome(
+            name=name, status="rejected", error=f"{name}: removed from the drop folder"
+        )
+    except (DataError, IntegrityError) as exc:  # a value the database refused
+        first = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        return FileOutcome(name=name, status="rejected", error=f"{name}: refused: {first}")
+    except SQLAlchemyError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one file must never stop the night
+        return FileOutcome(
+            name=name,
+            status="rejected",
+            error=f"{name}: could not be ingested ({type(exc).__name__}: {exc})",
+        )
+    if report.already_ingested_as is not None:
+        out = FileOutcome(name=name, status="seen", batch_id=report.already_ingested_as)
+    else:
+        out = FileOutcome(
+            name=name, status="ingested", inserted=report.inserted, batch_id=report.batch_id
+        )
+    try:
+        after = file_identity(path)
+    except OSError:
+        after = None
+    if after != before:
+        # it changed after its battles were stored: leave it for the next night,
+        # which skips what is stored (ids; an id-less file that only grew is read
+        # from where the stored part ends)
+        out.status = "changed"
+        out.error = (
+            f"{name}: it changed while being read (still being written?); "
+            f"{out.inserted} battles of it were stored; it stays in the drop folder "
+            "and is read again next time"
+        )
+    return out
 
 
 def ingest_folder(
@@ -170,38 +355,58 @@ def ingest_folder(
     *,
     done: Path | None = None,
     failed: Path | None = None,
+    follow_symlinks: bool = False,
     say: Callable[[str], None] = lambda _m: None,
 ) -> list[FileOutcome]:
-    """Ingest every file of ``folder``, one transaction each; a rejected file is reported
-    (and moved to ``failed`` with ``NAME.error.txt`` beside it), never fatal."""
+    """Ingest every file of ``folder``, one transaction each.
+
+    Whatever goes wrong with one file -- a bad record, an unreadable or
+    vanished file, a symbolic link, a value the database refuses -- is that
+    file's rejection (moved to ``failed`` with ``NAME.error.txt`` beside it),
+    never the night's end. A file that changed while it was read is left in
+    place for the next night; folders and special files are reported and
+    left alone. A move that fails is reported and the file stays.
+    """
+    ignore = {p.absolute() for p in (done, failed) if p is not None}
+    ignore |= {p.resolve() for p in (done, failed) if p is not None}
     outcomes = []
-    for path in incoming_files(folder):
-        try:
-            report = ingest_file(engine, str(path))
-        except IngestError as exc:
-            out = FileOutcome(name=path.name, status="rejected", error=str(exc))
-            say(f"rejected {path.name}: {exc}")
-            if failed is not None:
-                moved = _move(path, failed)
-                Path(f"{moved}.error.txt").write_text(f"{exc}\n", encoding="utf-8")
-                out.moved_to = str(moved)
+    for path in _entries(folder, ignore):
+        name = display_path(path.name)
+        bad = _unusable(path, follow_symlinks=follow_symlinks)
+        if bad is not None:
+            out = FileOutcome(name=name, status=bad[0], error=f"{name}: {bad[1]}")
         else:
-            if report.already_ingested_as is not None:
-                out = FileOutcome(
-                    name=path.name, status="seen", batch_id=report.already_ingested_as
-                )
-            else:
-                out = FileOutcome(
-                    name=path.name,
-                    status="ingested",
-                    inserted=report.inserted,
-                    batch_id=report.batch_id,
-                )
-            say(f"{out.status} {path.name}: {out.inserted} battles")
-            if done is not None:
-                out.moved_to = str(_move(path, done))
+            out = _ingest_one(engine, path, name)
+        if out.status in ("ingested", "seen"):
+            say(f"{out.status} {name}: {out.inserted} battles")
+            target = done
+        else:
+            say(f"{out.status} {out.error}")
+            target = failed if out.status == "rejected" else None
+        if target is not None and os.path.lexists(path):
+            try:
+                moved = _move(path, target)
+                out.moved_to = display_path(moved)
+                if out.status == "rejected":
+                    _write_atomic(Path(f"{moved}.error.txt"), f"{out.error}\n")
+            except OSError as exc:
+                out.move_error = _describe_move_error(exc, target)
+                say(f"{name}: {out.move_error}")
         outcomes.append(out)
     return outcomes
+
+
+def check_folders(incoming: Path, site: Path, done: Path | None, failed: Path | None) -> None:
+    """Refuse folder settings that would make every night redo or undo work."""
+    inc = incoming.resolve()
+    for option, folder in (("--done", done), ("--failed", failed), ("--site", site)):
+        if folder is not None and folder.resolve() == inc:
+            raise NightlyError(
+                f"{option} is the drop folder ({display_path(incoming)}): every night would "
+                "read its own output again; give a separate folder"
+            )
+    if site.resolve() in {p.resolve() for p in (done, failed) if p is not None}:
+        raise NightlyError("--site must not be the --done or --failed folder")
 
 
 def _rated_up_to(engine: Engine) -> tuple[int, int | None, list[int], list[str]]:
@@ -228,26 +433,47 @@ def nightly(
     failed: str | os.PathLike | None = None,
     wait: float,
     max_models: int | None = None,
+    max_boards: int | None = None,
     top: int = 20,
     attribution: str | None = None,
     progress: Callable[[str], None] | None = None,
     prune_keep_days: float | None = None,
     prune_keep_last: int | None = None,
+    follow_symlinks: bool = False,
 ) -> NightlyResult:
     """Ingest ``incoming``, rebuild every board (all categories) and publish ``site``.
 
     The rebuild is skipped when no battle arrived since the last snapshot
     (the site is still republished, so its ``status.json`` shows the run).
     With ``prune_keep_days``/``prune_keep_last``, :func:`arena.jobs.retention.prune_snapshots`
-    runs after a good night only (rebuild and publish succeeded), inside the lock.
+    runs after a good rebuild (or none needed), before the publish, so that the
+    published ``status.json`` says what it did; a failed prune is a warning.
+    Symbolic links in ``incoming`` are rejected unless ``follow_symlinks``.
 
     Raises
     ------
+    NightlyError
+        ``done``, ``failed`` or ``site`` is the drop folder, or a retention
+        option is out of range; nothing was done.
     arena.db.lock.LockHeld
         Another run kept the database's nightly lock for more than ``wait`` seconds;
         nothing was done.
     """
     say = progress or (lambda _m: None)
+    try:
+        opts.validate()  # a bad option (an --anchor out of range) before any file moves
+    except RebuildError as exc:
+        raise NightlyError(str(exc)) from None
+    check_folders(
+        Path(incoming),
+        Path(site),
+        Path(done) if done is not None else None,
+        Path(failed) if failed is not None else None,
+    )
+    try:
+        check_retention(keep_days=prune_keep_days, keep_last=prune_keep_last)
+    except ValueError as exc:
+        raise NightlyError(f"--prune-{exc}") from None
     started = datetime.now(UTC)
     clock = time.perf_counter()
     result = NightlyResult(started=started)
@@ -257,6 +483,7 @@ def nightly(
             Path(incoming),
             done=Path(done) if done is not None else None,
             failed=Path(failed) if failed is not None else None,
+            follow_symlinks=follow_symlinks,
             say=say,
         )
         result.battles_added = sum(f.inserted for f in result.files)
@@ -265,7 +492,12 @@ def nightly(
         if mark is None or top_id > mark:
             try:
                 built = rebuild(
-                    engine, opts, all_categories=True, progress=say, max_models=max_models
+                    engine,
+                    opts,
+                    all_categories=True,
+                    progress=say,
+                    max_models=max_models,
+                    max_boards=max_boards,
                 )
             except RebuildError as exc:
                 result.error = f"rebuild failed: {exc}"
@@ -275,6 +507,16 @@ def nightly(
                 result.boards = built.boards
                 result.watermark = built.watermark
                 result.warnings = built.warnings
+        if result.error is None and (prune_keep_days is not None or prune_keep_last is not None):
+            say("pruning old snapshots")
+            try:
+                with engine.begin() as conn:
+                    take_write_lock(conn, "prune snapshots")
+                    result.pruned = prune_snapshots(
+                        conn, keep_days=prune_keep_days, keep_last=prune_keep_last
+                    )
+            except SQLAlchemyError as exc:
+                result.warnings.append(f"pruning old snapshots failed: {exc}")
         if result.error is None:
 
             def status() -> bytes:
@@ -291,18 +533,12 @@ def nightly(
                     top=top,
                     attribution=attribution,
                     extra_files={STATUS_FILE: status},
+                    max_boards=max_boards,
                 )
             except (PublishError, OSError) as exc:
                 result.error = f"publish failed: {exc}"
             else:
                 result.published = True
-        if result.published and (prune_keep_days is not None or prune_keep_last is not None):
-            say("pruning old snapshots")
-            with engine.begin() as conn:
-                take_write_lock(conn, "prune snapshots")
-                result.pruned = prune_snapshots(
-                    conn, keep_days=prune_keep_days, keep_last=prune_keep_last
-                )
     result.seconds = time.perf_counter() - clock
     return result
 
@@ -315,6 +551,7 @@ __all__ = [
     "EXIT_REJECTED",
     "STATUS_FILE",
     "FileOutcome",
+    "NightlyError",
     "NightlyResult",
     "ingest_folder",
     "nightly",

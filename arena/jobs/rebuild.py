@@ -30,8 +30,9 @@ from sqlalchemy import Connection, Engine
 from arena.boards.keys import BoardKey
 from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
-from arena.core.defaults import DEFAULT_SEED
+from arena.core.defaults import ANCHOR_MAX, DEFAULT_SEED
 from arena.core.errors import OptionError, escape
+from arena.core.words import too_many_boards
 from arena.db.models import STYLE_FEATURES
 from arena.db.session import take_write_lock
 from arena.engine.board import (
@@ -126,6 +127,20 @@ class RebuildOptions(BoardOptions):
             )
         if self.fit.anchor is not None:
             raise RebuildError("give the anchor by model name (anchor=), not fit.anchor")
+        if self.anchor is not None:
+            model, value = self.anchor
+            if not (isinstance(value, int | float) and math.isfinite(value)) or (
+                abs(value) > ANCHOR_MAX
+            ):
+                raise RebuildOptionError(
+                    "anchor",
+                    "{name} "
+                    + escape(
+                        f"{model}={value!r}: the rating must be a finite number from "
+                        f"{-ANCHOR_MAX:,.0f} to {ANCHOR_MAX:,.0f} (ratings are stored as "
+                        "32-bit floats; beyond that every model would show the same rating)"
+                    ),
+                )
 
     def selection(self) -> BattleSelection:
         """The battles this rebuild reads."""
@@ -193,6 +208,8 @@ class RebuildJob:
     opts: RebuildOptions
     all_categories: bool = False
     max_models: int | None = None
+    #: most boards (overall + categories) to build (``--max-boards``)
+    max_boards: int | None = None
     #: the read asked for (:data:`arena.store.read.READS`)
     read_mode: str = "auto"
     progress: Callable[[str], None] | None = None
@@ -301,6 +318,8 @@ class RebuildJob:
                 )
                 + "{name} battle",
             )
+        if self.max_boards is not None and len(self.boards) > self.max_boards:
+            raise RebuildError(too_many_boards(len(self.boards), self.max_boards))
         if self.max_models is not None:
             for data in self.boards:
                 if data.table.n_models > self.max_models:
@@ -509,6 +528,7 @@ def rebuild(
     progress: Callable[[str], None] | None = None,
     max_models: int | None = None,
     read: str = "auto",
+    max_boards: int | None = None,
 ) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.
 
@@ -530,6 +550,7 @@ def rebuild(
         opts,
         all_categories=all_categories,
         max_models=max_models,
+        max_boards=max_boards,
         read_mode=read,
         progress=progress,
     )

@@ -10,6 +10,7 @@ are style coefficients and audits (a few rows each).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -58,6 +59,27 @@ def _utc(t: datetime) -> datetime:
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
+#: Longest ``keep_days`` (100 years): beyond it nothing is ever pruned, and the
+#: cut-off date would overflow.
+KEEP_DAYS_MAX = 36_525
+
+
+def check_retention(*, keep_days: float | None, keep_last: int | None) -> None:
+    """Raise ValueError (the message names the option) unless ``keep_days`` is a finite
+    number from 0 to :data:`KEEP_DAYS_MAX` and ``keep_last`` a whole number >= 0."""
+    if keep_days is not None:
+        if isinstance(keep_days, bool) or not isinstance(keep_days, int | float):
+            raise ValueError(f"keep-days must be a number of days, not {keep_days!r}")
+        if not (math.isfinite(keep_days) and 0 <= keep_days <= KEEP_DAYS_MAX):
+            raise ValueError(
+                f"keep-days must be a number of days from 0 to {KEEP_DAYS_MAX}, not {keep_days!r}"
+            )
+    if keep_last is not None and (
+        isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0
+    ):
+        raise ValueError(f"keep-last must be a whole number >= 0, not {keep_last!r}")
+
+
 def prunable(
     conn: Connection,
     *,
@@ -71,8 +93,7 @@ def prunable(
     """
     if keep_days is None and keep_last is None:
         raise ValueError("give keep_days, keep_last or both")
-    if (keep_days is not None and keep_days < 0) or (keep_last is not None and keep_last < 0):
-        raise ValueError("keep_days and keep_last must not be negative")
+    check_retention(keep_days=keep_days, keep_last=keep_last)
     now = _utc(now or datetime.now(UTC))
     cutoff = None if keep_days is None else now - timedelta(days=keep_days)
     newest = max(1, keep_last or 0)

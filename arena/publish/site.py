@@ -43,6 +43,7 @@ from arena.boards.snapshots import (
 )
 from arena.core.formats import render_csv, tidy, to_json
 from arena.core.resources import templates_dir
+from arena.core.words import too_many_boards
 from arena.db.models import Snapshot
 from arena.publish import context as ctx
 from arena.publish.agreement_view import agreement_views
@@ -98,7 +99,9 @@ def ranks_alone(conn: Connection, board: Board) -> dict[str, tuple[int, int]]:
     return {} if got is None else {m: got.rank_alone(m) for m in got.index}
 
 
-def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.SiteBoard]:
+def _load_site_boards(
+    conn: Connection, snapshot_id: int | None, max_boards: int | None = None
+) -> list[ctx.SiteBoard]:
     if snapshot_id is None:
         snapshot_id = latest_snapshot_id(conn, OVERALL)
         if snapshot_id is None:
@@ -113,6 +116,8 @@ def _load_site_boards(conn: Connection, snapshot_id: int | None) -> list[ctx.Sit
         raise PublishError(f"snapshot {snapshot_id} does not exist")
     labels = stored_labels(conn)
     boards = [BoardKey.parse(b) for (b,) in conn.execute(select(Snapshot.board).distinct())]
+    if max_boards is not None and len(boards) > max_boards:
+        raise PublishError(too_many_boards(len(boards), max_boards))
     # Main board first, then overall (if the main one is a category), then the rest by key.
     others = sorted((b for b in boards if b != main.key), key=lambda b: (not b.is_overall, str(b)))
     loaded: list[Board] = [main]
@@ -265,6 +270,7 @@ def publish_site(
     top: int = 15,
     attribution: str | None = None,
     extra_files: Mapping[str, bytes | Callable[[], bytes]] | None = None,
+    max_boards: int | None = None,
 ) -> PublishReport:
     """Render a snapshot (default: the latest overall one) and the latest snapshot of
     every other board into ``out_dir``, replacing a previous site atomically.
@@ -275,7 +281,8 @@ def publish_site(
     the bytes: it is called after every page is written, just before the swap
     (so ``status.json`` can time the publish itself).
 
-    Raises :class:`PublishError` for user errors (no snapshot, bad target).
+    Raises :class:`PublishError` for user errors (no snapshot, bad target, more
+    boards than ``max_boards``).
     """
     if top < 2:
         raise PublishError("--heatmap-top must be at least 2")
@@ -283,11 +290,11 @@ def publish_site(
     check_target(out)
     if isinstance(conn_or_engine, Engine):
         with conn_or_engine.connect() as conn:
-            sites = _load_site_boards(conn, snapshot_id)
+            sites = _load_site_boards(conn, snapshot_id, max_boards)
             audit = load_audit(conn, sites[0].board.snapshot.id)
             agreements = agreement_views(conn, sites)
     else:
-        sites = _load_site_boards(conn_or_engine, snapshot_id)
+        sites = _load_site_boards(conn_or_engine, snapshot_id, max_boards)
         audit = load_audit(conn_or_engine, sites[0].board.snapshot.id)
         agreements = agreement_views(conn_or_engine, sites)
     out.parent.mkdir(parents=True, exist_ok=True)

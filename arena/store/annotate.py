@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select, update
 
+from arena.core.text import text_problem
 from arena.core.vocabulary import is_web_url, parse_bool
 from arena.db.models import Model
 
@@ -49,10 +50,9 @@ class Annotation:
                 continue
             if f != "hidden":
                 v = v.strip() or None  # an empty cell clears the field
-                if v is not None and len(v) > _TEXT_LIMITS[f]:
-                    raise AnnotateError(
-                        f"{f} for model {self.model!r} is longer than {_TEXT_LIMITS[f]} characters"
-                    )
+                problem = None if v is None else text_problem(v, limit=_TEXT_LIMITS[f])
+                if problem is not None:
+                    raise AnnotateError(f"{f} for model {self.model!r}: {problem}")
                 if f == "link" and v is not None and not is_web_url(v):
                     # The page would not link it anyway (javascript: and friends).
                     raise AnnotateError(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, func, select
 
+from arena.core.text import text_problem
 from arena.core.words import unknown
 from arena.db.models import BattleCategory, Category, CategoryLabel
 
@@ -135,8 +136,9 @@ def set_label(conn: Connection, key: str, label: str) -> str:
     text = " ".join(label.split())
     if label and not text:
         raise CategoryError(f'label for {key!r} is only spaces; give a name or "" to reset it')
-    if len(text) > LABEL_MAX:
-        raise CategoryError(f"label for {key!r} is longer than {LABEL_MAX} characters")
+    problem = text_problem(text, limit=LABEL_MAX)
+    if problem is not None:
+        raise CategoryError(f"label for {key!r}: {problem}")
     conn.execute(delete(CategoryLabel).where(CategoryLabel.name == key))
     if text:
         conn.execute(CategoryLabel.__table__.insert().values(name=key, label=text))
