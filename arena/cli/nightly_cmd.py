@@ -135,6 +135,9 @@ def nightly_command(
         raise click.exceptions.Exit(EXIT_LOCKED) from None
     for warning in result.warnings:
         warn(warning)
+    for f in result.files:
+        for note in f.warnings:
+            warn(f"{f.name}: {note}")
     for f in result.problems:
         if f.error is not None:
             click.echo(f"{f.status}: {f.error}", err=True)

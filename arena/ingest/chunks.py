@@ -44,10 +44,18 @@ def where(location: Location) -> str:
 
 
 def _json_records(
-    source: InputFile, fmt: str, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int
+    source: InputFile,
+    fmt: str,
+    binary: IO[bytes],
+    mapping: Mapping[str, str],
+    max_expand: int,
+    skip_lines: int = 0,
 ) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
     """Yield (location, raw record, parsed battle or the error) of a JSON or JSON-lines file."""
-    items = iter_jsonl(source, binary) if fmt == "jsonl" else iter_json_array(source, binary)
+    if fmt == "jsonl":
+        items = iter_jsonl(source, binary, first_line=skip_lines)
+    else:
+        items = iter_json_array(source, binary)
     schemas: dict[frozenset[str], Schema | RowError] = {}
     for location, obj in items:
         if isinstance(obj, BadJson):
@@ -92,10 +100,15 @@ class Chunk:
 
 
 def _csv_chunks(
-    source: InputFile, binary: IO[bytes], mapping: Mapping[str, str], max_expand: int, rows: int
+    source: InputFile,
+    binary: IO[bytes],
+    mapping: Mapping[str, str],
+    max_expand: int,
+    rows: int,
+    skip_lines: int = 0,
 ) -> Iterator[Chunk]:
     """CSV blocks, parsed column-wise where the shape allows, else row by row."""
-    header, read = read_csv(source, binary)
+    header, read = read_csv(source, binary, skip_lines=skip_lines)
     try:
         schema = resolve_schema(header, mapping, max_expand=max_expand)
     except RowError as exc:
@@ -157,13 +170,19 @@ def read_chunks(
     max_expand: int,
     *,
     rows: int,
+    skip_lines: int = 0,
 ) -> Iterator[Chunk]:
-    """The file's records in chunks of about ``rows`` battles, parsed, errors kept beside them."""
+    """The file's records in chunks of about ``rows`` battles, parsed, errors kept beside them.
+
+    ``skip_lines``: lines of the file not in ``binary`` (a stored prefix, see
+    :mod:`arena.ingest.prefix`), so that line numbers stay those of the file.
+    """
     if fmt == "csv":
-        yield from _csv_chunks(source, binary, mapping, max_expand, rows)
+        yield from _csv_chunks(source, binary, mapping, max_expand, rows, skip_lines)
         return
     chunk = Chunk()
-    for location, record, parsed in _json_records(source, fmt, binary, mapping, max_expand):
+    records = _json_records(source, fmt, binary, mapping, max_expand, skip_lines)
+    for location, record, parsed in records:
         _add(chunk, location, record, parsed)
         if len(chunk.battles) >= rows:
             yield chunk

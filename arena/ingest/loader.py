@@ -20,6 +20,7 @@ from arena.db.session import announce_wait, take_write_lock
 from arena.ingest.bulk import BulkConflict
 from arena.ingest.chunks import Location, read_chunks, where
 from arena.ingest.fields import EXPAND_MAX
+from arena.ingest.prefix import Prefix, content_stream, stored_prefix
 from arena.ingest.records import (
     RowError,
 )
@@ -109,6 +110,10 @@ class IngestReport:
     bulk: bool = False
     #: things worth a look that did not stop the ingest (model names differing only by case)
     warnings: list[str] = field(default_factory=list)
+    #: the stored batch this file begins with, and its lines that were not read again
+    #: (a cumulative export, a file that grew; see arena.ingest.prefix)
+    prefix_of: int | None = None
+    lines_skipped: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -127,6 +132,7 @@ def _load(
     max_expand: int,
     bulk_allowed: bool,
     buffered: list[tuple],
+    prefix: Prefix | None = None,
 ) -> IngestReport:
     """One attempt at storing the file, in one transaction; rejected records are
     collected in ``buffered`` (file, location, error, record) for the caller."""
@@ -137,6 +143,7 @@ def _load(
         conn.begin(),
         open_binary(src) as binary,
     ):
+        stream, content = content_stream(binary, src, fmt, prefix)
         take_write_lock(conn, f"ingest {src.display}")
         batch_id = conn.execute(
             insert(IngestBatch)
@@ -162,7 +169,10 @@ def _load(
             buffered.append((src.display, where(location), error, record))
             report.rejected += 1
 
-        for chunk in read_chunks(src, fmt, binary, mapping, max_expand, rows=CHUNK_ROWS):
+        skip = prefix.lines if prefix is not None else 0
+        for chunk in read_chunks(
+            src, fmt, stream, mapping, max_expand, rows=CHUNK_ROWS, skip_lines=skip
+        ):
             if writer.bulk is None:
                 # rows this file will add, from how far the first chunk got into it
                 done = raw.tell() if not raw.closed else size
@@ -200,6 +210,8 @@ def _load(
                 excluded=report.excluded,
                 rejected=report.rejected,
                 finished_at=utcnow(),
+                content_bytes=src.size if content is None else content.count,
+                content_sha256=src.sha256 if content is None else content.digest.hexdigest(),
             )
         )
     return report
@@ -273,6 +285,10 @@ def ingest_file(
             report.already_ingested_as = prior
             return report
         size = src.path.stat().st_size
+        prefix = None
+        if fmt in ("csv", "jsonl"):
+            with engine.connect() as conn:
+                prefix = stored_prefix(conn, src, source)
         attempt = partial(
             _load,
             engine,
@@ -284,6 +300,7 @@ def ingest_file(
             progress,
             size,
             max_expand=max_expand,
+            prefix=prefix,
         )
         try:
             buffered: list[tuple] = []
@@ -293,6 +310,12 @@ def ingest_file(
             # redo the file row by row, which tells duplicates from repeats by line
             buffered = []
             report = attempt(bulk_allowed=False, buffered=buffered)
+        if prefix is not None:
+            report.prefix_of, report.lines_skipped = prefix.batch_id, prefix.lines
+            report.warnings.append(
+                f"its first {prefix.lines} lines are the content of {prefix.file_name} "
+                f"(batch {prefix.batch_id}), stored before: read from line {prefix.lines + 1} on"
+            )
         if rejects is not None:
             for entry in buffered:  # only now: a redone attempt must not report twice
                 rejects.add(*entry)

@@ -295,13 +295,18 @@ class CsvBlock:
         return CsvBlock(self.lines + other.lines, rows=self.all_rows() + other.all_rows())
 
 
-def read_csv(source: InputFile, binary: IO[bytes]) -> tuple[list[str], Callable[[int], CsvBlock]]:
+def read_csv(
+    source: InputFile, binary: IO[bytes], *, skip_lines: int = 0
+) -> tuple[list[str], Callable[[int], CsvBlock]]:
     """The header and a block reader: ``read(n)`` gives the next (up to) n records.
 
     See :class:`CsvBlocks`.  On a decoding error the file is scanned again to
-    name the offending line.
+    name the offending line.  ``skip_lines``: the records start after that many
+    lines of the file (the header, then rows stored before, left out of ``binary``).
     """
     blocks = CsvBlocks(source, binary)
+    if skip_lines:
+        blocks.line = skip_lines
     return blocks.header, blocks.read
 
 
@@ -439,9 +444,14 @@ class CsvBlocks:
         return self._read_csv_rows(n)
 
 
-def iter_jsonl(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
-    """Yield (``line N``, parsed object); bad JSON is reported as a row error via a marker."""
+def iter_jsonl(
+    source: InputFile, binary: IO[bytes], *, first_line: int = 0
+) -> Iterator[tuple[str, Any]]:
+    """Yield (``line N``, parsed object); bad JSON is reported as a row error via a marker.
+
+    ``first_line``: lines of the file before ``binary`` starts (a stored prefix)."""
     lines = _Utf8Lines(binary, source.display)
+    lines.line_no = first_line
     for text in lines:
         if not text.strip():
             continue

@@ -69,6 +69,9 @@ class FileOutcome:
     moved_to: str | None = None
     #: why the move to --done/--failed failed (the file stays in the drop folder)
     move_error: str | None = None
+    #: what the ingest noted (lines skipped as a stored file's content, names
+    #: differing only by case)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def problem(self) -> bool:
@@ -330,7 +333,11 @@ def _ingest_one(engine: Engine, path: Path, name: str) -> FileOutcome:
         out = FileOutcome(name=name, status="seen", batch_id=report.already_ingested_as)
     else:
         out = FileOutcome(
-            name=name, status="ingested", inserted=report.inserted, batch_id=report.batch_id
+            name=name,
+            status="ingested",
+            inserted=report.inserted,
+            batch_id=report.batch_id,
+            warnings=list(report.warnings),
         )
     try:
         after = file_identity(path)
