@@ -204,3 +204,25 @@ def test_annotations_and_labels_follow_the_rule(run_cli, tmp_path):
     assert res.exit_code == 1 and "U+202E" in res.output and "organisation" in res.output
     res = run_cli("models", "annotate", "a", "--display-name", "A\x00", ok=False)
     assert res.exit_code == 1 and "U+0000" in res.output
+
+
+def test_duplicate_key_check_is_exact(tmp_path):
+    """The cheap check (count of '":' against the parsed keys) falls back to the exact one
+    whenever it could be fooled: spacing, '":' inside values, nested objects."""
+    import io
+
+    from arena.ingest.sources import BadJson, InputFile, iter_jsonl
+
+    lines = [
+        '{"a": 1, "a" : 2}',  # spaced duplicate
+        '{"m": {"k": 1, "k": 2}}',  # nested duplicate
+        '{"l": [{"k": 1, "k": 2}]}',  # in a list
+        '{"id": "x\\":y", "a": 1}',  # '":' inside a value: no duplicate
+        '{"id": "x\\":y", "a": 1, "a": 2}',  # both
+        '{"a" :1, "b": {"c" : 2}}',  # spaced, no duplicate
+    ]
+    src = InputFile("t.jsonl", tmp_path / "t.jsonl", "0" * 64, 0, False)
+    got = [obj for _, obj in iter_jsonl(src, io.BytesIO("\n".join(lines).encode()))]
+    dup = [isinstance(o, BadJson) and "more than once" in o.message for o in got]
+    assert dup == [True, True, True, False, True, False]
+    assert got[3] == {"id": 'x":y', "a": 1} and got[5] == {"a": 1, "b": {"c": 2}}
