@@ -83,6 +83,8 @@ def poisoned(tmp_path):
     synth_battles(secret, n=50, models=3, seed=9, extra_id=90_000)
     os.symlink(secret, incoming / "link.csv")
     os.symlink(tmp_path / "nowhere.csv", incoming / "dangling.csv")
+    os.symlink(incoming / "loop2.csv", incoming / "loop1.csv")  # a link loop
+    os.symlink(incoming / "loop1.csv", incoming / "loop2.csv")
     (incoming / "subdir").mkdir()
     return tmp_path, incoming
 
@@ -102,6 +104,8 @@ EXPECTED_REJECTED = {
     "dup_key.jsonl": "'model_a' appears more than once",
     "link.csv": "symbolic link",
     "dangling.csv": "dangling",
+    "loop1.csv": "dangling",
+    "loop2.csv": "dangling",
 }
 
 

@@ -195,8 +195,16 @@ def _entries(folder: Path, ignore: set[Path]) -> list[Path]:
     return sorted(
         p
         for p in folder.iterdir()
-        if not p.name.startswith(".") and p.absolute() not in ignore and p.resolve() not in ignore
+        if not p.name.startswith(".") and p.absolute() not in ignore and _real(p) not in ignore
     )
+
+
+def _real(path: Path) -> Path | None:
+    """The path with links resolved; None for a link loop."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return None
 
 
 def _unusable(path: Path, *, follow_symlinks: bool) -> tuple[str, str] | None:
@@ -207,7 +215,7 @@ def _unusable(path: Path, *, follow_symlinks: bool) -> tuple[str, str] | None:
         return "rejected", "removed from the drop folder before it was read"
     if stat.S_ISLNK(st.st_mode):
         if not path.exists():
-            return "rejected", "a symbolic link to nothing (dangling link)"
+            return "rejected", "a symbolic link that leads to no file (dangling, or a loop)"
         if not follow_symlinks:
             return "rejected", (
                 "a symbolic link (not followed: anyone who can write the drop folder could "
