@@ -3,7 +3,7 @@
 A cumulative export without ids (yesterday's 90 rows plus 1 new) used to be
 stored whole again (181 battles, no warning); a file that grew after the
 nightly job stored it the same. Both engines; the migration that keeps each
-batch's content size and hash (0011) too.
+batch's content size and hash (0014) too.
 """
 
 from __future__ import annotations
@@ -132,9 +132,9 @@ def test_nightly_file_grown_after_commit_without_ids(engine, tmp_path, monkeypat
         assert conn.execute(text("SELECT count(*) FROM battles")).scalar() == 207
 
 
-def test_upgrade_0011_adds_batch_content(db_url):
+def test_upgrade_0014_adds_batch_content(db_url):
     cfg = alembic_config(db_url)
-    command.upgrade(cfg, "0010")
+    command.upgrade(cfg, "0013")
     engine = create_db_engine(db_url)
     with engine.begin() as conn:
         conn.execute(
@@ -144,13 +144,13 @@ def test_upgrade_0011_adds_batch_content(db_url):
                 "(1, 'f', 'x', 'csv', 3, 3, 0, 0, 0, '2026-01-01', '2026-01-01')"
             )
         )
-    command.upgrade(cfg, "0011")
+    command.upgrade(cfg, "0014")
     columns = {c["name"] for c in inspect(engine).get_columns("ingest_batches")}
     assert {"content_bytes", "content_sha256"} <= columns
     with engine.connect() as conn:
         row = conn.execute(text("SELECT content_bytes, content_sha256 FROM ingest_batches")).one()
     assert tuple(row) == (None, None)  # older batches are never taken as a prefix
-    command.downgrade(cfg, "0010")
+    command.downgrade(cfg, "0013")
     columns = {c["name"] for c in inspect(engine).get_columns("ingest_batches")}
     assert "content_bytes" not in columns
     engine.dispose()

@@ -105,7 +105,7 @@ class IngestBatch(Base):
     rejected: Mapped[int] = mapped_column(Integer, default=0)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    #: size and sha256 of the content read (decompressed for gzip; migration 0011):
+    #: size and sha256 of the content read (decompressed for gzip; migration 0014):
     #: a later file that begins with it is read from where it ends (arena.ingest.prefix)
     content_bytes: Mapped[int | None] = mapped_column(BigInteger)
     content_sha256: Mapped[str | None] = mapped_column(String(64))

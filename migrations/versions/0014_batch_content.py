@@ -6,8 +6,8 @@ content ends (``arena.ingest.prefix``, issue 26). For plain files the content
 is the file; for gzip input it is the decompressed bytes. Batches stored
 before this revision have neither (NULL) and are never taken as a prefix.
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0014
+Revises: 0013
 Create Date: 2026-12-02
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0014"
+down_revision = "0013"
 branch_labels = None
 depends_on = None
 
