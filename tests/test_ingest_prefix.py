@@ -20,7 +20,7 @@ from arena.db.session import alembic_config, create_db_engine
 from arena.ingest import ingest_file
 from arena.jobs.nightly import nightly
 from arena.jobs.rebuild import RebuildOptions
-from tests.test_nightly import stored_battles
+from tests.helpers.db import battles_at as stored_battles
 
 HEAD = "model_a,model_b,winner\n"
 

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from arena.core.text import text_problem
 from arena.db.models import IngestBatch
 from arena.ingest import fields, sources
-from tests.test_nightly import stored_battles
+from tests.helpers.db import battles_at as stored_battles
 
 HEAD = "model_a,model_b,winner,id,judge"
 

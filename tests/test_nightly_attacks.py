@@ -21,8 +21,9 @@ from arena.ingest import sources
 from arena.jobs import nightly as nightly_mod
 from arena.jobs.nightly import EXIT_OK, EXIT_REJECTED, NightlyError, nightly
 from arena.jobs.rebuild import RebuildOptions
-from tests.test_nightly import FAST, nightly_args, stored_battles
-from tests.test_rebuild import synth_battles
+from tests.helpers.cli import nightly_args
+from tests.helpers.db import battles_at as stored_battles
+from tests.helpers.files import synth_battles
 
 GOOD_ROWS = 300
 
@@ -162,7 +163,7 @@ def test_output_folder_equal_to_drop_folder_refused(run_cli, tmp_path, option):
     args = {"--done": tmp_path / "done", "--failed": tmp_path / "failed", "--site": tmp_path / "s"}
     args[option] = incoming / "." if option != "--site" else incoming
     flat = [x for k, v in args.items() for x in (k, str(v))]
-    res = run_cli("nightly", "--incoming", str(incoming), *flat, *FAST, ok=False)
+    res = run_cli("nightly", "--incoming", str(incoming), *flat, "--rounds", "50", "-q", ok=False)
     assert res.exit_code == 1 and "is the drop folder" in res.output, res.output
     assert "nothing was done" in res.output and "Traceback" not in res.output
     assert sorted(os.listdir(incoming)) == ["a.csv"]

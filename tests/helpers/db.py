@@ -79,3 +79,14 @@ def leaderboards(run_cli, read: str) -> dict[str, str]:
             del doc["snapshot"]["id"], doc["snapshot"]["created_at"]
             docs[board] = json.dumps(doc, sort_keys=True)
     return docs
+
+
+def battles_at(url: str) -> int:
+    """Battles stored in the database at ``url`` (an engine of its own, disposed)."""
+    from arena.db.session import open_engine
+
+    engine = open_engine(url, migrate_new=False)
+    try:
+        return count(engine, Battle)
+    finally:
+        engine.dispose()
