@@ -21,6 +21,18 @@ __all__ = ["FORBIDDEN_CATEGORIES", "bad_character", "describe_character", "text_
 FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
+#: Names of the controls met most (``unicodedata.name`` has none for controls).
+_CONTROL_NAMES = {
+    "\x00": "NUL",
+    "\t": "TAB",
+    "\n": "LINE FEED",
+    "\r": "CARRIAGE RETURN",
+    "\x1b": "ESCAPE",
+    "\x7f": "DELETE",
+    "\x85": "NEXT LINE",
+}
+
+
 def bad_character(value: str) -> str | None:
     """The first forbidden character of ``value``, or None.
 
@@ -42,7 +54,7 @@ def describe_character(ch: str) -> str:
     if kind == "Cs":
         name = "a lone surrogate, not valid Unicode text"
     else:
-        name = unicodedata.name(ch, "a control character")
+        name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ch, "a control character")
     return f"U+{ord(ch):04X} ({name})"
 
 
