@@ -270,17 +270,17 @@ def run(args: list[str], *, db: str) -> dict:
     }
 
 
+_TOOK = r"in ([\d.]+) s(?: \(([\d.]+) s CPU\))?"
 PHASES = {
-    "read": re.compile(r"style: read ([\d,]+) battles .* in ([\d.]+) s"),
-    "rows": re.compile(r"rows: ([\d,]+) from .* in ([\d.]+) s"),
-    "fit": re.compile(r"point fit in ([\d.]+) s"),
-    "intervals": re.compile(
-        r"(?:bootstrap, \d+ rounds \((\S+)\)|sandwich intervals),? in ([\d.]+) s"
-    ),
+    "read": re.compile(r"style: read ([\d,]+) battles .* " + _TOOK),
+    "rows": re.compile(r"rows: ([\d,]+) from .* " + _TOOK),
+    "fit": re.compile(r"()point fit " + _TOOK),
+    "intervals": re.compile(r"(?:bootstrap, \d+ rounds \((\S+)\)|sandwich intervals),? " + _TOOK),
 }
 
 
 def phases(lines: list[str]) -> dict:
+    """Seconds (and CPU seconds, as ``NAME_cpu``) of each style phase in a rebuild's progress."""
     out = {}
     for line in lines:
         if "|style" not in line and "style: read" not in line:
@@ -288,12 +288,26 @@ def phases(lines: list[str]) -> dict:
         for name, pat in PHASES.items():
             mm = pat.search(line)
             if mm:
-                out[name] = float(mm.groups()[-1])
-                if name == "intervals" and mm.group(1):
-                    out["method"] = mm.group(1)
-                if name == "rows":
-                    out["n_rows"] = int(mm.group(1).replace(",", ""))
+                first, wall, cpu = mm.groups()
+                out[name] = float(wall)
+                if cpu is not None:
+                    out[f"{name}_cpu"] = float(cpu)
+                if name == "intervals" and first:
+                    out["method"] = first
+                if name in ("read", "rows"):
+                    out[f"n_{name}"] = int(first.replace(",", ""))
     return out
+
+
+def detail(ph: dict) -> str:
+    """``read 12.3 (4.5 CPU), rows ...`` from :func:`phases`."""
+    parts = []
+    for k in ("read", "rows", "fit", "intervals"):
+        if k in ph:
+            cpu = f" ({ph[k + '_cpu']:.1f} CPU)" if k + "_cpu" in ph else ""
+            parts.append(f"{k} {ph[k]:.1f}{cpu}")
+    method = f", {ph['method']}" if "method" in ph else ""
+    return ", ".join(parts) + f" (rows {ph.get('n_rows', 0):,}{method})"
 
 
 # ---------------------------------------------------------------- FastChat side by side
@@ -444,12 +458,8 @@ def main() -> None:
                 ):
                     r = run(["rebuild", *extra], db=url)
                     ph = phases(r["lines"])
-                    detail = ", ".join(
-                        f"{k} {ph[k]:.1f}" for k in ("read", "rows", "fit", "intervals") if k in ph
-                    )
-                    detail += f" (rows {ph.get('n_rows', 0):,}{', ' + ph['method'] if 'method' in ph else ''})"
                     emit(
-                        fmt_row(n, eng, label, r, detail),
+                        fmt_row(n, eng, label, r, detail(ph)),
                         {
                             "battles": n,
                             "engine": eng,

@@ -27,7 +27,7 @@ from arena.engine.ranks import rank_lb, rank_ub
 from arena.engine.rate import Ratings, rate
 from arena.engine.sparse.tiers import tiers_bounded
 from arena.engine.style.design import StyleTable, style_table
-from arena.engine.style.rate import rate_style
+from arena.engine.style.rate import cpu_seconds, rate_style
 from arena.engine.tiers import tiers_leader_overlap, tiers_paired
 
 __all__ = [
@@ -270,7 +270,7 @@ def rate_style_board(
     """
     opts = options
     f = opts.fit
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     table = count_table(model_a, model_b, outcome, n_models=n_models, weight=weight)
     style = style_table(
         model_a,
@@ -286,7 +286,8 @@ def rate_style_board(
     if progress is not None:
         progress(
             f"rows: {style.n_rows:,} from {style.n_battles:,.0f} battles "
-            f"(equal pair, outcome, weight and features collapsed) in {time.perf_counter() - t0:.2f} s"
+            f"(equal pair, outcome, weight and features collapsed) in {time.perf_counter() - t0:.2f} s "
+            f"({cpu_seconds() - c0:.2f} s CPU)"
         )
     clusters = None
     if cluster_ids is not None:

@@ -45,6 +45,7 @@ from arena.engine.board import (
 )
 from arena.engine.rate import CI_METHODS
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS
+from arena.engine.style.rate import cpu_seconds
 from arena.engine.validate import check_level
 from arena.store.read import (
     CLUSTERS,
@@ -284,7 +285,7 @@ class RebuildJob:
     def read_style(self, conn: Connection, data: BoardData) -> StyleBoard | None:
         """The board's battles that carry style metadata, or None when none does."""
         opts = self.opts
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds()
         try:
             sb = read_style_battles(
                 conn,
@@ -297,7 +298,7 @@ class RebuildJob:
             raise RebuildOptionError.about("style_features", str(exc)) from None
         self.say(
             f"{self.key(data)}: style: read {len(sb):,} battles with style metadata "
-            f"in {time.perf_counter() - t0:.2f} s"
+            f"in {time.perf_counter() - t0:.2f} s ({cpu_seconds() - c0:.2f} s CPU)"
         )
         return StyleBoard.of(sb) if len(sb) else None
 
