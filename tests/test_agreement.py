@@ -217,3 +217,26 @@ def test_front_door_gives_the_same_document(two_sources, db_url):
         assert doc["models"] and doc["pairs"] and doc["votes"]["vote_pairs"] > 0
         quiet = arena.agreement("source=human", {"source": "judge"}, votes=False)
     assert quiet.votes is None and quiet.brier == doc["brier"]
+
+
+def test_overall_board_of_one_source_is_compared_with_the_other_source(engine, run_cli, tmp_path):
+    """The demo's layout: the overall board rates the human votes only (the judge's
+    battles excluded), the judge has its own source board."""
+    from arena.jobs.rebuild import RebuildOptions, rebuild
+
+    rng = np.random.default_rng(12)
+    _write(tmp_path / "human.csv", rng, HUMAN, n=3000, questions=20, bias=0.0)
+    rows = _write(tmp_path / "judge.csv", rng, JUDGE, n=3000, questions=20, bias=0.0)
+    with (tmp_path / "judge.csv").open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "model_a", "model_b", "winner", "question_id", "judge"])
+        w.writerows([*r, "bot"] for r in rows)
+    run_cli("ingest", str(tmp_path / "human.csv"), "--source", "human", "-q")
+    run_cli("ingest", str(tmp_path / "judge.csv"), "--source", "judge", "-q")
+    rebuild(engine, RebuildOptions(rounds=100, exclude_judges=("bot",)))
+    run_cli("rebuild", "--source", "judge", "--rounds", "100", "-q")
+    site = tmp_path / "site"
+    run_cli("publish", str(site))
+    page = (site / "audit.html").read_text(encoding="utf-8")
+    assert "arena agreement --reference overall --candidate source=judge" in page
+    assert "Pair-rank Brier score" in page

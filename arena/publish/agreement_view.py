@@ -21,6 +21,8 @@ __all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
 #: Above this many battles on the two boards together the page skips the
 #: per-vote agreement (it reads every vote; `arena agreement` still gives it).
 VOTE_LIMIT = 1_000_000
+#: The overall board is checked for being one source's only up to this many battles.
+OVERALL_SCAN_LIMIT = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -57,25 +59,54 @@ def _interval(e) -> str:
     return f"{_num(e.estimate)} ({_num(e.ci_low)} to {_num(e.ci_high)})"
 
 
-def _source_sites(sites) -> list:
-    """The overall board of each source (no category, raw, main comparable set)."""
-    out = {}
+def _source_sites(conn: Connection, sites) -> list[tuple[str, object]]:
+    """(source, site) for the raw main board of each source.
+
+    The overall board counts as a source's board too when every battle it
+    rates comes from one source that has no board of its own on the site (the
+    demo: LMArena's votes overall, the judge's battles on their own board).
+    """
+    from sqlalchemy import and_, select
+
+    from arena.audit.read import _conditions
+    from arena.boards.keys import BoardKey, BoardKeyError
+    from arena.db.models import Battle
+
+    out: dict[str, object] = {}
+    overall = None
     for s in sites:
-        info = s.board.snapshot
-        if info.source is not None and info.board == f"source:{info.source}":
-            out.setdefault(info.source, s)
-    return list(out.values())
+        try:
+            key = BoardKey.parse(s.board.snapshot.board)
+        except BoardKeyError:
+            continue
+        if key.category is not None or key.component != 1 or key.style_controlled:
+            continue
+        if key.source is None:
+            overall = s
+        else:
+            out.setdefault(key.source, s)
+    if overall is not None and out and overall.board.snapshot.n_battles <= OVERALL_SCAN_LIMIT:
+        conds = _conditions(overall.board.snapshot)
+        found = conn.execute(select(Battle.source).where(and_(*conds)).distinct().limit(2)).scalars().all()  # fmt: skip
+        if len(found) == 1 and found[0] is not None and found[0] not in out:
+            out[found[0]] = overall
+    return list(out.items())
+
+
+def _selector(site, source: str) -> str:
+    """The board's selector for ``arena agreement`` (``overall`` for the overall board)."""
+    return "overall" if site.board.snapshot.source is None else f"source={source}"
 
 
 def agreement_views(conn: Connection, sites, *, level: float = 0.95) -> tuple[AgreementView, ...]:
     """One view per non-reference source; empty with fewer than two published sources."""
-    by_source = _source_sites(sites)
+    by_source = _source_sites(conn, sites)
     if len(by_source) < 2:
         return ()
-    by_source.sort(key=lambda s: (-s.board.snapshot.n_battles, s.board.snapshot.source))
-    ref = by_source[0]
+    by_source.sort(key=lambda kv: (-kv[1].board.snapshot.n_battles, kv[0]))
+    ref_source, ref = by_source[0]
     views = []
-    for cand in by_source[1:]:
+    for cand_source, cand in by_source[1:]:
         try:
             ag = board_agreement(
                 conn,
@@ -126,8 +157,8 @@ def agreement_views(conn: Connection, sites, *, level: float = 0.95) -> tuple[Ag
                     for p in ag.pairs
                 ),
                 command=(
-                    f"arena agreement --reference source={ref.board.snapshot.source} "
-                    f"--candidate source={cand.board.snapshot.source}"
+                    f"arena agreement --reference {_selector(ref, ref_source)} "
+                    f"--candidate {_selector(cand, cand_source)}"
                 ),
             )
         )
