@@ -29,6 +29,7 @@ def pytest_collection_modifyitems(config, items):
         for name in SHARED_LOADS:
             if name in getattr(item, "fixturenames", ()):
                 item.add_marker(pytest.mark.xdist_group(name))
+                item.add_marker(pytest.mark.slow)  # real data: left out by -m "not slow"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -24,6 +24,8 @@ from arena.db.models import Battle, Snapshot
 from tests.helpers.cli import arena_process
 from tests.helpers.files import write_csv
 
+pytestmark = pytest.mark.slow  # real processes, lock waits, a tmpfs filled up
+
 PAIRS = [["a", "b", "model_a"], ["b", "c", "model_b"], ["c", "a", "tie"], ["a", "c", "model_a"]]
 HEADER = ["model_a", "model_b", "winner"]
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
+import pytest
+
 from arena.core import resources
+
+pytestmark = pytest.mark.slow  # the whole demo on the bundled 135,634 votes
 
 
 class _Text(HTMLParser):

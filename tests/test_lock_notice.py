@@ -18,6 +18,8 @@ from sqlalchemy import create_engine, text
 from tests.helpers.cli import arena_process
 from tests.helpers.files import write_csv
 
+pytestmark = pytest.mark.slow  # real processes waiting for each other's locks
+
 NOTICE = "waiting for another"
 ROWS = [["a", "b", "model_a"], ["b", "a", "model_a"], ["b", "c", "model_a"], ["c", "b", "tie"]]
 ROWS += [["a", "c", "model_a"], ["c", "a", "model_b"]]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from sqlalchemy import create_engine, func, select
 
 from arena.db.lock import database_lock
@@ -18,6 +19,8 @@ from arena.db.session import open_engine
 from arena.jobs.nightly import EXIT_LOCKED, EXIT_NOTHING_NEW, EXIT_OK
 from tests.helpers.cli import arena_process
 from tests.helpers.files import synth_battles
+
+pytestmark = pytest.mark.slow  # real arena processes racing on one database
 
 BIG = 5_000
 

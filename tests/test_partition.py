@@ -19,6 +19,8 @@ from tests.helpers.db import counts, leaderboards, recounted
 from tests.helpers.files import csv_rows, weighted_jsonl, write_csv
 from tests.helpers.postgres import pg_schema
 
+pytestmark = pytest.mark.slow  # partitioned PostgreSQL tables, several ingests and rebuilds
+
 BOUND = 250  # battle ids below go to battles_p0, the rest to battles_p1
 #: the tables whose battle_id references battles(id) (a time-partitioned table has no unique id)
 REFERENCING = ("battle_categories", "battle_style", "battle_covariates")

@@ -41,7 +41,7 @@ from tests.browser.site import GROK_DISPLAY, build_browser_site
 from tests.helpers.html import Node, TreeBuilder
 from tests.publish_fixtures import build_site_db
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CHROMIUM = shutil.which("chromium") or (
     "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None

@@ -28,6 +28,8 @@ from sqlalchemy import select  # noqa: E402
 from tests.helpers.cli import cli_for  # noqa: E402
 from tests.helpers.postgres import pg_schema  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a real server process
+
 MODELS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
 
 

@@ -17,6 +17,8 @@ from arena.engine.style.design import style_table
 from arena.engine.style.rate import fit_style
 from tests.engine.style_data import load_ko_arena_hard
 
+pytestmark = pytest.mark.slow  # rebuilds of a real 1,800-game data set with style control
+
 SLICE = Path(__file__).parent / "data" / "ko-arena-hard-slice.jsonl.gz"
 ROUNDS = 100
 #: The stored ratings are the engine's point fit, not an approximation; JSON prints

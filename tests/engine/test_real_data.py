@@ -13,6 +13,8 @@ from arena.engine.counts import clustered_table
 from arena.engine.fit import BASE, SCALE, fit
 from arena.engine.rate import rate
 
+pytestmark = pytest.mark.slow  # fits of the 135,634 LMArena votes and MT-Bench
+
 ELO_TOL = 0.1  # Elo points, per model with >= MIN_BATTLES battles
 MIN_BATTLES = 50
 
