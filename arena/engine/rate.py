@@ -17,12 +17,10 @@ from arena.engine.design import make_design
 from arena.engine.fields import filled_by_producer
 from arena.engine.fit import Fit, check_anchor, fit
 from arena.engine.intervals import (
-    CI_METHODS,
     analytic_intervals,
     base_diagnostics,
     bootstrap_intervals,
     check_interval_options,
-    normal_intervals,
     optional_float,
     ratings_fields,
     report_rounds,
@@ -34,7 +32,7 @@ from arena.engine.sparse.bootstrap import sparse_bootstrap
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
 from arena.engine.sparse.score import sparse_score_bounds
 
-__all__ = ["Ratings", "rate", "normal_intervals", "CI_METHODS", "COMPONENT_MODES"]
+__all__ = ["Ratings", "rate", "COMPONENT_MODES"]
 
 #: ``largest``: fit the comparable set only; ``joint``: one fit of everything
 #: (weak prior when the MLE does not exist), the behaviour before issue 11.

@@ -43,7 +43,7 @@ from arena.engine.board import (
     rate_board,
     rate_style_board,
 )
-from arena.engine.rate import CI_METHODS
+from arena.engine.intervals import CI_METHODS
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS
 from arena.engine.style.rate import cpu_seconds
 from arena.engine.validate import check_level
