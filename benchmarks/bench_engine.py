@@ -40,7 +40,8 @@ from arena.core.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
 from arena.engine.blas import set_blas_threads  # noqa: E402
 from arena.engine.bootstrap import bootstrap  # noqa: E402
 from arena.engine.counts import count_table, from_cells  # noqa: E402
-from arena.engine.fit import BASE, SCALE, fit  # noqa: E402
+from arena.engine.fit import fit  # noqa: E402
+from arena.engine.scale import BASE, SCALE  # noqa: E402
 
 SHARED = ROOT / ".." / "shared"
 

@@ -43,8 +43,8 @@ from scipy.special import expit, ndtri
 from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.analytic import sandwich_cov
 from arena.engine.counts import count_table
-from arena.engine.fit import BASE, SCALE
 from arena.engine.rate import rate
+from arena.engine.scale import BASE, SCALE
 from arena.engine.smallsample import widen_small_samples
 
 NS = (2, 5, 10, 20, 50, 100, 500)

@@ -15,7 +15,7 @@ from arena.audit.setup import AuditOptions, Board
 from arena.audit.transitivity import triad_shares
 from arena.audit.votes import Votes
 from arena.core.outcomes import A_WINS, B_WINS, TIE
-from arena.engine.fit import SCALE
+from arena.engine.scale import SCALE
 
 OPTS = AuditOptions(rounds=100, min_battles=20)
 #: Coverage of a score interval checked by simulation: nominal 0.95, 200 runs.

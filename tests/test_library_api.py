@@ -11,7 +11,8 @@ from dataclasses import asdict
 import pytest
 from click.testing import CliRunner
 
-from arena.boards.compare import SnapshotError, compare, diff, resolve_board
+from arena.boards.compare import compare, diff, resolve_board
+from arena.boards.snapshots import SnapshotError
 from arena.cli import cli
 from arena.core.defaults import DEFAULT_SEED
 from arena.core.formats import tidy

@@ -536,7 +536,8 @@ class Arena:
 
     def _check_selection(self, category: str | None, source: str | None) -> None:
         """A category or source the database does not know: say so, with the known ones."""
-        from arena.boards.compare import SnapshotError, check_category, check_source
+        from arena.boards.compare import check_category, check_source
+        from arena.boards.snapshots import SnapshotError
 
         with self.engine().connect() as conn:
             for name, check, value in (
@@ -683,8 +684,8 @@ class Arena:
         arena.boards.snapshots.SnapshotError
             Snapshots of different boards, unknown ids, one snapshot only.
         """
-        from arena.boards.compare import SnapshotError, diff, resolve_board
-        from arena.boards.snapshots import previous_snapshot_id
+        from arena.boards.compare import diff, resolve_board
+        from arena.boards.snapshots import SnapshotError, previous_snapshot_id
 
         if (old is None) != (new is None):
             raise OptionError("old", "give two snapshot ids (old, new), or none")
@@ -793,7 +794,7 @@ class Arena:
         return AuditResult(info, report)
 
     def _plan_inputs(self, snapshot, category, source, component):
-        from arena.boards.compare import SnapshotError
+        from arena.boards.snapshots import SnapshotError
         from arena.plan.store import plan_inputs
 
         with self.engine().connect() as conn:
@@ -854,7 +855,7 @@ class Arena:
         power: float = DEFAULT_POWER,
     ) -> PlanPower:
         """Battles needed to separate two models, or every adjacent pair (``arena plan power``)."""
-        from arena.boards.compare import SnapshotError
+        from arena.boards.snapshots import SnapshotError
         from arena.plan.board_plan import plan_power
 
         inp = self._plan_inputs(snapshot, category, source, component)
@@ -878,11 +879,12 @@ class Arena:
 
         Raises
         ------
-        arena.publish.site.PublishError
+        arena.publish.atomic.PublishError
             No snapshot, or a target that is not arena's site; an ``OSError``
             when ``out_dir`` cannot be written (the previous site stays).
         """
-        from arena.publish.site import PublishError, publish_site
+        from arena.publish.atomic import PublishError
+        from arena.publish.site import publish_site
 
         check_at_least("heatmap_top", heatmap_top, 2)
         check_at_least("max_boards", max_boards, 1)

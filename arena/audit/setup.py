@@ -9,7 +9,8 @@ import numpy as np
 from scipy.special import ndtri
 
 from arena.audit.votes import Votes
-from arena.engine.fit import SCALE, Fit, fit
+from arena.engine.fit import Fit, fit
+from arena.engine.scale import SCALE
 
 __all__ = ["AuditOptions", "Board", "SCALE"]
 

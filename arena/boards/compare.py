@@ -36,7 +36,6 @@ __all__ = [
     "BoardDiff",
     "DiffRow",
     "HeadToHead",
-    "SnapshotError",
     "compare",
     "diff",
     "resolve_board",

@@ -93,7 +93,8 @@ def audit_command(
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
     progress = phase_reporter(quiet=quiet)
     if component is not None or source is not None:
-        from arena.boards.compare import SnapshotError, resolve_board
+        from arena.boards.compare import resolve_board
+        from arena.boards.snapshots import SnapshotError
 
         with app.engine().connect() as conn:
             try:

@@ -85,7 +85,8 @@ def compare_command(
         arena compare gemini-2.5-pro o3-2025-04-16
         arena compare gemini-2.5-pro o3-2025-04-16 --style-control  # needs style metadata
     """
-    from arena.boards.compare import SnapshotError, compare
+    from arena.boards.compare import compare
+    from arena.boards.snapshots import SnapshotError
 
     with app.engine().connect() as conn:
         try:

@@ -30,7 +30,8 @@ def demo_command(app, out_dir, rounds, quiet):
     from arena.core import resources
     from arena.ingest import IngestError, ingest_file
     from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
-    from arena.publish.site import PublishError, publish_site
+    from arena.publish.atomic import PublishError
+    from arena.publish.site import publish_site
 
     engine = app.engine(create=True)
     data = resources.demo_data()

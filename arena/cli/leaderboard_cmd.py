@@ -19,7 +19,8 @@ COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags
 
 def open_board(app, **where):
     """The board ``arena.boards.compare.resolve_board(conn, **where)`` picks, or a one-line error."""
-    from arena.boards.compare import SnapshotError, resolve_board
+    from arena.boards.compare import resolve_board
+    from arena.boards.snapshots import SnapshotError
 
     with app.engine().connect() as conn:
         try:

@@ -21,7 +21,8 @@ POWER_COLUMNS = ["model_a", "model_b", "difference", "se", "power_now", "battles
 
 
 def _inputs(app, snapshot_id, category, component=None, source=None):
-    from arena.boards.compare import SnapshotError, resolve_board
+    from arena.boards.compare import resolve_board
+    from arena.boards.snapshots import SnapshotError
     from arena.plan.store import plan_inputs
 
     with app.engine().connect() as conn:

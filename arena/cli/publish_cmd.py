@@ -76,7 +76,8 @@ def publish_command(
         arena publish site/ --attribution "LMArena, CC-BY-4.0"
     """
     from arena.cli.progress import phase_reporter
-    from arena.publish.site import PublishError, publish_site
+    from arena.publish.atomic import PublishError
+    from arena.publish.site import publish_site
 
     engine = app.engine()
     phase_reporter(quiet=quiet)(f"publish: rendering the site into {out_dir}")

@@ -110,7 +110,8 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
         arena diff --style-control  # battles with style metadata (conv_metadata)
         arena diff --style-control --category math --format json
     """
-    from arena.boards.compare import SnapshotError, diff, resolve_board
+    from arena.boards.compare import diff, resolve_board
+    from arena.boards.snapshots import SnapshotError
 
     style = style_control == "on"
     if (old is None) != (new is None):
@@ -147,8 +148,8 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
 
 def _latest_pair(conn, latest, style: bool) -> tuple[int, int]:
     """No ids: the raw board against its style board, else its previous snapshot against it."""
-    from arena.boards.compare import SnapshotError, resolve_board
-    from arena.boards.snapshots import previous_snapshot_id
+    from arena.boards.compare import resolve_board
+    from arena.boards.snapshots import SnapshotError, previous_snapshot_id
 
     if style:
         return latest.id, resolve_board(conn, snapshot_id=latest.id, style=True).snapshot.id

@@ -39,13 +39,14 @@ from scipy import special
 from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
-from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, fit, to_models
+from arena.engine.fit import DEFAULT_PRIOR, Fit, fit, to_models
 from arena.engine.graph import CreditWitness, category_credit_maps, credit_debit, existence
 from arena.engine.likelihood import category_maps, gradient_scale, logistic
 from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.rounds import CHUNK_ELEMS, run_rounds
 from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
+from arena.engine.scale import BASE, SCALE
 from arena.engine.validate import check_level
 
 if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only

@@ -17,9 +17,10 @@ import numpy as np
 from arena.engine.components import Components, subtable
 from arena.engine.counts import CountTable
 from arena.engine.design import make_design
-from arena.engine.fit import SCALE, Fit
+from arena.engine.fit import Fit
 from arena.engine.graph import existence, model_flags
 from arena.engine.messages import fit_warnings
+from arena.engine.scale import SCALE
 from arena.engine.smallsample import score_bounds
 
 if TYPE_CHECKING:

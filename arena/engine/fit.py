@@ -58,8 +58,6 @@ if TYPE_CHECKING:  # the style model shares these helpers; imported for annotati
 __all__ = [
     "Fit",
     "fit",
-    "SCALE",
-    "BASE",
     "DEFAULT_PRIOR",
     # re-exported from arena.engine.messages (their home before)
     "check_names",

@@ -30,8 +30,9 @@ import numpy as np
 from scipy import special
 
 from arena.engine.design import Design
-from arena.engine.fit import SCALE, Fit
+from arena.engine.fit import Fit
 from arena.engine.likelihood import evaluate, hessian_diagonal
+from arena.engine.scale import SCALE
 
 __all__ = [
     "SMALL_SAMPLE_BATTLES",

@@ -32,7 +32,8 @@ from arena.ingest.loader import IngestChanged
 from arena.ingest.sources import display_path, file_identity
 from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
 from arena.jobs.retention import PruneResult, check_retention, prune_snapshots
-from arena.publish.site import PublishError, publish_site
+from arena.publish.atomic import PublishError
+from arena.publish.site import publish_site
 
 #: Exit codes of ``arena nightly`` (1 and 2 keep click's meaning: error, usage).
 EXIT_OK = 0

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, ndtri
 
-from arena.engine.fit import SCALE
+from arena.engine.scale import SCALE
 from arena.plan.weights import RULES, UNPLAYED, PairPlan
 
 __all__ = ["PlanPairs", "plan_pairs", "draw_streamed", "DIRECT_SE_MAX", "BLOCK"]

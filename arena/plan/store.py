@@ -37,7 +37,7 @@ class PlanInputs:
 def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:
     """Everything :mod:`arena.plan.weights` needs from one snapshot (None if it does not exist).
 
-    Raises ``arena.boards.compare.SnapshotError`` if the snapshot's samples were pruned.
+    Raises ``arena.boards.snapshots.SnapshotError`` if the snapshot's samples were pruned.
     """
     board = load_board(conn, snapshot_id)
     if board is None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
-from arena.engine.fit import SCALE
+from arena.engine.scale import SCALE
 
 __all__ = ["PairPlan", "pair_weights", "draw_pairs", "battles_needed", "simulate_power", "RULES"]
 

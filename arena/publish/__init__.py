@@ -4,6 +4,7 @@
 ``arena publish`` and ``arena demo``.
 """
 
-from arena.publish.site import PublishError, PublishReport, publish_site
+from arena.publish.atomic import PublishError
+from arena.publish.site import PublishReport, publish_site
 
 __all__ = ["PublishError", "PublishReport", "publish_site"]

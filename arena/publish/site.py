@@ -59,7 +59,7 @@ from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
 from arena.store.categories import stored_labels
 
-__all__ = ["MARKER", "OG_FILE", "PublishError", "PublishReport", "publish_site"]
+__all__ = ["MARKER", "OG_FILE", "PublishReport", "publish_site"]
 
 OG_FILE = "og.svg"
 

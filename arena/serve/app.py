@@ -47,7 +47,7 @@ from starlette.concurrency import run_in_threadpool
 
 from arena import __version__
 from arena.api import open_arena
-from arena.boards.compare import SnapshotError
+from arena.boards.snapshots import SnapshotError
 from arena.core.formats import to_json
 from arena.db.session import current_revision, head_revision
 from arena.serve.keys import KeyInfo, authenticate, hash_token

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, Engine, select
 
-from arena.boards.compare import SnapshotError, resolve_board
+from arena.boards.compare import resolve_board
+from arena.boards.snapshots import SnapshotError
 from arena.db.models import Model
 from arena.plan.pairs import plan_pairs
 from arena.plan.store import plan_inputs

@@ -8,9 +8,10 @@ import pytest
 from arena.core.outcomes import TIE
 from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table, count_table
-from arena.engine.fit import BASE, SCALE, fit, initial_params
+from arena.engine.fit import fit, initial_params
 from arena.engine.newton import GTOL_REL, chord, gradient_scale, hessian_diagonal, newton
 from arena.engine.sampling import multinomial_rows
+from arena.engine.scale import BASE, SCALE
 from tests.helpers.simulate import simulate
 
 BATCH_TOL = 1e-7  # Elo: batched vs one-at-a-time exact fits

@@ -12,8 +12,8 @@ from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.components import components, other_sets, subtable
 from arena.engine.counts import clustered_table, count_table
 from arena.engine.design import make_design
-from arena.engine.fit import SCALE
 from arena.engine.rate import rate
+from arena.engine.scale import SCALE
 from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 from arena.evals import wilson_interval
 from tests.helpers.simulate import simulate

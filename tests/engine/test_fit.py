@@ -9,7 +9,8 @@ from scipy.special import expit, log_expit
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table, from_cells
-from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, fit
+from arena.engine.fit import DEFAULT_PRIOR, fit
+from arena.engine.scale import BASE, SCALE
 from tests.helpers.simulate import simulate
 
 THETA_TOL = 1e-6  # logits: two exact optimisers agree far below this

@@ -10,9 +10,10 @@ import arena.engine.bootstrap as dense_boot
 import arena.engine.sparse.bootstrap as sparse_boot
 from arena.engine.board import BoardOptions, rate_board
 from arena.engine.counts import cluster_matrix, count_table
-from arena.engine.fit import SCALE, fit
+from arena.engine.fit import fit
 from arena.engine.options import FitOptions
 from arena.engine.rate import rate
+from arena.engine.scale import SCALE
 from arena.engine.smallsample import score_bounds
 from arena.engine.sparse.bootstrap import sparse_bootstrap
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse

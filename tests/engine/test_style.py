@@ -11,8 +11,9 @@ from scipy.special import expit, log_expit
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.counts import cluster_matrix, count_table
-from arena.engine.fit import SCALE, fit
+from arena.engine.fit import fit
 from arena.engine.options import FitOptions
+from arena.engine.scale import SCALE
 from arena.engine.style.design import STYLE_FEATURES, style_table
 from arena.engine.style.rate import bootstrap_style, fit_style, rate_style
 from tests.helpers.paths import shared_path

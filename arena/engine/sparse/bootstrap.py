@@ -28,12 +28,13 @@ from scipy import special
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, BootstrapJob, collect
 from arena.engine.counts import CountTable
-from arena.engine.fit import BASE, DEFAULT_PRIOR, SCALE, Fit, to_models
+from arena.engine.fit import DEFAULT_PRIOR, Fit, to_models
 from arena.engine.graph import existence
 from arena.engine.newton import GTOL_REL_BOOT
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.rounds import CHUNK_ELEMS, MIN_CHUNKS, seed_sequence
 from arena.engine.sampling import multinomial_rows
+from arena.engine.scale import BASE, SCALE
 from arena.engine.sparse.fit import sparse_fit
 from arena.engine.sparse.newton import column_stats, sparse_newton
 

@@ -28,17 +28,9 @@ import numpy as np
 
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
-from arena.engine.fit import (
-    BASE,
-    DEFAULT_PRIOR,
-    SCALE,
-    Fit,
-    finish_fit,
-    fit_problem,
-    initial_params,
-    to_models,
-)
+from arena.engine.fit import DEFAULT_PRIOR, Fit, finish_fit, fit_problem, initial_params, to_models
 from arena.engine.options import FitOptions, fit_options
+from arena.engine.scale import BASE, SCALE
 from arena.engine.sparse.newton import sparse_evaluate, sparse_newton
 
 __all__ = ["SPARSE_MIN_MODELS", "PATHS", "use_sparse", "sparse_fit", "fisher_se_bound"]

@@ -17,13 +17,14 @@ import scipy.sparse as sp
 
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, collect, mle_possible
-from arena.engine.fit import DEFAULT_PRIOR, SCALE, to_models
+from arena.engine.fit import DEFAULT_PRIOR, to_models
 from arena.engine.graph import category_credit_maps, existence
 from arena.engine.likelihood import rmul
 from arena.engine.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions
 from arena.engine.rounds import run_rounds
 from arena.engine.sampling import RowResampler, resampled_counts
+from arena.engine.scale import SCALE
 from arena.engine.style.design import StyleTable
 from arena.engine.style.fit import StyleFit, fit_style
 from arena.engine.style.model import StyleDesign

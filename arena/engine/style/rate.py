@@ -40,7 +40,7 @@ import scipy.sparse as sp
 
 from arena.engine.analytic import sandwich_param_cov
 from arena.engine.fields import filled_by_producer
-from arena.engine.fit import SCALE, rating_transform
+from arena.engine.fit import rating_transform
 from arena.engine.intervals import (
     analytic_intervals,
     base_diagnostics,
@@ -52,6 +52,7 @@ from arena.engine.intervals import (
 )
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.rate import Ratings
+from arena.engine.scale import SCALE
 from arena.engine.style.boot import ONE_STEP, StyleBootstrap, bootstrap_style, clusters_by_row
 from arena.engine.style.design import StyleTable
 from arena.engine.style.fit import LN10, StyleFit, fit_style
