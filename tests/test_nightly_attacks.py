@@ -423,3 +423,21 @@ def test_max_boards_guard(run_cli, tmp_path):
     res = run_cli(*nightly_args(tmp_path, incoming, "--max-boards", "15"), ok=False)
     assert res.exit_code == nightly_mod.EXIT_FAILED and "--max-boards 15" in res.output
     assert "previous site kept" in res.output
+
+
+def test_error_note_that_cannot_be_written_is_reported(engine, tmp_path, monkeypatch):
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    synth_battles(incoming / "a.csv", n=60, models=4, seed=1)
+    (incoming / "bad.csv").write_text("model_a,model_b,winner\na,b,maybe\n")
+
+    def full(path, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(nightly_mod, "_write_atomic", full)
+    result = _night(engine, tmp_path)
+    out = {f.name: f for f in result.files}["bad.csv"]
+    assert out.status == "rejected" and out.moved_to.endswith("bad.csv")
+    assert "bad.csv.error.txt could not be written: No space left" in out.move_error
+    assert result.exit_code == EXIT_REJECTED and result.published
+    assert sorted(os.listdir(tmp_path / "failed")) == ["bad.csv"]

@@ -402,12 +402,21 @@ def ingest_folder(
         if target is not None and os.path.lexists(path):
             try:
                 moved = _move(path, target)
-                out.moved_to = display_path(moved)
-                if out.status == "rejected":
-                    _write_atomic(Path(f"{moved}.error.txt"), f"{out.error}\n")
             except OSError as exc:
                 out.move_error = _describe_move_error(exc, target)
                 say(f"{name}: {out.move_error}")
+            else:
+                out.moved_to = display_path(moved)
+                if out.status == "rejected":
+                    note = Path(f"{moved}.error.txt")
+                    try:
+                        _write_atomic(note, f"{out.error}\n")
+                    except OSError as exc:
+                        out.move_error = (
+                            f"moved to {out.moved_to}, but {display_path(note)} could not be "
+                            f"written: {exc.strerror or exc}"
+                        )
+                        say(f"{name}: {out.move_error}")
         outcomes.append(out)
     return outcomes
 

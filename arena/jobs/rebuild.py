@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Connection, Engine, distinct, func, select
 
 from arena.boards.keys import BoardKey
 from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
@@ -33,7 +33,7 @@ from arena.boards.write import write_snapshot
 from arena.core.defaults import ANCHOR_MAX, DEFAULT_SEED
 from arena.core.errors import OptionError, escape
 from arena.core.words import too_many_boards
-from arena.db.models import STYLE_FEATURES
+from arena.db.models import ALL_BATTLES, STYLE_FEATURES, BattleCount
 from arena.db.session import take_write_lock
 from arena.engine.board import (
     TIER_METHODS,
@@ -241,6 +241,19 @@ class RebuildJob:
     def key(self, data: BoardData, component: int = 1) -> BoardKey:
         return BoardKey(category=data.category, source=self.opts.source, component=component)
 
+    def _check_board_count(self, conn: Connection) -> None:
+        """``--max-boards`` from the count table, before reading thousands of boards
+        (5,000 categories took minutes to read only to be refused)."""
+        if not self.all_categories or self.max_boards is None:
+            return
+        n = conn.execute(
+            select(func.count(distinct(BattleCount.category_id))).where(
+                BattleCount.rated.is_(True), BattleCount.category_id != ALL_BATTLES
+            )
+        ).scalar_one()
+        if n + 1 > self.max_boards:
+            raise RebuildError(too_many_boards(n + 1, self.max_boards))
+
     def read(self, engine: Engine) -> None:
         """Every board's counts, the model names and the style battles, up to one watermark."""
         opts = self.opts
@@ -258,6 +271,7 @@ class RebuildJob:
                     # so the count table and the watermark describe the same battles.
                     conn.exec_driver_sql("BEGIN")
                 if self.source == "counts":
+                    self._check_board_count(conn)
                     self.say(
                         "aggregate: reading the count table (battles per board, pair, outcome)"
                     )
