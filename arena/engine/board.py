@@ -395,6 +395,7 @@ def _other_tiers(r, lo, hi, ratings, idx, opts: BoardOptions, tier, sparse) -> d
             pvalues=res.pvalues,
             bound="bonferroni",
         )
+    assert opts.tiers != "simultaneous"  # rate_board answers that method itself
     res = tiers_paired(
         r,
         ratings.samples[:, idx],

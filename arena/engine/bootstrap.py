@@ -366,11 +366,12 @@ def samplers(
 
 
 def mle_possible(
-    d: Design | StyleDesign, stats: np.ndarray, credit: np.ndarray, debit: np.ndarray
+    d: Design | StyleDesign, stats: np.ndarray | None, credit: np.ndarray, debit: np.ndarray
 ) -> np.ndarray:
     """Cheap necessary condition for the MLE per round: every model won and lost (ties count)."""
     ok = np.asarray((credit > 0).all(axis=1) & (debit > 0).all(axis=1))
     if d.ties == "davidson":
+        assert stats is not None  # needed (and passed) for Davidson ties only
         wt = stats[:, 2].sum(axis=1)
         ok &= (wt > 0) & (wt < stats.sum(axis=(1, 2)))
     return ok

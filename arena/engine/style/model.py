@@ -301,6 +301,7 @@ class StyleDesign(ParameterCounts):
         if self.ties == "davidson":
             rows_.append(qi)
             cols.append(np.full(n, self.n_params - 1))
+            assert lphi is not None  # Davidson ties have a tie-parameter score
             vals.append(lphi[sel])
         return sp.csr_matrix(
             (np.concatenate(vals), (np.concatenate(rows_), np.concatenate(cols))),
