@@ -21,6 +21,11 @@ Arena
     ``compare``, ``diff``, ``snapshots``, ``prune_snapshots``, ``audit``,
     ``plan``, ``plan_power``, ``publish``, ``nightly``, ``models``,
     ``annotate``, ``categories``, ``label_category``.
+demo_data
+    The bundled LMArena votes (135,634 battles, CC-BY-4.0).
+evaluate, FileEvaluation
+    ``arena eval`` on per-item result files (no database):
+    :func:`arena.evals.files.evaluate_files`.
 OptionError
     A bad option value, named by its parameter.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
@@ -63,6 +68,9 @@ if TYPE_CHECKING:
     )
     from arena.api import open_arena as open  # noqa: A004 -- arena.open, as sqlite-utils
     from arena.core.errors import OptionError
+    from arena.core.resources import demo_data
+    from arena.evals.files import FileEvaluation
+    from arena.evals.files import evaluate_files as evaluate
 
 _API = (
     "Annotated",
@@ -92,6 +100,7 @@ __all__ = [
     "Categories",
     "Comparison",
     "DiffResult",
+    "FileEvaluation",
     "Ingested",
     "Labelled",
     "Leaderboard",
@@ -106,6 +115,8 @@ __all__ = [
     "Rebuilt",
     "Snapshots",
     "__version__",
+    "demo_data",
+    "evaluate",
     "open",
 ]
 
@@ -119,6 +130,14 @@ def __getattr__(name: str) -> Any:
         from arena.core.errors import OptionError
 
         return OptionError
+    if name == "demo_data":
+        from arena.core.resources import demo_data
+
+        return demo_data
+    if name in ("evaluate", "FileEvaluation"):
+        import arena.evals.files
+
+        return getattr(arena.evals.files, "evaluate_files" if name == "evaluate" else name)
     if name in _API:
         import arena.api
 

@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 import click
 
+from arena.cli.eval_scores import print_scores
 from arena.cli.options import (
     format_option,
     hidden_alias,
@@ -173,8 +174,8 @@ def eval_command(
 
     With seed N (--seed, fixed by default) and no missing items, each
     interval equals arena.evals.bootstrap_ci / paired_bootstrap run with
-    numpy.random.default_rng(N). From Python: arena.evals.evaluate(
-    arena.evals.itemfile.read_results(paths)) returns the same numbers.
+    numpy.random.default_rng(N). From Python: arena.evaluate(paths, ...)
+    (the same options) returns the same numbers; to_dict() is --format json.
 
     Example:
 
@@ -187,52 +188,44 @@ def eval_command(
         arena eval judge_scores.csv --components     # columns model,item,score,seed,prompt
         arena eval wiki.csv --numerator bits --denominator bytes
     """
-    from arena.cli.eval_scores import needs_scores_path, read_table, run_scores, table_metric
-    from arena.evals import EvaluateError, evaluate, write_battles
-    from arena.evals.itemfile import ItemFileError, read_results
+    from arena.evals.files import evaluate_files
 
-    table = read_table(
-        results,
+    result = evaluate_files(
+        list(results),
         metric=metric,
         filter_name=filter_name,
+        level=level,
+        rounds=rounds,
+        seed=seed,
+        correction=correction,
+        test=test,
+        components=components,
+        item_only=item_only,
         numerator=numerator,
         denominator=denominator,
+        to_battles=battles_path,
+        skip_concordant=skip_concordant,
+        benchmark=benchmark,
     )
-    if needs_scores_path(table, test=test, components=components, item_only=item_only):
-        if battles_path:
-            raise click.ClickException(
-                "--to-battles needs plain 0/1 scores, one per model and item (no runs or groups)"
-            )
-        run_scores(
-            table, metric=f"{numerator}/{denominator}" if numerator else table_metric(table, metric), level=level,
-            rounds=rounds, seed=seed, correction=correction, test=test, components=components,
-            item_only=item_only, fmt=fmt, quiet=quiet,
-        )  # fmt: skip
-        return
-
-    try:
-        data = read_results(list(results), metric=metric, filter_name=filter_name)
-        if not quiet:
-            n_items = len({i for scores in data.scores.values() for i in scores})
-            click.echo(
-                f"{len(data.models)} models, {n_items} items, {rounds} resamples, seed {seed}",
-                err=True,
-            )
-        ev = evaluate(data, level=level, rounds=rounds, seed=seed, correction=correction)
-        for message in ev.warnings:
-            warn(message)
-        if battles_path:
-            written = write_battles(
-                ev, battles_path, benchmark=benchmark, skip_concordant=skip_concordant
-            )
-            if not quiet:
-                click.echo(f"wrote {written} battles to {battles_path}", err=True)
-    except (ItemFileError, EvaluateError) as exc:
-        raise click.ClickException(str(exc)) from None
-
+    for message in result.warnings:
+        warn(message)
+    if not quiet:
+        if result.accuracy is not None:
+            what = f"{len(result.accuracy.models)} models, {result.items} items"
+        else:
+            axes = result.scores.axes
+            runs = f", runs over {', '.join(axes)}" if axes else ""
+            what = f"{len(result.scores.models)} models, metric {result.metric}{runs}"
+        click.echo(f"{what}, {result.rounds} resamples, seed {result.seed}", err=True)
+        if result.battles_written is not None:
+            click.echo(f"wrote {result.battles_written} battles to {battles_path}", err=True)
     if fmt == "json":
-        emit([], [], fmt, json_obj=ev.document(metric=metric))
+        emit([], [], fmt, json_obj=result.to_dict())
         return
+    if result.scores is not None:
+        print_scores(result.scores, fmt)
+        return
+    ev = result.accuracy
     model_rows = [asdict(m) for m in ev.models]
     pair_rows = [asdict(p) for p in ev.pairs]
     emit(model_rows, _MODEL_COLUMNS, fmt)

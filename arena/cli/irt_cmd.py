@@ -21,23 +21,11 @@ def _say(quiet: bool, message: str) -> None:
 
 
 def _matrix(results, metric, filter_name):
-    """Read 0/1 results into (models, items, responses with NaN where missing)."""
-    import numpy as np
+    """(models, items, responses with NaN where missing): :func:`arena.evals.files.read_responses`."""
+    from arena.evals.files import read_responses
 
-    from arena.evals.itemfile import ItemFileError, item_sort_key, read_results
-
-    try:
-        data = read_results(list(results), metric=metric, filter_name=filter_name)
-    except ItemFileError as exc:
-        raise click.ClickException(str(exc)) from None
-    models = data.models
-    items = sorted({i for s in data.scores.values() for i in s}, key=item_sort_key)
-    col = {item: j for j, item in enumerate(items)}
-    y = np.full((len(models), len(items)), np.nan)
-    for r, m in enumerate(models):
-        for item, value in data.scores[m].items():
-            y[r, col[item]] = value
-    return models, items, y
+    r = read_responses(list(results), metric=metric, filter_name=filter_name)
+    return list(r.models), list(r.items), r.y
 
 
 def _load_bank(path: str):
