@@ -50,7 +50,7 @@ def test_cli_sets_and_clears_fields(models, run_cli):
     run_cli("models", "annotate", "alpha", "--show", "--licence", "")
     assert meta(models, "alpha") == ("Alpha 1", "Acme", None, "https://a.example", False)
     # Hidden models still appear in `arena models` (the store), flagged.
-    listing = json.loads(run_cli("models", "--format", "json").output)
+    listing = json.loads(run_cli("models", "--format", "json").output)["models"]
     assert {m["model"] for m in listing} == set(NAMES)
 
 

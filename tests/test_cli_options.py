@@ -133,7 +133,7 @@ def test_db_and_quiet_after_the_command(db_url, tmp_path):
     before = run("--db", db_url, "leaderboard", "--format", "json").stdout
     assert after == before and json.loads(after)["snapshot"]["counts"]["battles"] == 400
     assert isinstance(json.loads(after)["snapshot"]["counts"]["battles"], int)
-    models = json.loads(run("models", "--db", db_url, "--format", "json").stdout)
+    models = json.loads(run("models", "--db", db_url, "--format", "json").stdout)["models"]
     assert {m["model"] for m in models} == {f"model-{i}" for i in range(4)}
     run("models", "annotate", "model-1", "--hide", "--db", db_url)
     table = run("models", "--db", db_url).stdout

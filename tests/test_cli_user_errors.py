@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 BATTLES = "model_a,model_b,winner\nm1,m2,model_a\nm2,m1,tie\nm1,m2,model_b\n"
@@ -29,7 +31,7 @@ def test_rebuild_of_unknown_source_or_category_names_it(small_db, args, expected
     assert expected in result.output
     assert "ingest battles first" not in result.output
     assert "Traceback" not in result.output
-    assert small_db("snapshots", "--format", "json").output.strip() == "[]"
+    assert json.loads(small_db("snapshots", "--format", "json").output) == {"snapshots": []}
 
 
 def test_rebuild_of_known_source_still_works(small_db):
@@ -108,7 +110,7 @@ def test_diff_shows_no_sample_column_that_reads_like_a_rank(small_db):
     table = small_db("diff", "1", "2").output
     assert "position" not in table.splitlines()[0] and "rank_ub" in table
     assert "position" not in small_db("diff", "1", "2", "--format", "csv").output.splitlines()[0]
-    rows = json.loads(small_db("diff", "1", "2", "--format", "json").output)
+    rows = json.loads(small_db("diff", "1", "2", "--format", "json").output)["rows"]
     assert rows and all("position" not in r and "old_position" not in r for r in rows)
 
 
@@ -138,15 +140,15 @@ def test_diff_without_ids_is_the_latest_snapshot_against_the_one_before(small_db
     small_db("ingest", str(more), "-q")
     small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1", "-q")
     small_db("rebuild", "--rounds", "10", "--min-battles", "1", "-q")
-    rows = json.loads(small_db("diff", "--format", "json").output)
-    assert json.loads(small_db("diff", "1", "3", "--format", "json").output) == rows
+    rows = json.loads(small_db("diff", "--format", "json").output)["rows"]
+    assert json.loads(small_db("diff", "1", "3", "--format", "json").output)["rows"] == rows
     assert {r["model"]: r["status"] for r in rows}["m3"] == "new"
     assert small_db("diff", "1", ok=False).exit_code == 2
     only = small_db("diff", "--source", "crowd", ok=False)
     assert only.exit_code == 1 and "board 'source:crowd' has one snapshot (2)" in only.output
     small_db("rebuild", "--source", "crowd", "--rounds", "10", "--min-battles", "1", "-q")
-    by_source = json.loads(small_db("diff", "--source", "crowd", "--format", "json").output)
-    assert by_source == json.loads(small_db("diff", "2", "4", "--format", "json").output)
+    by_source = json.loads(small_db("diff", "--source", "crowd", "--format", "json").output)["rows"]
+    assert by_source == json.loads(small_db("diff", "2", "4", "--format", "json").output)["rows"]
     assert small_db("diff", "2", "4", "--source", "crowd", ok=False).exit_code == 2
 
 

@@ -70,7 +70,7 @@ def test_separate_writes_one_board_per_set_main_board_unchanged(split_db):
     largest = _json(run_cli, "leaderboard")
     out = _rebuild(run_cli, "--components", "separate", "--all-categories").output
     assert "overall|component:2" in out and "category:x|component:2" in out
-    boards = [s["board"] for s in _json(run_cli, "snapshots")]
+    boards = [s["board"] for s in _json(run_cli, "snapshots")["snapshots"]]
     assert boards[-4:] == ["overall", "overall|component:2", "category:x", "category:x|component:2"]
     main = _json(run_cli, "leaderboard")
     # the main board is what --components largest writes, plus the list of other sets
@@ -152,10 +152,10 @@ def test_diff_of_set_boards(split_db, tmp_path):
     _rebuild(run_cli, "--components", "separate")
     _rebuild(run_cli, "--components", "separate", "--seed", "9")
     ids = {}
-    for s in _json(run_cli, "snapshots"):
+    for s in _json(run_cli, "snapshots")["snapshots"]:
         ids.setdefault(s["board"], []).append(s["id"])
     old, new = ids["overall|component:2"]
-    rows = _json(run_cli, "diff", str(old), str(new))
+    rows = _json(run_cli, "diff", str(old), str(new))["rows"]
     assert {r["model"] for r in rows} == set(GROUP_B) and all(r["status"] == "" for r in rows)
     # a set's board against the main board: different boards, refused
     result = run_cli("diff", str(ids["overall"][0]), str(new), ok=False)
@@ -177,7 +177,7 @@ def test_diff_refuses_set_boards_with_no_model_in_common(run_cli, engine, tmp_pa
             w.writerow([10_000 + i, a, b, rng.choice(["model_a", "model_b", "tie"])])
     run_cli("ingest", str(extra), "-q")
     _rebuild(run_cli, "--components", "separate")
-    snaps = [s for s in _json(run_cli, "snapshots") if s["board"] == "overall|component:2"]
+    snaps = [s for s in _json(run_cli, "snapshots")["snapshots"] if s["board"] == "overall|component:2"]
     result = run_cli("diff", str(snaps[0]["id"]), str(snaps[1]["id"]), ok=False)
     assert result.exit_code != 0 and "different comparable sets" in result.output
     assert _json(run_cli, "leaderboard", "--component", "3")["rows"][0]["model"].startswith("beta")
@@ -289,7 +289,7 @@ def test_style_controlled_board_per_set(run_cli, tmp_path):
     groups = ((GROUP_A, 900), (GROUP_B, 500))
     run_cli("ingest", str(_style_votes(tmp_path / "both.jsonl", groups)), "-q")
     _rebuild(run_cli, "--components", "separate")
-    boards = {s["board"] for s in _json(run_cli, "snapshots")}
+    boards = {s["board"] for s in _json(run_cli, "snapshots")["snapshots"]}
     assert {"overall|style", "overall|component:2", "overall|component:2|style"} <= boards
     styled = _json(run_cli, "leaderboard", "--component", "2", "--style-control")
     assert styled["snapshot"]["board"] == "overall|component:2|style"

@@ -29,7 +29,7 @@ class _Text(HTMLParser):
 def test_demo_end_to_end(lmarena_db, tmp_path):
     """On the session's database, where the bundled votes are already ingested."""
     run_cli = lmarena_db.run_cli
-    before = len(json.loads(run_cli("snapshots", "--format", "json").output))
+    before = len(json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"])
     site = tmp_path / "site"
     out = run_cli("demo", str(site), "--rounds", "50").output
     assert "demo data already ingested" in out
@@ -45,7 +45,7 @@ def test_demo_end_to_end(lmarena_db, tmp_path):
     # Running it again ingests nothing new and adds a snapshot per board.
     again = run_cli("demo", str(site), "--rounds", "50").output
     assert "demo data already ingested" in again
-    snaps = json.loads(run_cli("snapshots", "--format", "json").output)
+    snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
     assert len(snaps) == before + 22
     assert resources.DEMO_ATTRIBUTION.startswith("Demo data: LMArena")
 

@@ -63,36 +63,36 @@ def test_worked_example_not_significant_for_any_seed(seed):
     assert hi - lo < 0.07  # paired: far narrower than the unpaired ~0.13
 
 
-def _reference_bootstrap(correct, rng, n_boot, level):
+def _reference_bootstrap(correct, rng, rounds, level):
     """The issue's description, literally."""
     n = len(correct)
-    idx = rng.integers(0, n, size=(n_boot, n))
+    idx = rng.integers(0, n, size=(rounds, n))
     accs = correct[idx].mean(axis=1)
     return correct.mean(), *np.quantile(accs, [(1 - level) / 2, (1 + level) / 2])
 
 
-def _reference_paired(a, b, rng, n_boot, level):
+def _reference_paired(a, b, rng, rounds, level):
     n = len(a)
-    idx = rng.integers(0, n, size=(n_boot, n))
+    idx = rng.integers(0, n, size=(rounds, n))
     d = a[idx].mean(axis=1) - b[idx].mean(axis=1)
     return a.mean() - b.mean(), *np.quantile(d, [(1 - level) / 2, (1 + level) / 2])
 
 
 @pytest.mark.parametrize(
-    "n, n_boot, level",
+    "n, rounds, level",
     # single block; odd sizes; one row per block; several stacked products with a remainder
     [(200, 2000, 0.95), (37, 501, 0.9), (200000, 7, 0.5), (5000, 3001, 0.95)],
 )
-def test_rng_consumption_matches_the_literal_recipe(n, n_boot, level):
+def test_rng_consumption_matches_the_literal_recipe(n, rounds, level):
     g = np.random.default_rng(42)
     a = (g.random(n) < 0.6).astype(float)
     b = (g.random(n) < 0.5).astype(float)
     ours, ref = np.random.default_rng(7), np.random.default_rng(7)
-    assert bootstrap_ci(a, ours, n_boot, level) == pytest.approx(
-        _reference_bootstrap(a, ref, n_boot, level), abs=SAME_DRAWS_TOL
+    assert bootstrap_ci(a, ours, rounds, level) == pytest.approx(
+        _reference_bootstrap(a, ref, rounds, level), abs=SAME_DRAWS_TOL
     )
-    assert paired_bootstrap(a, b, ours, n_boot, level) == pytest.approx(
-        _reference_paired(a, b, ref, n_boot, level), abs=SAME_DRAWS_TOL
+    assert paired_bootstrap(a, b, ours, rounds, level) == pytest.approx(
+        _reference_paired(a, b, ref, rounds, level), abs=SAME_DRAWS_TOL
     )
     # Both generators are left in the same state.
     assert ours.integers(0, 2**62) == ref.integers(0, 2**62)
@@ -116,7 +116,7 @@ def test_significant():
         lambda r: bootstrap_ci([[0, 1]], r),
         lambda r: bootstrap_ci([0, 1], r, level=1.0),
         lambda r: bootstrap_ci([0, 1], r, level=0),
-        lambda r: bootstrap_ci([0, 1], r, n_boot=0),
+        lambda r: bootstrap_ci([0, 1], r, rounds=0),
         lambda r: paired_bootstrap([0, 1], [0, 1, 1], r),
         lambda r: paired_bootstrap([], [], r),
         lambda r: paired_bootstrap([0, 1], [0, 3], r),
@@ -148,7 +148,7 @@ def test_booleans_accepted():
 def test_bootstrap_models_equals_pairwise_functions():
     g = np.random.default_rng(3)
     x = (g.random((150, 4)) < [0.5, 0.6, 0.7, 0.55]).astype(int)
-    res = bootstrap_models(x, np.random.default_rng(9), n_boot=300, level=0.9)
+    res = bootstrap_models(x, np.random.default_rng(9), rounds=300, level=0.9)
     for j in range(4):
         acc, lo, hi = bootstrap_ci(x[:, j], np.random.default_rng(9), 300, 0.9)
         assert (res.accuracy[j], res.low[j], res.high[j]) == pytest.approx((acc, lo, hi))
@@ -166,7 +166,7 @@ def test_bootstrap_models_with_missing_items_uses_shared_items():
     x = (g.random((400, 3)) < 0.6).astype(int)
     present = np.ones_like(x, dtype=bool)
     present[:50, 1] = False
-    res = bootstrap_models(x, np.random.default_rng(0), present=present, n_boot=500)
+    res = bootstrap_models(x, np.random.default_rng(0), present=present, rounds=500)
     assert res.n_items.tolist() == [400, 350, 400]
     assert res.shared[0, 1] == 350 and res.shared[0, 2] == 400
     assert res.accuracy[1] == pytest.approx(x[50:, 1].mean())
@@ -181,7 +181,7 @@ def test_bootstrap_models_model_with_few_items():
     x = np.tile([1, 0], (50, 1))
     present = np.ones_like(x, dtype=bool)
     present[2:, 1] = False
-    res = bootstrap_models(x, np.random.default_rng(0), present=present, n_boot=400)
+    res = bootstrap_models(x, np.random.default_rng(0), present=present, rounds=400)
     assert np.isfinite([res.low, res.high]).all()
     assert res.shared[0, 1] == 2
 
@@ -244,7 +244,7 @@ def test_bca_matches_scipy_on_the_same_draws(data_kind, statistic):
         confidence_level=0.9,
         rng=np.random.default_rng(5),
     ).confidence_interval
-    got = bca_interval(data, np.random.default_rng(5), statistic=statistic, n_boot=999, level=0.9)
+    got = bca_interval(data, np.random.default_rng(5), statistic=statistic, rounds=999, level=0.9)
     assert isinstance(got, Interval)
     assert (got.low, got.high) == pytest.approx((ref.low, ref.high), abs=1e-9)
 
@@ -261,7 +261,7 @@ def test_bca_validates():
 
 def test_cluster_bootstrap_with_singletons_is_the_plain_bootstrap():
     a, _ = worked_example()
-    got = cluster_bootstrap_ci(a, np.arange(a.size), np.random.default_rng(2), n_boot=800)
+    got = cluster_bootstrap_ci(a, np.arange(a.size), np.random.default_rng(2), rounds=800)
     assert (got.estimate, got.low, got.high) == pytest.approx(
         bootstrap_ci(a, np.random.default_rng(2), 800), abs=SAME_DRAWS_TOL
     )
@@ -277,7 +277,7 @@ def test_cluster_bootstrap_matches_cluster_robust_standard_error():
     est = correct.mean()
     resid = np.bincount(docs, weights=correct - est)
     se_robust = np.sqrt(np.sum(resid**2)) / correct.size  # sandwich SE, no small-sample factor
-    got = cluster_bootstrap_ci(correct, docs, np.random.default_rng(0), n_boot=4000)
+    got = cluster_bootstrap_ci(correct, docs, np.random.default_rng(0), rounds=4000)
     se_boot = (got.high - got.low) / (2 * stats.norm.ppf(0.975))
     assert se_boot == pytest.approx(se_robust, rel=0.1)  # Monte Carlo and shape: 10 %
     iid = bootstrap_ci(correct, np.random.default_rng(0), 4000)

@@ -74,7 +74,7 @@ def test_permutation_size_under_the_null():
         g = np.random.default_rng(100 + r)
         d = g.standard_exponential(25) - 1.0
         base = g.normal(0, 1, 25)
-        v = paired_verdict(base + d, base, g, n_perm=500, n_boot=10)
+        v = paired_verdict(base + d, base, g, n_perm=500, rounds=10)
         rejections += v.significant
     assert rejections / reps < 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
 
@@ -112,7 +112,7 @@ def test_ratio_interval_coverage():
         g = np.random.default_rng(200 + r)
         den = g.integers(50, 2000, 80).astype(float)
         num = den * (truth + g.normal(0, 0.3, 80))
-        iv = ratio_interval(num, den, g, n_boot=400)
+        iv = ratio_interval(num, den, g, rounds=400)
         hits += iv.low <= truth <= iv.high
     assert COVERAGE_RANGE[0] <= hits / reps <= COVERAGE_RANGE[1]
 
@@ -155,7 +155,7 @@ def test_components_unbiased_and_intervals_cover(drop):
         raw.append([vc.raw[k] for k in TRUE])
         iv = vc.interval(0.95)
         hits_t += iv.low <= MU <= iv.high
-        two = two_stage_interval(y, g, item=i, runs={"prompt": p, "seed": s}, n_boot=300)
+        two = two_stage_interval(y, g, item=i, runs={"prompt": p, "seed": s}, rounds=300)
         hits_two += two.interval.low <= MU <= two.interval.high
         hits_floor += two.floor.low <= MU <= two.floor.high
     raw = np.array(raw)
@@ -215,7 +215,7 @@ def test_two_stage_difference_covers_and_shares_prompt_draws():
         (ya, ia, pa, sa), (yb, ib, pb, sb) = cells
         iv = two_stage_difference(
             ya, yb, g, item_a=ia, item_b=ib, runs_a={"prompt": pa, "seed": sa},
-            runs_b={"prompt": pb, "seed": sb}, n_boot=300,
+            runs_b={"prompt": pb, "seed": sb}, rounds=300,
         ).interval  # fmt: skip
         hits += iv.low <= true_diff <= iv.high
         widths.append(iv.high - iv.low)

@@ -73,6 +73,11 @@ def test_cli_json_is_the_front_doors_to_dict(front, db_url):
         (["plan", "power"], front.plan_power()),
         (["plan", "power", "m-0", "m-3", "--power", "0.9"], front.plan_power(["m-0", "m-3"], power=0.9)),
         (["snapshots", "prune", "--keep-last", "1", "--dry-run"], front.prune_snapshots(keep_last=1, dry_run=True)),
+        (["plan", "--n", "5", "--seed", "2"], front.plan(n=5, seed=2)),
+        (["snapshots"], front.snapshots()),
+        (["diff"], front.diff()),
+        (["diff", "1", "3"], front.diff(1, 3)),
+        (["models"], front.models()),
         (["audit", "--rounds", "20", "--no-store"], front.audit(rounds=20, store=False)),
     ]  # fmt: skip
     for args, result in cases:
@@ -167,3 +172,42 @@ def test_the_readme_one_liner_works(tmp_path):
     db = arena.open(f"sqlite:///{tmp_path / 'x.db'}")
     assert json.loads(shown) == db.leaderboard().to_dict() == printed
     db.close()
+
+
+def test_evaluate_is_arena_eval(tmp_path):
+    """``arena.evaluate`` (no database) gives ``arena eval --format json``, on either path."""
+    from tests.helpers.cli import run_file_command
+    from tests.helpers.paths import ROOT as root
+
+    path = str(root / "tests" / "data" / "eval_results.csv")
+    for args, kwargs in [
+        ([], {}),
+        (["--rounds", "200", "--seed", "4", "--correction", "bh"], dict(rounds=200, seed=4, correction="bh")),
+        (["--test", "permutation", "--rounds", "200"], dict(test="permutation", rounds=200)),
+        (["--item-only", "--rounds", "100"], dict(item_only=True, rounds=100)),
+    ]:  # fmt: skip
+        out = run_file_command(["eval", path, *args, "--format", "json", "-q"]).stdout
+        result = arena.evaluate([path], **kwargs)
+        assert out == to_json(result.to_dict()) + "\n", args
+    assert arena.evaluate([path]).accuracy is not None
+    assert arena.evaluate([path], test="permutation").scores is not None
+    with pytest.raises(OptionError, match="^to_battles needs plain 0/1 scores"):
+        arena.evaluate([path], test="t", to_battles=str(tmp_path / "b.csv"))
+
+
+def test_the_readmes_python_example_runs(tmp_path):
+    """README.md's "From Python" block, as printed there, on the bundled votes."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("### From Python") :]
+    block = section[section.index("```python\n") + 10 : section.index("```\n", 10)]
+    assert "import arena\n" in block and "from arena." not in block  # the front door only
+    out = subprocess.run(
+        [sys.executable, "-c", block],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == 0, out.stderr
+    model, rating, *rest = out.stdout.split()
+    assert model and 1000 < int(rating) < 1500 and rest

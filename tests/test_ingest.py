@@ -56,7 +56,7 @@ def test_lmarena_export_with_tags(lmarena_db, lmarena_engine):
     # Score columns ("creative_writing.score": yes/no, "if.score": 1.0) are not tags.
     assert "if.score" not in per_cat and "creative_writing.score" not in per_cat
 
-    models = json.loads(run_cli("models", "--format", "json").output)
+    models = json.loads(run_cli("models", "--format", "json").output)["models"]
     by_name = {m["model"]: m for m in models}
     qwen = by_name["qwen3-coder-480b-a35b-instruct"]
     assert (qwen["battles"], qwen["ties"], qwen["wins"], qwen["losses"]) == (2, 2, 0, 0)
@@ -387,7 +387,7 @@ def test_baseball_through_the_whole_pipeline_matches_agresti(run_cli, tmp_path):
     run_cli("rebuild", "--ci", "fisher", "--min-battles", "0", "--rounds", "20", "--position")
     doc = json.loads(run_cli("leaderboard", "--format", "json").output)
     snap_id = doc["snapshot"]["id"]
-    snaps = json.loads(run_cli("snapshots", "--format", "json").output)
+    snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
     assert snaps[-1]["id"] == snap_id
     rows = {r["model"]: r for r in doc["rows"]}
     assert abs((rows["Boston"]["rating"] - rows["Baltimore"]["rating"]) / scale - 1.1438) < 5e-5

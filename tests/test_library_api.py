@@ -98,7 +98,7 @@ def test_diff_is_what_arena_diff_prints(run_cli, two_snapshots):
     hidden = ("position", "old_position")
     printed = [{k: v for k, v in asdict(r).items() if k not in hidden} for r in d.rows]
     # the library's numbers at the output's 6 significant digits (arena.core.formats.tidy)
-    assert json.loads(result.stdout) == tidy(printed)
+    assert json.loads(result.stdout)["rows"] == tidy(printed)
     # the two snapshots differ in --min-battles: a loud warning on stderr, from the library
     assert d.options_differ and all(w in result.stderr for w in d.options_differ)
     moved = {r.model: r for r in d.rows}["model-0"]

@@ -85,7 +85,7 @@ def test_same_number_reads_the_same_and_counts_are_integers(two_snapshots, tmp_p
     assert all(isinstance(v, int) for v in h["record"].values())
     diff = {
         r["model"]: r
-        for r in json.loads(two_snapshots("diff", "1", "2", "--format", "json").stdout)
+        for r in json.loads(two_snapshots("diff", "1", "2", "--format", "json").stdout)["rows"]
     }
     assert diff["model-0"]["ci_low"] == rows["model-0"]["ci_low"]
     plan = json.loads(two_snapshots("plan", "--format", "json").stdout)

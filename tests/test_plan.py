@@ -205,7 +205,7 @@ def test_streamed_draws_follow_the_probabilities(monkeypatch, rule):
 
 
 def test_plan_cli_top_and_many_pairs(run_cli, tmp_path, monkeypatch):
-    import arena.cli.plan_cmd as plan_cmd
+    import arena.plan.board_plan as board_plan
     from tests.helpers.files import synth_battles
 
     path = tmp_path / "b.csv"
@@ -221,7 +221,7 @@ def test_plan_cli_top_and_many_pairs(run_cli, tmp_path, monkeypatch):
     assert bad.exit_code != 0 and "--top" in bad.output
     draws = run_cli("plan", "--n", "30", "--seed", "2", "--format", "csv").output
     # beyond MAX_LISTED pairs: no listing without --top, and draws stream
-    monkeypatch.setattr(plan_cmd, "MAX_LISTED", 10)
+    monkeypatch.setattr(board_plan, "MAX_LISTED", 10)
     refused = run_cli("plan", ok=False)
     assert refused.exit_code != 0 and "8 ranked models make 28 pairs" in refused.output
     assert "--top K" in refused.output

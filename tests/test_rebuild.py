@@ -246,10 +246,10 @@ def test_snapshots_diff_and_compare(run_cli, engine, loaded, tmp_path):
     synth_battles(extra, n=400, seed=3, extra_id=5000, models=9)
     run_cli("ingest", str(extra))
     run_cli("rebuild", "--rounds", ROUNDS, "--min-battles", "0")
-    snaps = json.loads(run_cli("snapshots", "--format", "json").output)
+    snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
     assert [s["id"] for s in snaps] == [1, 2] and snaps[1]["watermark"] == 3400
     result = run_cli("diff", "1", "2", "--format", "json")
-    diff = json.loads(result.stdout)
+    diff = json.loads(result.stdout)["rows"]
     assert {d["model"]: d["status"] for d in diff}["model-8"] == "new"
     # the two boards were built with different --min-battles: said loudly, on stderr
     assert "WARNING" in result.stderr and "min-battles: 50 vs 0" in result.stderr

@@ -56,7 +56,7 @@ def four_rebuilds(run_cli, tmp_path) -> list[int]:
         synth_battles(path, n=300, models=5, seed=k, extra_id=1000 * k)
         run_cli("ingest", str(path), "-q")
         run_cli("rebuild", *FAST)
-        snaps = json.loads(run_cli("snapshots", "--format", "json").output)
+        snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
         ids.append(snaps[-1]["id"])
     return ids
 
@@ -92,7 +92,7 @@ def test_prune_keeps_history_diff_and_latest(run_cli, db_url, tmp_path):
     assert history_lengths(db_url) == before_hist
 
     # diff between a pruned and a newer snapshot still works
-    diff = json.loads(run_cli("diff", str(ids[0]), str(ids[3]), "--format", "json").output)
+    diff = json.loads(run_cli("diff", str(ids[0]), str(ids[3]), "--format", "json").output)["rows"]
     assert {r["model"] for r in diff} == {f"model-{k}" for k in range(5)}
     assert all(r["rating"] is not None and r["d_rating"] is not None for r in diff)
 

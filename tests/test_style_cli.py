@@ -87,7 +87,7 @@ def test_leaderboard_shows_the_paired_style_board(style_db):
 
 
 def test_diff_raw_against_style(style_db):
-    rows = json.loads(style_db("diff", "--style-control", "--format", "json").output)
+    rows = json.loads(style_db("diff", "--style-control", "--format", "json").output)["rows"]
     by = {r["model"]: r for r in rows}
     # listed on the style board, unranked there (no style metadata): no rating to diff
     unrated = by["llama-3.1-8b-instruct"]

@@ -726,12 +726,16 @@ class Arena:
         among its board's newest ``keep_last``; the latest of every board is kept.
         """
         from arena.db.session import take_write_lock
-        from arena.jobs.retention import prune_snapshots
+        from arena.jobs.retention import check_retention, prune_snapshots
 
         if keep_days is None and keep_last is None:
             raise OptionError("keep_days", "give {name}, keep_last or both")
-        check_at_least("keep_days", keep_days, 0)
         check_at_least("keep_last", keep_last, 1)
+        try:
+            check_retention(keep_days=keep_days, keep_last=keep_last)
+        except ValueError as exc:  # "keep-days must be ...": name the parameter
+            option, _, reason = str(exc).partition(" ")
+            raise OptionError(option.replace("-", "_"), "{name} " + escape(reason)) from None
         with self.engine().begin() as conn:
             take_write_lock(conn, "prune snapshots")
             return Pruned(

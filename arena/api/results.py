@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from arena.core.formats import count, tidy
+from arena.core.formats import count, iso_utc, tidy
 
 if TYPE_CHECKING:
     from arena.audit.report import AuditReport
@@ -186,7 +186,7 @@ class Snapshots:
         return [
             dict(
                 id=s.id,
-                created_at=s.created_at.isoformat(),
+                created_at=iso_utc(s.created_at),
                 board=s.board,
                 models=s.n_models,
                 battles=count(s.n_battles),

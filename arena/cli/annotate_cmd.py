@@ -39,27 +39,27 @@ def annotate_command(
         arena models annotate my-test-model --hide
         arena models annotate --from models.csv
     """
-    from arena.db.session import take_write_lock
-    from arena.store.annotate import AnnotateError, Annotation, annotate, read_annotations
-
     fields = (display_name, organisation, licence, link, hidden)
-    try:
-        if from_file:
-            if name or any(v is not None for v in fields):
-                raise click.UsageError("give either NAME with options or --from FILE, not both")
-            items = read_annotations(from_file)
-        else:
-            if not name:
-                raise click.UsageError("give a model NAME or --from FILE")
-            if all(v is None for v in fields):
-                raise click.UsageError(
-                    "nothing to set: give --display-name, --organisation, "
-                    "--licence, --link, --hide or --show"
-                )
-            items = [Annotation(name, display_name, organisation, licence, link, hidden)]
-        with app.engine().begin() as conn:
-            take_write_lock(conn, "annotate models")
-            changed = annotate(conn, items)
-    except AnnotateError as exc:
-        raise click.ClickException(str(exc)) from exc
+    if from_file:
+        if name or any(v is not None for v in fields):
+            raise click.UsageError("give either NAME with options or --from FILE, not both")
+    elif not name:
+        raise click.UsageError("give a model NAME or --from FILE")
+    elif all(v is None for v in fields):
+        raise click.UsageError(
+            "nothing to set: give --display-name, --organisation, --licence, --link, --hide or --show"
+        )
+    changed = (
+        app.arena()
+        .annotate(
+            name,
+            display_name=display_name,
+            organisation=organisation,
+            licence=licence,
+            link=link,
+            hidden=hidden,
+            from_file=from_file,
+        )
+        .changed
+    )
     click.echo(f"annotated {changed} model{'s' if changed != 1 else ''}")

@@ -13,20 +13,9 @@ from arena.cli.options import (
     style_control_option,
 )
 from arena.cli.output import emit
+from arena.core.defaults import DEFAULT_LEVEL
 
 COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
-
-
-def open_board(app, **where):
-    """The board ``arena.boards.compare.resolve_board(conn, **where)`` picks, or a one-line error."""
-    from arena.boards.compare import resolve_board
-    from arena.boards.snapshots import SnapshotError
-
-    with app.engine().connect() as conn:
-        try:
-            return resolve_board(conn, **where)
-        except SnapshotError as exc:
-            raise click.ClickException(str(exc)) from None
 
 
 def component_lines(s: dict) -> list[str]:
@@ -158,24 +147,27 @@ def leaderboard_command(
     """
     from arena.boards.snapshots import ROW_FIELDS
 
-    board = open_board(
-        app,
-        snapshot_id=snapshot_id,
+    result = app.arena().leaderboard(
+        snapshot=snapshot_id,
         category=category,
         source=source,
-        style=style_control == "on",
+        style_control=style_control == "on",
         component=component,
+        include_hidden=show_all,
     )
-    doc = board.document(include_hidden=show_all)
     if fmt != "table":
-        emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc, rounded=True)
+        doc = result.to_dict()
+        emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
         return
+    board = result.board
+    # the table rounds full-precision numbers itself (to_dict() has rounded them once)
+    doc = board.document(include_hidden=show_all)
     s = doc["snapshot"]
     opts = s["options"]
     click.echo(
         f"snapshot {s['id']} ({s['board']}) {s['created_at']}  "
         f"{s['counts']['battles']} battles, {s['counts']['models']} models, "
-        f"{opts.get('ci')} {round(100 * opts.get('level', 0.95))}% intervals, "
+        f"{opts.get('ci')} {round(100 * opts.get('level', DEFAULT_LEVEL))}% intervals, "
         f"tiers: {opts.get('tiers', 'maxt')}"
     )
     from arena.boards.snapshots import options_summary
@@ -198,7 +190,7 @@ def leaderboard_command(
     if board.style_controlled:
         click.echo(
             f"style coefficients (logits per SD of the covariate, "
-            f"{round(100 * opts.get('level', 0.95))}% intervals; > 0: judges prefer more of it):"
+            f"{round(100 * opts.get('level', DEFAULT_LEVEL))}% intervals; > 0: judges prefer more of it):"
         )
         for c in s["style_coefficients"]:
             click.echo(

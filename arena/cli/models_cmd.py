@@ -25,12 +25,9 @@ def models_group(ctx: click.Context, fmt: str) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from arena.store.read import model_records
-
-    engine = ctx.obj.engine()
-    with engine.connect() as conn:
-        records = model_records(conn)
-    emit([r.as_dict() for r in records], COLUMNS, fmt)
+    result = ctx.obj.arena().models()
+    doc = result.to_dict()
+    emit(doc["models"], COLUMNS, fmt, json_obj=doc)
 
 
 COMMANDS = [models_group]

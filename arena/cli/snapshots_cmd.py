@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import click
 
 from arena.cli.options import (
@@ -56,27 +54,11 @@ def snapshots_command(ctx, fmt):
     """
     if ctx.invoked_subcommand is not None:
         return
-    app = ctx.obj
-    from arena.boards.snapshots import list_snapshots, options_summary
-    from arena.core.formats import count, iso_utc
-
-    with app.engine().connect() as conn:
-        snaps = list_snapshots(conn)
-    rows = [
-        dict(
-            id=s.id,
-            created_at=iso_utc(s.created_at),
-            board=s.board,
-            models=s.n_models,
-            battles=count(s.n_battles),
-            watermark=s.watermark,
-            method=s.options.get("ci"),
-            rounds=s.options.get("rounds"),
-            seed=s.seed,
-            options=options_summary(s.options),
-        )
-        for s in snaps
-    ]
+    result = ctx.obj.arena().snapshots()
+    if fmt == "json":
+        emit([], SNAPSHOT_COLUMNS, fmt, json_obj=result.to_dict())
+        return
+    rows = result.row_dicts()
     emit(rows, SNAPSHOT_COLUMNS, fmt)
 
 
@@ -110,56 +92,36 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
         arena diff --style-control  # battles with style metadata (conv_metadata)
         arena diff --style-control --category math --format json
     """
-    from arena.boards.compare import diff, resolve_board
-    from arena.boards.snapshots import SnapshotError
-
-    style = style_control == "on"
     if (old is None) != (new is None):
         raise click.UsageError("give two snapshot ids OLD NEW, or none")
-    if old is not None and (style or category or source or component):
+    if old is not None and (style_control == "on" or category or source or component):
         raise click.UsageError(
             "--style-control/--category/--source/--component pick the boards only without ids"
         )
-    with app.engine().connect() as conn:
-        try:
-            if old is None:
-                raw = resolve_board(conn, category=category, source=source, component=component)
-                old, new = _latest_pair(conn, raw.snapshot, style)
-            result = diff(conn, old, new)
-        except SnapshotError as exc:
-            raise click.ClickException(str(exc)) from None
+    result = app.arena().diff(
+        old,
+        new,
+        style_control=style_control == "on",
+        category=category,
+        source=source,
+        component=component,
+    )
     if result.options_differ:
         click.echo(
-            f"WARNING: snapshots {old} and {new} were built with different options "
-            f"({'; '.join(result.options_differ)}): the changes below mix the data's "
-            "and the options' effects",
+            f"WARNING: snapshots {result.diff.old.id} and {result.diff.new.id} were built with "
+            f"different options ({'; '.join(result.options_differ)}): the changes below mix "
+            "the data's and the options' effects",
             err=True,
         )
-    # a row's position is its column in the snapshot's samples (model order): it reads
-    # like a rank, which it is not, so it stays out of the output (rank_ub is the rank)
-    hidden = ("position", "old_position")
-    rows = [{k: v for k, v in asdict(r).items() if k not in hidden} for r in result.rows]
+    if fmt == "json":
+        emit([], DIFF_COLUMNS, fmt, json_obj=result.to_dict())
+        return
+    rows = result.row_dicts()
     if fmt == "table":
         for r in rows:
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
                 r[key] = None if r[key] is None else round(r[key], 1)
     emit(rows, DIFF_COLUMNS, fmt, rounded=True)
-
-
-def _latest_pair(conn, latest, style: bool) -> tuple[int, int]:
-    """No ids: the raw board against its style board, else its previous snapshot against it."""
-    from arena.boards.compare import resolve_board
-    from arena.boards.snapshots import SnapshotError, previous_snapshot_id
-
-    if style:
-        return latest.id, resolve_board(conn, snapshot_id=latest.id, style=True).snapshot.id
-    previous = previous_snapshot_id(conn, latest)
-    if previous is None:
-        raise SnapshotError(
-            f"board {latest.board!r} has one snapshot ({latest.id}): nothing to diff yet; "
-            "run `arena rebuild` again after new battles"
-        )
-    return previous, latest.id
 
 
 def _keep_days(_ctx, _param, value):
@@ -218,24 +180,19 @@ def prune_command(app, keep_days, keep_last, dry_run, fmt):
         arena snapshots prune --keep-days 30 --keep-last 7
         arena snapshots prune --keep-last 3 --dry-run --format json
     """
-    from arena.db.session import take_write_lock
-    from arena.jobs.retention import prune_snapshots
-
     if keep_days is None and keep_last is None:
         raise click.UsageError("give --keep-days, --keep-last or both")
-    engine = app.engine()
-    with engine.begin() as conn:
-        take_write_lock(conn, "prune snapshots")
-        result = prune_snapshots(conn, keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
-    doc = result.as_dict()
+    result = app.arena().prune_snapshots(keep_days=keep_days, keep_last=keep_last, dry_run=dry_run)
+    pruned = result.result
     if fmt == "table":
         verb = "would drop" if dry_run else "dropped"
         click.echo(
-            f"{len(result.snapshot_ids)} snapshot(s) pruned ({result.kept} kept): {verb} "
-            f"{result.sample_rows} sample table(s) and {result.pair_rows} pair row(s), "
-            f"about {result.bytes_freed} bytes"
+            f"{len(pruned.snapshot_ids)} snapshot(s) pruned ({pruned.kept} kept): {verb} "
+            f"{pruned.sample_rows} sample table(s) and {pruned.pair_rows} pair row(s), "
+            f"about {pruned.bytes_freed} bytes"
         )
     else:
+        doc = result.to_dict()
         emit([doc], PRUNE_COLUMNS, fmt, json_obj=doc)
 
 
