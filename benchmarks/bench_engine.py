@@ -100,7 +100,7 @@ def section_scale(quick: bool) -> None:
         f"point fit: {tf.wall:.2f} s wall, grad norm {point.grad_norm:.2e}, converged {point.converged}"
     )
     with Timer() as tb:
-        bs = bootstrap(table, rounds=rounds, rng=0, point=point)
+        bs = bootstrap(table, rounds=rounds, seed=0, point=point)
     print(
         f"bootstrap {rounds} rounds: {tb.wall:.2f} s wall ({tb.cpu:.2f} s CPU incl. workers); "
         f"failed rounds {bs.failed_rounds.size}, prior rounds {bs.prior_rounds.size}"
@@ -134,7 +134,7 @@ def section_real(quick: bool) -> None:
     with Timer() as tf:
         point = fit(table)
     with Timer() as tb:
-        bs = bootstrap(table, rounds=rounds, rng=0, point=point)
+        bs = bootstrap(table, rounds=rounds, seed=0, point=point)
     print(
         f"aggregate {ta.wall:.2f} s, point fit {tf.wall:.3f} s, bootstrap {tb.wall:.2f} s wall "
         f"({tb.cpu:.2f} s CPU); failed {bs.failed_rounds.size}, prior rounds {bs.prior_rounds.size}"
@@ -171,7 +171,7 @@ def section_side(quick: bool, repeats: int = 5) -> None:
         with Timer() as tf:
             point = fit(counted)
         with Timer() as tb:
-            bs = bootstrap(counted, rounds=rounds, rng=0, point=point)
+            bs = bootstrap(counted, rounds=rounds, seed=0, point=point)
         te = ta.wall + tf.wall + tb.wall
         runs.append(
             (tr.wall, tc.wall, te, ta.wall, tf.wall, tb.wall, tr.cpu, ta.cpu + tf.cpu + tb.cpu)
@@ -232,7 +232,7 @@ def section_coverage(quick: bool) -> None:
             o = np.where(
                 rng.random(battles) < 1 / (1 + np.exp(-(theta[a] - theta[b]))), A_WINS, B_WINS
             )
-            bs = bootstrap(count_table(a, b, o, n_models=m), rounds=rounds, rng=rng, workers=1)
+            bs = bootstrap(count_table(a, b, o, n_models=m), rounds=rounds, seed=rng, workers=1)
             lo, hi = bs.interval(0.95)
             hits += int(((lo <= truth) & (truth <= hi)).sum())
             slo, shi = bs.interval(0.95, simultaneous=True)

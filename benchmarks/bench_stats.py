@@ -59,7 +59,7 @@ def main() -> None:
     print(f"data: {args.items} items x {args.models} models ({pairs} pairs), {args.boot} resamples")
 
     times = timed(
-        lambda: bootstrap_models(x, np.random.default_rng(args.seed), n_boot=args.boot), args.repeat
+        lambda: bootstrap_models(x, np.random.default_rng(args.seed), rounds=args.boot), args.repeat
     )
     best, median = min(times), statistics.median(times)
     verdict = "OK" if best < BUDGET_S else "OVER BUDGET"
@@ -78,7 +78,7 @@ def main() -> None:
         f"(x {pairs} pairs one by one would be ~{t_pair * pairs:.0f} s)"
     )
 
-    res = bootstrap_models(x[:, :2], np.random.default_rng(5), n_boot=1000)
+    res = bootstrap_models(x[:, :2], np.random.default_rng(5), rounds=1000)
     ref = paired_bootstrap(x[:, 0], x[:, 1], np.random.default_rng(5), 1000)
     same = np.allclose((res.diff[0, 1], res.diff_low[0, 1], res.diff_high[0, 1]), ref)
     print(f"shared run reproduces paired_bootstrap for the same seed: {same}")

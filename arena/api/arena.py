@@ -56,7 +56,7 @@ from arena.core.defaults import (
     DEFAULT_WAIT,
     URL_ENV,
 )
-from arena.core.errors import OptionError, check_at_least
+from arena.core.errors import OptionError, check_at_least, escape
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -22,7 +22,7 @@ def _ratio(board: Board, key: np.ndarray, label: str) -> dict:
     table, clusters = v.clustered(key)
     point = fit(table, ties=o.ties, both_bad=o.both_bad)
     # the point fit carries the tie convention into both bootstraps
-    args = dict(rounds=o.rounds, rng=o.seed, point=point)
+    args = dict(rounds=o.rounds, seed=o.seed, point=point)
     se_b = bootstrap(table, **args).se
     se_c = bootstrap(table, clusters=clusters, **args).se
     live = board.ranked & (se_b > 0)

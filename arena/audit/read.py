@@ -15,6 +15,12 @@ from arena import __version__
 from arena.audit.votes import Votes
 from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import SnapshotInfo
+from arena.core.defaults import (
+    DEFAULT_AUDIT_ALPHA,
+    DEFAULT_AUDIT_ROUNDS,
+    DEFAULT_LEVEL,
+    DEFAULT_MIN_BATTLES,
+)
 from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
     Battle,
@@ -141,10 +147,10 @@ def audit_snapshot(
     *,
     snapshot_id: int | None = None,
     board: BoardKey = OVERALL,
-    level: float = 0.95,
-    alpha: float = 0.05,
+    level: float = DEFAULT_LEVEL,
+    alpha: float = DEFAULT_AUDIT_ALPHA,
     seed: int | None = None,
-    rounds: int = 200,
+    rounds: int = DEFAULT_AUDIT_ROUNDS,
     only: tuple[str, ...] | None = None,
     store: bool = True,
     progress=None,
@@ -184,7 +190,7 @@ def audit_snapshot(
         rounds=rounds,
         ties=o.get("ties", "half"),
         both_bad=o.get("both_bad", "tie"),
-        min_battles=int(o.get("min_battles", 50)),
+        min_battles=int(o.get("min_battles", DEFAULT_MIN_BATTLES)),
     )
     try:
         report = run_audit(votes, opts, only=only, progress=progress, organisations=organisations)

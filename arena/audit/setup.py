@@ -9,6 +9,13 @@ import numpy as np
 from scipy.special import ndtri
 
 from arena.audit.votes import Votes
+from arena.core.defaults import (
+    DEFAULT_AUDIT_ALPHA,
+    DEFAULT_AUDIT_ROUNDS,
+    DEFAULT_LEVEL,
+    DEFAULT_MIN_BATTLES,
+    DEFAULT_SEED,
+)
 from arena.engine.fit import Fit, fit
 from arena.engine.scale import SCALE
 
@@ -34,13 +41,13 @@ class AuditOptions:
         Ranking threshold of the board.
     """
 
-    level: float = 0.95
-    alpha: float = 0.05
-    seed: int = 20240501
-    rounds: int = 200
+    level: float = DEFAULT_LEVEL
+    alpha: float = DEFAULT_AUDIT_ALPHA
+    seed: int = DEFAULT_SEED
+    rounds: int = DEFAULT_AUDIT_ROUNDS
     ties: str = "half"
     both_bad: str = "tie"
-    min_battles: int = 50
+    min_battles: int = DEFAULT_MIN_BATTLES
 
 
 @dataclass

@@ -28,6 +28,7 @@ from arena.boards.snapshots import (
     load_samples,
     options_differ,
 )
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.formats import count
 from arena.core.words import unknown
 from arena.engine.compare import compare_pair
@@ -413,7 +414,7 @@ def compare(
         raise samples_pruned(sid)
     pairs = load_pairs(conn, sid)
     ra, rb = rows[model_a], rows[model_b]
-    level = float(board.snapshot.options.get("level", 0.95))
+    level = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
     # an unranked model (few battles, off the comparable set's scale) gets no verdict;
     # only the two models' own columns are read, so another model's missing samples
     # (outside the comparable set: NaN) cannot touch this pair

@@ -36,6 +36,8 @@ DEFAULT_AUDIT_ROUNDS = 200
 DEFAULT_AUDIT_ALPHA = 0.05
 #: Target power of ``arena plan power``.
 DEFAULT_POWER = 0.8
+#: Pairs ``arena plan`` lists without ``top`` (about 1,400 ranked models).
+PLAN_MAX_LISTED = 1_000_000
 #: Seconds a command waits for another command's lock on the database.
 DEFAULT_WAIT = 300.0
 #: The database when none is given (``--db``, ``ARENA_DATABASE_URL``).
@@ -57,5 +59,6 @@ __all__ = [
     "DEFAULT_SEED",
     "DEFAULT_URL",
     "DEFAULT_WAIT",
+    "PLAN_MAX_LISTED",
     "URL_ENV",
 ]

@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_MIN_BATTLES, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.fields import filled_by_producer
@@ -75,11 +75,11 @@ class BoardOptions:
 
     fit: FitOptions = field(default_factory=FitOptions)
     rounds: int = DEFAULT_ROUNDS
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     level: float = DEFAULT_LEVEL
     ci: str = "bootstrap"
     simultaneous: bool = False
-    min_battles: int = 50
+    min_battles: int = DEFAULT_MIN_BATTLES
     tiers: TierMethod = "simultaneous"
     tier_rule: TierRule = "leader"
 

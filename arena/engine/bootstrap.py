@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
@@ -99,7 +100,7 @@ class Bootstrap:
         return good.std(axis=0, ddof=1) if good.shape[0] > 1 else np.zeros(self.point.shape)
 
     def interval(
-        self, level: float = 0.95, *, simultaneous: bool = False
+        self, level: float = DEFAULT_LEVEL, *, simultaneous: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
         """Confidence intervals for all ratings.
 
@@ -383,9 +384,8 @@ def bootstrap(
     options: FitOptions | None = None,
     /,
     *,
-    rounds: int = 1000,
-    rng: np.random.Generator | int | np.random.SeedSequence | None = None,
-    seed: int | None = None,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int | np.random.Generator | np.random.SeedSequence = DEFAULT_SEED,
     clusters: sp.csr_matrix | None = None,
     point: Fit | None = None,
     workers: int | None = None,
@@ -402,11 +402,9 @@ def bootstrap(
         The model, as in :func:`arena.engine.fit.fit`.
     rounds : int
         Number of bootstrap rounds.
-    rng : numpy.random.Generator, int or SeedSequence, optional
-        Randomness; the same seed (or generator state) gives identical samples.
-    seed : int, optional
-        Alias for an integer ``rng``.  With neither given the seed is 0, so
-        runs are reproducible by default.
+    seed : int, numpy.random.Generator or SeedSequence
+        The randomness (one knob); the same seed (or generator state) gives
+        identical samples. Fixed by default (:data:`arena.core.defaults.DEFAULT_SEED`).
     clusters : scipy.sparse matrix, shape (K, C), optional
         Clusters x cells battle counts (see :func:`arena.engine.counts.cluster_matrix`);
         resample whole clusters instead of battles.
@@ -428,13 +426,9 @@ def bootstrap(
     if int(rounds) != rounds or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     rounds = int(rounds)
-    if rng is not None and seed is not None:
-        raise ValueError("give rng or seed, not both")
-    if rng is None:
-        rng = 0 if seed is None else int(seed)
     opts = fit_options(options, **overrides)
     if point is None:
         point = fit(table, opts)
     job = BootstrapJob(point, clusters, chord_iters, newton_iters, rounds)
-    parts = run_rounds(job, rounds, rng, workers)
+    parts = run_rounds(job, rounds, seed, workers)
     return collect(parts, [point.rating], point)[0]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.scale import win_probability
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
@@ -67,7 +68,7 @@ def compare_pair(
     j: int,
     *,
     rating: np.ndarray,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     unranked: dict[int, str] | None = None,
 ) -> Comparison:
     """Head-to-head comparison of two models from the paired bootstrap.
@@ -80,7 +81,7 @@ def compare_pair(
         The two (distinct) model indices; the verdict is about ``i`` vs ``j``.
     rating : array_like, shape (M,)
         Point ratings.
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
         Level of the percentile interval.
     unranked : dict of int to str, optional
         Models that have no rank (few battles, disconnected, no MLE) and the

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import special
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.maxt_bounded import FAST_MIN_WORK, _Bounds, _GiveUp, _LowPairs, _max_t
 from arena.engine.pairs import _CHUNK_ELEMENTS, exact_pairs
 from arena.engine.validate import check_level, rating_vector, sample_matrix
@@ -318,7 +319,7 @@ def board_inference(
     rating: np.ndarray,
     samples: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     method: str = "auto",
 ) -> BoardInference:
     """Simultaneous rank sets, separated pairs and tiers of one board (MRSW).
@@ -329,7 +330,7 @@ def board_inference(
         Point ratings of the ranked models (they fix the board order).
     samples : array_like, shape (rounds, M)
         Their bootstrap ratings (finite), one row per round.
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
         Simultaneous level: all true ranks lie in their sets, and every pair
         shown better is truly better, with probability ``>= level``
         (asymptotically, up to the bootstrap approximation).
@@ -433,7 +434,7 @@ def _bonferroni(r, s, order, alpha, level, n_pairs) -> BoardInference:
 
 
 def separated_pairs(
-    rating: np.ndarray, samples: np.ndarray, *, level: float = 0.95, method: str = "auto"
+    rating: np.ndarray, samples: np.ndarray, *, level: float = DEFAULT_LEVEL, method: str = "auto"
 ) -> np.ndarray:
     """The pairs the board's simultaneous inference separates.
 
@@ -456,7 +457,7 @@ def separated_pairs(
 
 
 def marginal_rank_set(
-    rating: np.ndarray, samples: np.ndarray, j: int, *, level: float = 0.95
+    rating: np.ndarray, samples: np.ndarray, j: int, *, level: float = DEFAULT_LEVEL
 ) -> tuple[int, int]:
     """Marginal rank confidence set of model ``j`` alone (MRSW, step-down).
 

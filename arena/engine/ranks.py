@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.validate import check_level, interval_arrays, sample_matrix
 
 __all__ = [
@@ -136,7 +137,7 @@ class RankInterval:
     level: float
 
 
-def rank_interval(samples: np.ndarray, *, level: float = 0.95) -> RankInterval:
+def rank_interval(samples: np.ndarray, *, level: float = DEFAULT_LEVEL) -> RankInterval:
     """Marginal rank interval of each model from the bootstrap.
 
     In every round the models are ranked by their bootstrap rating (1 = best,
@@ -147,7 +148,7 @@ def rank_interval(samples: np.ndarray, *, level: float = 0.95) -> RankInterval:
     ----------
     samples : array_like, shape (rounds, M)
         Bootstrap ratings.
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
         Per-model level.
 
     Returns

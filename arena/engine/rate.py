@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.analytic import sandwich_cov
 from arena.engine.bootstrap import Bootstrap, bootstrap
 from arena.engine.comparable import extend_to_all
@@ -96,9 +97,9 @@ def rate(
     /,
     *,
     ci: str = "bootstrap",
-    level: float = 0.95,
-    rounds: int = 1000,
-    seed: int | np.random.Generator = 0,
+    level: float = DEFAULT_LEVEL,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int | np.random.Generator = DEFAULT_SEED,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
     workers: int | None = None,
@@ -222,7 +223,7 @@ def _rate_all(table: CountTable, clusters, anchor, run: RateRun) -> Ratings:
         boot = (sparse_bootstrap if sparse else bootstrap)(
             table,
             rounds=rounds,
-            rng=seed,
+            seed=seed,
             clusters=clusters,
             point=point,
             workers=run.workers,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.design import Design
 from arena.engine.fit import Fit
 from arena.engine.likelihood import evaluate, hessian_diagonal
@@ -69,7 +70,7 @@ def score_bounds(
     x: np.ndarray,
     cols: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     lam: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Score-test bounds for single thetas, the other parameters held at ``x``.
@@ -131,7 +132,7 @@ def widen_small_samples(
     high: np.ndarray,
     se: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     min_battles: int = SMALL_SAMPLE_BATTLES,
     bounds=score_bounds,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

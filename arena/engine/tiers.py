@@ -32,6 +32,8 @@ from typing import Literal
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_LEVEL
+
 # Re-exported so that `from arena.engine.tiers import rank_ub` keeps working.
 from arena.engine.compare import Comparison, compare_pair
 from arena.engine.maxt_bounded import maxt_bounded
@@ -198,7 +200,7 @@ def tiers_paired(
     rating: np.ndarray,
     samples: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     correction: Correction = "maxt",
     rule: Rule = "leader",
     pvalues: PValues = "percentile",
@@ -285,7 +287,7 @@ def tiers_paired(
         Point ratings; they fix the board order and the point differences.
     samples : array_like, shape (rounds, M)
         Bootstrap ratings, one row per round (``rounds >= 2``).
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
         Confidence level; ``alpha = 1 - level``.
     correction : {"maxt", "holm", "bh", "none"}, default "maxt"
         Multiple-comparison correction over all pairs.

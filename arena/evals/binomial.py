@@ -13,6 +13,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import beta, binom, chi2
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.validate import check_level
 from arena.evals.checks import (
     Interval,
@@ -46,7 +47,7 @@ def _check_counts(k: int, n: int) -> tuple[int, int]:
     return k, n
 
 
-def wilson_interval(k: int, n: int, *, level: float = 0.95) -> Interval:
+def wilson_interval(k: int, n: int, *, level: float = DEFAULT_LEVEL) -> Interval:
     """Wilson score interval for a proportion ``k / n`` (no continuity correction).
 
     ``(p + z^2/2n -/+ z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)`` with ``z``
@@ -63,7 +64,7 @@ def wilson_interval(k: int, n: int, *, level: float = 0.95) -> Interval:
     return Interval(p, max(0.0, centre - half), min(1.0, centre + half), level)
 
 
-def clopper_pearson_interval(k: int, n: int, *, level: float = 0.95) -> Interval:
+def clopper_pearson_interval(k: int, n: int, *, level: float = DEFAULT_LEVEL) -> Interval:
     """Exact (Clopper-Pearson) interval from beta quantiles; conservative coverage."""
     k, n = _check_counts(k, n)
     level = check_level(level)
@@ -183,7 +184,7 @@ class ChanceResult:
     level: float
 
 
-def chance_test(correct, p0: float, *, level: float = 0.95) -> ChanceResult:
+def chance_test(correct, p0: float, *, level: float = DEFAULT_LEVEL) -> ChanceResult:
     """One-sided exact binomial test that accuracy exceeds the chance floor ``p0``."""
     x = as_binary(correct, "correct")
     p0 = check_probability(p0, "p0")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.engine.validate import check_level
 from arena.evals.binomial import clopper_pearson_interval
 from arena.evals.checks import (
@@ -72,7 +73,7 @@ def _paired_fallback(d: float, n: int, level: float) -> tuple[float, float]:
     return (lo, 1.0) if d > 0 else (-1.0, -lo)
 
 
-def bootstrap_ci(correct, rng, n_boot=2000, level=0.95):
+def bootstrap_ci(correct, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
     """Accuracy with a percentile bootstrap interval.
 
     Parameters
@@ -80,10 +81,10 @@ def bootstrap_ci(correct, rng, n_boot=2000, level=0.95):
     correct : array_like of 0/1, shape (n,)
         One entry per question: 1 if the model got it right.
     rng : numpy.random.Generator
-        Consumed exactly as ``idx = rng.integers(0, n, size=(n_boot, n))``.
-    n_boot : int, default 2000
+        Consumed exactly as ``idx = rng.integers(0, n, size=(rounds, n))``.
+    rounds : int, default DEFAULT_ROUNDS (1000)
         Number of resamples.
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
         Two-sided confidence level in (0, 1).
 
     Returns
@@ -95,14 +96,14 @@ def bootstrap_ci(correct, rng, n_boot=2000, level=0.95):
     Raises
     ------
     ValueError
-        Empty input, values other than 0/1, ``level`` outside (0, 1), ``n_boot < 1``.
+        Empty input, values other than 0/1, ``level`` outside (0, 1), ``rounds < 1``.
     """
     x = as_binary(correct, "correct")
     check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     n = x.size
-    accs = resample_sums(x[:, None], rng, n_boot)[:, 0] / n
+    accs = resample_sums(x[:, None], rng, rounds)[:, 0] / n
     lo, hi = percentile_bounds(accs, level)
     k = int(x.sum())
     if k in (0, n):
@@ -110,10 +111,10 @@ def bootstrap_ci(correct, rng, n_boot=2000, level=0.95):
     return float(x.mean()), float(lo), float(hi)
 
 
-def paired_bootstrap(correct_a, correct_b, rng, n_boot=2000, level=0.95):
+def paired_bootstrap(correct_a, correct_b, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
     """Paired bootstrap interval for accuracy(A) minus accuracy(B).
 
-    One ``idx = rng.integers(0, n, size=(n_boot, n))`` is drawn and applied to
+    One ``idx = rng.integers(0, n, size=(rounds, n))`` is drawn and applied to
     both models, so the interval reflects the questions' shared difficulty.
 
     Parameters
@@ -122,8 +123,8 @@ def paired_bootstrap(correct_a, correct_b, rng, n_boot=2000, level=0.95):
         Per-question correctness of models A and B, aligned by question.
     rng : numpy.random.Generator
         Consumed exactly once as above.
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -138,10 +139,10 @@ def paired_bootstrap(correct_a, correct_b, rng, n_boot=2000, level=0.95):
     b = as_binary(correct_b, "correct_b")
     same_length(a, b, "correct_a", "correct_b")
     check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     n = a.size
-    sums = resample_sums(np.column_stack([a, b]), rng, n_boot)
+    sums = resample_sums(np.column_stack([a, b]), rng, rounds)
     diffs = sums[:, 0] / n - sums[:, 1] / n
     lo, hi = percentile_bounds(diffs, level)
     d = a - b
@@ -161,12 +162,12 @@ def significant(low, high):
 
 
 def _resample_statistic(
-    x: np.ndarray, statistic: Callable[..., np.ndarray], rng: np.random.Generator, n_boot: int
+    x: np.ndarray, statistic: Callable[..., np.ndarray], rng: np.random.Generator, rounds: int
 ) -> np.ndarray:
     """``statistic(x[idx], axis=-1)`` for idx drawn block by block (vectorised per block)."""
     n = x.size
     parts = []
-    for rows in draw_block_sizes(n_boot, n):
+    for rows in draw_block_sizes(rounds, n):
         idx = rng.integers(0, n, size=(rows, n))
         parts.append(np.asarray(statistic(x[idx], axis=-1), dtype=np.float64).reshape(rows))
     return np.concatenate(parts)
@@ -192,8 +193,8 @@ def bca_interval(
     rng,
     *,
     statistic: Callable[..., np.ndarray] | None = None,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> Interval:
     """Bias-corrected and accelerated (BCa) bootstrap interval.
 
@@ -202,11 +203,11 @@ def bca_interval(
     values : array_like, shape (n,)
         Per-item scores (0/1 correctness or any finite number).
     rng : numpy.random.Generator
-        Consumed as ``rng.integers(0, n, size=(n_boot, n))`` (in row blocks).
+        Consumed as ``rng.integers(0, n, size=(rounds, n))`` (in row blocks).
     statistic : callable, optional
         Vectorised statistic ``f(samples, axis=-1)``; default the mean.
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -230,14 +231,14 @@ def bca_interval(
     if x.size < 2:
         raise ValueError("BCa needs at least 2 values")
     check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     if statistic is None:
         theta = float(x.mean())
-        boots = resample_sums(x[:, None], rng, n_boot)[:, 0] / x.size
+        boots = resample_sums(x[:, None], rng, rounds)[:, 0] / x.size
     else:
         theta = float(np.asarray(statistic(x, axis=-1)))
-        boots = _resample_statistic(x, statistic, rng, n_boot)
+        boots = _resample_statistic(x, statistic, rng, rounds)
     # sums of equal values in a different order can differ in the last bit
     if np.ptp(boots) <= 1e-12 * max(1.0, abs(float(boots[0]))):
         if statistic is None and _is_binary(x):
@@ -252,7 +253,7 @@ def bca_interval(
         note = "zero width: every bootstrap resample was identical"
         return Interval(theta, float(boots[0]), float(boots[0]), float(level), note)
     below = np.count_nonzero(boots < theta) + 0.5 * np.count_nonzero(boots == theta)
-    z0 = ndtri(below / n_boot)
+    z0 = ndtri(below / rounds)
     loo = _jackknife(x, statistic)
     d = loo.mean() - loo
     denom = 6.0 * np.sum(d**2) ** 1.5
@@ -273,15 +274,15 @@ def cluster_bootstrap_ci(
     clusters,
     rng,
     *,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> Interval:
     """Bootstrap interval for a mean when items come in clusters.
 
     Questions that share a document, passage or prompt template are not
     independent; resampling whole clusters keeps that dependence. The estimate
     is the item-level mean, ``sum(values) / n``; each resample draws ``C``
-    clusters with replacement (``rng.integers(0, C, size=(n_boot, C))``, clusters
+    clusters with replacement (``rng.integers(0, C, size=(rounds, C))``, clusters
     numbered in sorted order of their labels) and takes the ratio of resampled
     sums to resampled item counts.
 
@@ -293,8 +294,8 @@ def cluster_bootstrap_ci(
     clusters : array_like, shape (n,)
         Cluster label of each item (any hashable, sortable values).
     rng : numpy.random.Generator
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -306,13 +307,13 @@ def cluster_bootstrap_ci(
         raise ValueError(f"clusters must be a 1-D array, got shape {labels.shape}")
     same_length(x, labels, "values", "clusters")
     check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     _, code = np.unique(labels, return_inverse=True)
     n_clusters = int(code.max()) + 1
     totals = np.bincount(code, weights=x, minlength=n_clusters)
     sizes = np.bincount(code, minlength=n_clusters).astype(np.float64)
-    sums = resample_sums(np.column_stack([totals, sizes]), rng, n_boot)
+    sums = resample_sums(np.column_stack([totals, sizes]), rng, rounds)
     ratios = sums[:, 0] / sums[:, 1]
     lo, hi = percentile_bounds(ratios, level)
     if np.all(x == x[0]) and _is_binary(x):

@@ -197,7 +197,7 @@ def evaluate(
             )
     try:
         boot = bootstrap_models(
-            correct, np.random.default_rng(seed), present=present, n_boot=rounds, level=level
+            correct, np.random.default_rng(seed), present=present, rounds=rounds, level=level
         )
         # Validates the correction name before any pair is built.
         adjust_pvalues([], correction)

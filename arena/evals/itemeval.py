@@ -175,12 +175,12 @@ def evaluate_scores(
         n_items = int(np.unique(items[rows]).size)
         floor = (None, None)
         if ratio:
-            iv = ratio_interval(num[rows], den[rows], rng, clusters=units[rows], n_boot=rounds, level=level)  # fmt: skip
+            iv = ratio_interval(num[rows], den[rows], rng, clusters=units[rows], rounds=rounds, level=level)  # fmt: skip
             how = f"cluster bootstrap over {'groups' if grouped else 'items'} (ratio of sums)"
             mean, low, high = iv.estimate, iv.low, iv.high
         else:
             runs = {c: design[c][rows] for c in axes}
-            two = two_stage_interval(score[rows], rng, item=units[rows], runs=runs, n_boot=rounds, level=level)  # fmt: skip
+            two = two_stage_interval(score[rows], rng, item=units[rows], runs=runs, rounds=rounds, level=level)  # fmt: skip
             unit = "groups" if grouped else "items"
             how = (
                 f"two-stage bootstrap: {unit}, then {', '.join(axes)}"
@@ -259,13 +259,13 @@ def evaluate_scores(
 
 
 def _score_pair(ma, mb, a, b, shared, groups, rng, rounds, level, test, axes, score, items, design, ra, rb, units):  # fmt: skip
-    v = paired_verdict(a, b, rng, groups=groups, test=test, n_boot=rounds, level=level)
+    v = paired_verdict(a, b, rng, groups=groups, test=test, rounds=rounds, level=level)
     low, high, decided_by, reason, pvalue = v.low, v.high, v.decided_by, v.reason, v.pvalue
     if axes:
         two = two_stage_difference(
             score[ra], score[rb], rng, item_a=units[ra], item_b=units[rb],
             runs_a={c: design[c][ra] for c in axes}, runs_b={c: design[c][rb] for c in axes},
-            n_boot=rounds, level=level,
+            rounds=rounds, level=level,
         )  # fmt: skip
         low, high = two.interval.low, two.interval.high
         if test == "auto":
@@ -296,7 +296,7 @@ def _ratio_pair(ma, mb, ra, rb, items, num, den, shared, groups, rng, rounds, le
 
     na, da = sums(ra)
     nb, db = sums(rb)
-    cmp = compare_ratios(na, da, nb, db, rng, clusters=groups, n_boot=rounds, level=level)
+    cmp = compare_ratios(na, da, nb, db, rng, clusters=groups, rounds=rounds, level=level)
     unit = "groups" if groups is not None else "items"
     return ScorePair(
         model_a=ma, model_b=mb, items=int(shared.size), diff=cmp.diff.estimate,

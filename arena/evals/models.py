@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.engine.validate import check_level
 from arena.evals.checks import (
     as_binary,
@@ -59,12 +60,12 @@ def bootstrap_models(
     rng,
     *,
     present=None,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> ModelsBootstrap:
     """Percentile intervals for m models and all m(m-1)/2 paired differences at once.
 
-    One index matrix ``idx = rng.integers(0, n, size=(n_boot, n))`` over the
+    One index matrix ``idx = rng.integers(0, n, size=(rounds, n))`` over the
     ``n`` items is shared by every model and every pair. When every model has
     every item, model ``i``'s interval equals ``bootstrap_ci`` and pair
     ``(i, j)``'s equals ``paired_bootstrap`` for a generator in the same state.
@@ -79,8 +80,8 @@ def bootstrap_models(
         items a resample's accuracy is the ratio of the resampled correct
         count to the resampled number of scored items, and a pair uses only
         the items scored for both.
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -102,7 +103,7 @@ def bootstrap_models(
     as_binary(x.ravel(), "correct")
     x = x.astype(np.float64)
     check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     counts = mask.sum(axis=0)
     if (counts == 0).any():
@@ -138,7 +139,7 @@ def bootstrap_models(
         i, j = (int(v[0]) for v in np.nonzero(shared == 0))
         raise ValueError(f"models {i} and {j} share no items")
 
-    sums = resample_sums(np.column_stack(cols), rng, n_boot)
+    sums = resample_sums(np.column_stack(cols), rng, rounds)
     with np.errstate(invalid="ignore", divide="ignore"):
         accs = sums[:, right] / sums[:, seen] if not full else sums[:, right] / n
     accuracy = x.sum(axis=0) / counts

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.evals.binomial import mcnemar_counts
 from arena.evals.bootstrap import cluster_bootstrap_ci
 from arena.evals.checks import (
@@ -115,9 +116,9 @@ def paired_verdict(
     *,
     groups=None,
     test: str = "auto",
-    n_boot: int = 2000,
+    rounds: int = DEFAULT_ROUNDS,
     n_perm: int = 10000,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
 ) -> PairedVerdict:
     """Compare two models' per-item scores and say which test decided and why.
 
@@ -126,15 +127,15 @@ def paired_verdict(
     a, b : array_like, shape (n,)
         Scores of models A and B on the same items (aligned).
     rng : numpy.random.Generator
-        Used by the bootstrap first (``n_boot`` resamples), then by the
+        Used by the bootstrap first (``rounds`` resamples), then by the
         permutation test.
     groups : array_like, shape (n,), optional
         Group (document) of each item; whole groups are resampled.
     test : {"auto", "mcnemar", "t", "wilcoxon", "permutation", "bootstrap"}
         ``"auto"`` applies the rule of the module notes.
-    n_boot : int, default 2000
+    rounds : int, default DEFAULT_ROUNDS (1000)
     n_perm : int, default 10000
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -154,7 +155,7 @@ def paired_verdict(
     if test not in PAIRED_TESTS:
         raise ValueError(f"test must be one of {PAIRED_TESTS}, got {test!r}")
     level = check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     n_perm = check_count(n_perm, "n_perm")
     check_rng(rng)
     binary = _is_binary(x) and _is_binary(y)
@@ -171,11 +172,11 @@ def paired_verdict(
     if groups is not None:
         labels = np.asarray(groups)
         same_length(d, labels, "scores", "groups")
-        interval = cluster_bootstrap_ci(d, labels, rng, n_boot=n_boot, level=level)
+        interval = cluster_bootstrap_ci(d, labels, rng, rounds=rounds, level=level)
         low, high = interval.low, interval.high
         n_groups = int(np.unique(labels).size)
     else:
-        sums = resample_sums(d[:, None], rng, n_boot)[:, 0] / n
+        sums = resample_sums(d[:, None], rng, rounds)[:, 0] / n
         low, high = (float(v) for v in percentile_bounds(sums, level))
 
     pvalues: dict[str, float] = {}

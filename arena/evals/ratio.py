@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.evals.checks import (
     Interval,
     as_finite,
@@ -52,8 +53,8 @@ def ratio_interval(
     rng,
     *,
     clusters=None,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> Interval:
     """``sum(numerator) / sum(denominator)`` with a cluster bootstrap percentile interval.
 
@@ -62,12 +63,12 @@ def ratio_interval(
     numerator, denominator : array_like, shape (n,)
         Per-item amounts (bits and bytes of each document or chunk).
     rng : numpy.random.Generator
-        Consumed as ``rng.integers(0, C, size=(n_boot, C))`` for ``C`` clusters
+        Consumed as ``rng.integers(0, C, size=(rounds, C))`` for ``C`` clusters
         (items when ``clusters`` is None), numbered in sorted label order.
     clusters : array_like, shape (n,), optional
         Document of each item; whole documents are resampled.
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -78,10 +79,10 @@ def ratio_interval(
     same_length(num, den, "numerator", "denominator")
     _check_denominator(den, "denominator")
     level = check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     totals, _ = _cluster_totals([num, den], clusters)
-    sums = resample_sums(totals, rng, n_boot)
+    sums = resample_sums(totals, rng, rounds)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratios = sums[:, 0] / sums[:, 1]
     lo, hi = percentile_bounds(ratios, level)
@@ -116,8 +117,8 @@ def compare_ratios(
     rng,
     *,
     clusters=None,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> RatioComparison:
     """Two models' ratio metrics on the same items and the paired difference.
 
@@ -131,8 +132,8 @@ def compare_ratios(
         denominators are usually the same bytes).
     rng : numpy.random.Generator
     clusters : array_like, optional
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -144,10 +145,10 @@ def compare_ratios(
     _check_denominator(cols[1], "den_a")
     _check_denominator(cols[3], "den_b")
     level = check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     totals, k = _cluster_totals(cols, clusters)
-    sums = resample_sums(totals, rng, n_boot)
+    sums = resample_sums(totals, rng, rounds)
     with np.errstate(invalid="ignore", divide="ignore"):
         ra = sums[:, 0] / sums[:, 1]
         rb = sums[:, 2] / sums[:, 3]

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import ndtri
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.evals.ability import score_abilities
 from arena.evals.adaptive import Selection, select_items
 from arena.evals.checks import check_count, check_level, check_rng
@@ -88,7 +89,7 @@ def validate_subset(
     present=None,
     items: list[str] | None = None,
     prior_sd: float | None = 2.0,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
 ) -> SubsetValidation:
     """Calibrate on all but ``holdout`` random models, select ``n`` items, check on the rest.
 
@@ -107,7 +108,7 @@ def validate_subset(
     prior_sd : float or None, default 2.0
         Passed to :func:`calibrate_2pl` (a few dozen models cannot pin down
         thousands of items by maximum likelihood alone).
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------

@@ -17,6 +17,7 @@ from math import prod
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
 from arena.evals.checks import (
     Interval,
     as_finite,
@@ -60,8 +61,8 @@ def two_stage_interval(
     *,
     item,
     runs: dict[str, object] | None = None,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> TwoStageInterval:
     """Two-stage bootstrap interval of a mean score: items, then runs.
 
@@ -71,14 +72,14 @@ def two_stage_interval(
         One value per cell (a model's score, or the paired difference of two
         models on the same cell).
     rng : numpy.random.Generator
-        Consumed as ``rng.integers(0, n_items, size=(n_boot, n_items))`` (in
+        Consumed as ``rng.integers(0, n_items, size=(rounds, n_items))`` (in
         row blocks), then for each run axis in the order given
-        ``rng.integers(0, L, size=(n_boot, L))``.
+        ``rng.integers(0, L, size=(rounds, L))``.
     item : array_like, shape (n,)
     runs : dict, optional
         Axis name -> labels of shape (n,), e.g. ``{"seed": seeds}``.
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -93,13 +94,13 @@ def two_stage_interval(
     y = as_finite(scores, "scores")
     n = y.size
     level = check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     item_code, n_items = label_codes(item, n, "item")
     runs = dict(runs or {})
     run_codes = [(name, *label_codes(labels, n, name)) for name, labels in runs.items()]
     table = _cell_table(y, item_code, n_items, run_codes)
-    full, items_only = _two_stage_means([table], rng, n_boot)
+    full, items_only = _two_stage_means([table], rng, rounds)
     full, items_only = full[:, 0], items_only[:, 0]
     est = float(y.mean())
     lo, hi = percentile_bounds(full, level)
@@ -126,18 +127,18 @@ def _cell_table(y, item_code, n_items, run_codes):
     return ysum, cnt, axes
 
 
-def _axis_counts(rng, count: int, n_boot: int) -> np.ndarray:
-    draws = rng.integers(0, count, size=(n_boot, count))
-    draws += (np.arange(n_boot) * count)[:, None]
-    return np.bincount(draws.ravel(), minlength=n_boot * count).reshape(n_boot, count)
+def _axis_counts(rng, count: int, rounds: int) -> np.ndarray:
+    draws = rng.integers(0, count, size=(rounds, count))
+    draws += (np.arange(rounds) * count)[:, None]
+    return np.bincount(draws.ravel(), minlength=rounds * count).reshape(rounds, count)
 
 
-def _two_stage_means(tables, rng, n_boot, shared_axes=()):
+def _two_stage_means(tables, rng, rounds, shared_axes=()):
     """Resampled means of several tables over the same items: shared item draws, then
     run draws, one per table except for the axes in ``shared_axes``, drawn once for all."""
     cols = np.hstack([np.hstack([t[0], t[1]]) for t in tables])
-    sums = resample_sums(cols, rng, n_boot)
-    full = np.empty((n_boot, len(tables)))
+    sums = resample_sums(cols, rng, rounds)
+    full = np.empty((rounds, len(tables)))
     floor = np.empty_like(full)
     common = {}
     start = 0
@@ -146,14 +147,14 @@ def _two_stage_means(tables, rng, n_boot, shared_axes=()):
         s_y = sums[:, start : start + n_runs]
         s_n = sums[:, start + n_runs : start + 2 * n_runs]
         start += 2 * n_runs
-        weight = np.ones((n_boot, n_runs))
+        weight = np.ones((rounds, n_runs))
         for name, count, lev in axes:
             if name in shared_axes:
                 if name not in common:
-                    common[name] = _axis_counts(rng, count, n_boot)
+                    common[name] = _axis_counts(rng, count, rounds)
                 counts = common[name]
             else:
-                counts = _axis_counts(rng, count, n_boot)
+                counts = _axis_counts(rng, count, rounds)
             weight *= counts[:, lev]
         with np.errstate(invalid="ignore", divide="ignore"):
             full[:, k] = (s_y * weight).sum(axis=1) / (s_n * weight).sum(axis=1)
@@ -170,8 +171,8 @@ def two_stage_difference(
     item_b,
     runs_a: dict[str, object] | None = None,
     runs_b: dict[str, object] | None = None,
-    n_boot: int = 2000,
-    level: float = 0.95,
+    rounds: int = DEFAULT_ROUNDS,
+    level: float = DEFAULT_LEVEL,
 ) -> TwoStageInterval:
     """Two-stage bootstrap interval of ``mean(A) - mean(B)`` over the items both have.
 
@@ -190,8 +191,8 @@ def two_stage_difference(
         Item of each cell.
     runs_a, runs_b : dict, optional
         Run axes of each model's cells.
-    n_boot : int, default 2000
-    level : float, default 0.95
+    rounds : int, default DEFAULT_ROUNDS (1000)
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------
@@ -199,7 +200,7 @@ def two_stage_difference(
     """
     ya, yb = as_finite(scores_a, "scores_a"), as_finite(scores_b, "scores_b")
     level = check_level(level)
-    n_boot = check_count(n_boot, "n_boot")
+    rounds = check_count(rounds, "rounds")
     check_rng(rng)
     la, lb = np.asarray(item_a), np.asarray(item_b)
     shared = np.intersect1d(la, lb)
@@ -225,7 +226,7 @@ def two_stage_difference(
                 run_codes.append((name, *label_codes(values, values.size, name)))
         tables.append(_cell_table(y[keep], code, shared.size, run_codes))
         means.append(float(y[keep].mean()))
-    full, floor = _two_stage_means(tables, rng, n_boot, shared_axes=common)
+    full, floor = _two_stage_means(tables, rng, rounds, shared_axes=common)
     est = means[0] - means[1]
     lo, hi = percentile_bounds(full[:, 0] - full[:, 1], level)
     flo, fhi = percentile_bounds(floor[:, 0] - floor[:, 1], level)

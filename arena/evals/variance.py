@@ -36,6 +36,7 @@ from math import prod
 import numpy as np
 from scipy import stats
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.evals.checks import (
     Interval,
     as_finite,
@@ -103,7 +104,7 @@ class VarianceComponents:
     nested: list[str] = field(default_factory=list)
     replicates: float = 1.0
 
-    def interval(self, level: float = 0.95) -> Interval:
+    def interval(self, level: float = DEFAULT_LEVEL) -> Interval:
         """``mean -/+ t(df) se``: the interval of the mean under the design run."""
         q = float(stats.t.ppf((1.0 + check_level(level)) / 2.0, self.df))
         return Interval(self.mean, self.mean - q * self.se, self.mean + q * self.se, level)

@@ -24,6 +24,7 @@ from pathlib import Path
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 
+from arena.core.defaults import DEFAULT_HEATMAP_TOP
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import take_write_lock
@@ -459,7 +460,7 @@ def nightly(
     wait: float,
     max_models: int | None = None,
     max_boards: int | None = None,
-    top: int = 20,
+    top: int = DEFAULT_HEATMAP_TOP,
     attribution: str | None = None,
     progress: Callable[[str], None] | None = None,
     prune_keep_days: float | None = None,

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.core.defaults import DEFAULT_POWER, DEFAULT_SEED
+from arena.core.defaults import DEFAULT_POWER, DEFAULT_SEED, PLAN_MAX_LISTED
 from arena.core.errors import OptionError, check_at_least
 from arena.plan.pairs import draw_streamed, plan_pairs
 from arena.plan.store import PlanInputs
@@ -23,7 +23,7 @@ from arena.plan.weights import battles_needed, current_power, draw_pairs
 __all__ = ["MAX_LISTED", "PairList", "plan_draws", "plan_power", "plan_weights"]
 
 #: Pairs listed without ``top`` (about 1,400 ranked models); beyond, draws stream too.
-MAX_LISTED = 1_000_000
+MAX_LISTED = PLAN_MAX_LISTED
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, ndtri
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.scale import SCALE
 from arena.plan.weights import RULES, UNPLAYED, PairPlan
 
@@ -227,7 +228,7 @@ def plan_pairs(
     *,
     models: np.ndarray | None = None,
     rule: str = "paper",
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     top: int | None = None,
     direct_se_max: int = DIRECT_SE_MAX,
 ) -> PlanPairs:
@@ -339,7 +340,7 @@ def draw_streamed(
     seed: int,
     models: np.ndarray | None = None,
     rule: str = "paper",
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     direct_se_max: int = DIRECT_SE_MAX,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` battles drawn from the plan without holding all pairs.

@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sqlalchemy import Connection
 
 from arena.boards.snapshots import SnapshotInfo, load_board, load_pairs, load_samples
+from arena.core.defaults import DEFAULT_LEVEL
 
 __all__ = ["PlanInputs", "plan_inputs"]
 
@@ -65,5 +66,5 @@ def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:
         samples=np.asarray(samples, dtype=np.float64),
         pair_battles=pairs,
         ranked=np.array([r.ranked for r in rows]),
-        level=float(board.snapshot.options.get("level", 0.95)),
+        level=float(board.snapshot.options.get("level", DEFAULT_LEVEL)),
     )

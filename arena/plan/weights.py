@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_POWER, DEFAULT_SEED
 from arena.engine.scale import SCALE
 
 __all__ = ["PairPlan", "pair_weights", "draw_pairs", "battles_needed", "simulate_power", "RULES"]
@@ -66,7 +67,7 @@ def pair_weights(
     *,
     models: np.ndarray | None = None,
     rule: str = "paper",
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
 ) -> PairPlan:
     """Sampling probabilities per pair.
 
@@ -116,7 +117,11 @@ def draw_pairs(plan: PairPlan, n: int, *, seed: int) -> tuple[np.ndarray, np.nda
 
 
 def battles_needed(
-    delta: np.ndarray, se0: np.ndarray, *, level: float = 0.95, power: float = 0.8
+    delta: np.ndarray,
+    se0: np.ndarray,
+    *,
+    level: float = DEFAULT_LEVEL,
+    power: float = DEFAULT_POWER,
 ) -> np.ndarray:
     """More direct battles for ``power`` to separate two models (closed form, module docstring).
 
@@ -141,7 +146,7 @@ def battles_needed(
     return need
 
 
-def current_power(delta, se0, *, level: float = 0.95) -> np.ndarray:
+def current_power(delta, se0, *, level: float = DEFAULT_LEVEL) -> np.ndarray:
     """Power of the two-sided test today: ``Phi(|delta|/se0 - c)``."""
     c = float(ndtri(0.5 + level / 2))
     return ndtr(np.abs(np.asarray(delta)) / np.asarray(se0) - c)
@@ -152,9 +157,9 @@ def simulate_power(
     se0: float,
     k: int,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     reps: int = 4000,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> float:
     """Share of simulated experiments that separate the pair after ``k`` more battles.
 

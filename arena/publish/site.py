@@ -41,6 +41,7 @@ from arena.boards.snapshots import (
     previous_snapshot_id,
     rating_history,
 )
+from arena.core.defaults import DEFAULT_HEATMAP_TOP
 from arena.core.formats import render_csv, tidy, to_json
 from arena.core.resources import templates_dir
 from arena.core.words import too_many_boards
@@ -267,7 +268,7 @@ def publish_site(
     out_dir: str | os.PathLike,
     *,
     snapshot_id: int | None = None,
-    top: int = 15,
+    top: int = DEFAULT_HEATMAP_TOP,
     attribution: str | None = None,
     extra_files: Mapping[str, bytes | Callable[[], bytes]] | None = None,
     max_boards: int | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena.core.defaults import DEFAULT_SEED
 from arena.core.outcomes import TIE
 from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table, count_table
@@ -72,19 +73,19 @@ def test_poisson_sampler_is_multinomial():
 
 def test_same_seed_identical_and_threads_irrelevant():
     t = _table(3)
-    b1 = bootstrap(t, rounds=300, rng=42)
-    b2 = bootstrap(t, rounds=300, rng=42, workers=1)
-    b3 = bootstrap(t, rounds=300, rng=43)
+    b1 = bootstrap(t, rounds=300, seed=42)
+    b2 = bootstrap(t, rounds=300, seed=42, workers=1)
+    b3 = bootstrap(t, rounds=300, seed=43)
     np.testing.assert_array_equal(b1.samples, b2.samples)
     assert not np.array_equal(b1.samples, b3.samples)
-    b4 = bootstrap(t, rounds=300, rng=np.random.default_rng(7))
-    b5 = bootstrap(t, rounds=300, rng=np.random.default_rng(7))
+    b4 = bootstrap(t, rounds=300, seed=np.random.default_rng(7))
+    b5 = bootstrap(t, rounds=300, seed=np.random.default_rng(7))
     np.testing.assert_array_equal(b4.samples, b5.samples)
 
 
 def test_intervals_and_diff():
     t = _table(4)
-    bs = bootstrap(t, rounds=400, rng=0)
+    bs = bootstrap(t, rounds=400, seed=0)
     assert bs.samples.shape == (400, 6) and bs.converged.all() and bs.failed_rounds.size == 0
     lo, hi = bs.interval(0.95)
     lo90, hi90 = bs.interval(0.90)
@@ -100,7 +101,7 @@ def test_intervals_and_diff():
 
 def test_anchor_in_rounds():
     t = _table(5)
-    bs = bootstrap(t, rounds=50, rng=0, anchor=(2, 1100.0))
+    bs = bootstrap(t, rounds=50, seed=0, anchor=(2, 1100.0))
     assert np.all(bs.samples[:, 2] == 1100.0)
 
 
@@ -109,8 +110,8 @@ def test_cluster_of_singletons_matches_battle_bootstrap():
     rng = np.random.default_rng(6)
     a, b, o = simulate(rng, rng.normal(0, 1, 5), 2000)
     table, z = clustered_table(a, b, o, np.arange(a.size), n_models=5)
-    plain = bootstrap(table, rounds=1500, rng=1)
-    clus = bootstrap(table, rounds=1500, rng=2, clusters=z)
+    plain = bootstrap(table, rounds=1500, seed=1)
+    clus = bootstrap(table, rounds=1500, seed=2, clusters=z)
     np.testing.assert_allclose(clus.se, plain.se, rtol=0.12)
 
 
@@ -123,8 +124,8 @@ def test_cluster_bootstrap_wider_with_correlated_clusters():
     table, z = clustered_table(
         np.repeat(a, rep), np.repeat(b, rep), np.repeat(o, rep), judge, n_models=5
     )
-    plain = bootstrap(table, rounds=600, rng=1)
-    clus = bootstrap(table, rounds=600, rng=1, clusters=z)
+    plain = bootstrap(table, rounds=600, seed=1)
+    clus = bootstrap(table, rounds=600, seed=1, clusters=z)
     ratio = np.median(clus.se / plain.se)
     assert ratio == pytest.approx(np.sqrt(rep), rel=0.2)
 
@@ -137,7 +138,7 @@ def test_rounds_without_mle_do_not_corrupt():
     b = np.concatenate([b, [0, 5]])
     o = np.concatenate([o, [TIE, TIE]])
     t = count_table(a, b, o, n_models=6)
-    bs = bootstrap(t, rounds=500, rng=0)
+    bs = bootstrap(t, rounds=500, seed=0)
     assert np.all(np.isfinite(bs.samples))
     assert bs.prior_rounds.size > 30  # P(no battle of model 5) = e^-2
     assert bs.failed_rounds.size == 0
@@ -145,7 +146,7 @@ def test_rounds_without_mle_do_not_corrupt():
     assert np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))
     # comparisons among the well-measured models are unaffected by model 5's
     # bad rounds (their centred ratings do move with model 5 via the mean)
-    clean = bootstrap(count_table(a[:-2], b[:-2], o[:-2], n_models=5), rounds=500, rng=0)
+    clean = bootstrap(count_table(a[:-2], b[:-2], o[:-2], n_models=5), rounds=500, seed=0)
     for k in range(1, 5):
         assert bs.diff(0, k).std() == pytest.approx(clean.diff(0, k).std(), rel=0.15)
 
@@ -154,7 +155,7 @@ def test_point_fit_with_prior_bootstraps_with_prior():
     rows_a, rows_b = np.array([0, 1, 1, 2, 3, 4]), np.array([1, 0, 2, 1, 4, 3])
     o = np.array([0, 0, 0, 0, 0, 0])
     t = count_table(np.repeat(rows_a, 5), np.repeat(rows_b, 5), np.repeat(o, 5), n_models=5)
-    bs = bootstrap(t, rounds=100, rng=0)
+    bs = bootstrap(t, rounds=100, seed=0)
     assert bs.fit.prior_used > 0 and np.all(np.isfinite(bs.samples))
 
 
@@ -168,7 +169,7 @@ def test_coverage_simulation():
         theta = rng.normal(0, 0.6, m)
         truth = BASE + SCALE * (theta - theta.mean())
         a, b, o = simulate(rng, theta, battles, tie_rate=0.0)
-        bs = bootstrap(count_table(a, b, o, n_models=m), rounds=rounds, rng=rng, workers=1)
+        bs = bootstrap(count_table(a, b, o, n_models=m), rounds=rounds, seed=rng, workers=1)
         lo, hi = bs.interval(0.95)
         hits += int(((lo <= truth) & (truth <= hi)).sum())
         total += m
@@ -223,13 +224,17 @@ def test_categorical_table_frequencies():
     assert freq[1] == 0.0
 
 
-def test_seed_keyword_and_default_are_reproducible():
+def test_one_seed_knob_and_its_default_are_reproducible():
     t = _table(9)
     np.testing.assert_array_equal(
-        bootstrap(t, rounds=50, seed=5).samples, bootstrap(t, rounds=50, rng=5).samples
+        bootstrap(t, rounds=50, seed=5).samples,
+        bootstrap(t, rounds=50, seed=np.random.SeedSequence(5)).samples,
     )
     np.testing.assert_array_equal(
+        bootstrap(t, rounds=50).samples, bootstrap(t, rounds=50, seed=DEFAULT_SEED).samples
+    )
+    assert not np.array_equal(
         bootstrap(t, rounds=50).samples, bootstrap(t, rounds=50, seed=0).samples
     )
-    with pytest.raises(ValueError):
-        bootstrap(t, rounds=5, rng=1, seed=1)
+    with pytest.raises(TypeError):
+        bootstrap(t, rounds=5, rng=1)

@@ -68,7 +68,7 @@ def test_lmarena_default_fit_reproduces_published_method(lmarena, lmarena_table)
 
 
 def test_lmarena_bootstrap_and_sandwich_agree(lmarena_table):
-    bs = bootstrap(lmarena_table, rounds=300, rng=0)
+    bs = bootstrap(lmarena_table, rounds=300, seed=0)
     assert np.all(np.isfinite(bs.samples)) and bs.failed_rounds.size == 0
     r = rate(lmarena_table, ci="sandwich", rounds=10)
     big = bs.fit.design.battles_per_model >= 2000

@@ -100,11 +100,11 @@ def test_point_fit_matches_scipy():
 def test_bootstrap_draws_the_same_resamples(tight, kw):
     table = board()[0]
     dense = dense_boot.bootstrap(table, rounds=60, seed=7, **kw)
-    sparse = sparse_bootstrap(table, rounds=60, rng=7, **kw)
+    sparse = sparse_bootstrap(table, rounds=60, seed=7, **kw)
     assert np.abs(sparse.samples - dense.samples).max() < ELO_TOL
     assert np.array_equal(sparse.converged, dense.converged)
     # the batches depend on the problem only: one worker gives the same bytes
-    alone = sparse_bootstrap(table, rounds=60, rng=7, workers=1, **kw)
+    alone = sparse_bootstrap(table, rounds=60, seed=7, workers=1, **kw)
     assert np.array_equal(alone.samples, sparse.samples)
 
 
@@ -112,7 +112,7 @@ def test_model_without_battles_as_dense(tight):
     _, a, b, o = board(m=10, n=2000, seed=6)
     table = count_table(a, b, o, n_models=11)  # model 10 never played
     dense = dense_boot.bootstrap(table, rounds=40, seed=9)
-    sparse = sparse_bootstrap(table, rounds=40, rng=9)
+    sparse = sparse_bootstrap(table, rounds=40, seed=9)
     assert np.std(dense.samples[:, 10]) > 100  # the prior's spread, drawn alike
     assert np.abs(sparse.samples - dense.samples).max() < ELO_TOL
     assert sparse_fit(table).se[10] == pytest.approx(fit(table).se[10])
@@ -122,7 +122,7 @@ def test_prior_rounds_and_clusters_as_dense(tight):
     # model 5 plays only a few battles: some resamples have no MLE and take the prior
     table, a, b, o = board(m=10, n=3000, few=5)
     dense = dense_boot.bootstrap(table, rounds=80, seed=2)
-    sparse = sparse_bootstrap(table, rounds=80, rng=2)
+    sparse = sparse_bootstrap(table, rounds=80, seed=2)
     assert dense.prior_rounds.size > 0
     assert np.array_equal(sparse.prior_rounds, dense.prior_rounds)
     assert np.abs(sparse.samples - dense.samples).max() < ELO_TOL
@@ -133,7 +133,7 @@ def test_prior_rounds_and_clusters_as_dense(tight):
     _, cell_of = np.unique(key, return_inverse=True)
     z = cluster_matrix(cluster_ids, cell_of.ravel(), n_cells=cells.n_cells)
     dense = dense_boot.bootstrap(cells, rounds=40, seed=4, clusters=z)
-    sparse = sparse_bootstrap(cells, rounds=40, rng=4, clusters=z)
+    sparse = sparse_bootstrap(cells, rounds=40, seed=4, clusters=z)
     assert np.abs(sparse.samples - dense.samples).max() < ELO_TOL
 
 

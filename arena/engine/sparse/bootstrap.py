@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy import special
 
+from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, BootstrapJob, collect
 from arena.engine.counts import CountTable
@@ -174,8 +175,8 @@ def sparse_bootstrap(
     options: FitOptions | None = None,
     /,
     *,
-    rounds: int = 1000,
-    rng=None,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int | np.random.Generator | np.random.SeedSequence = DEFAULT_SEED,
     clusters: sp.csr_matrix | None = None,
     point: Fit | None = None,
     workers: int | None = None,
@@ -184,9 +185,8 @@ def sparse_bootstrap(
 ) -> Bootstrap:
     """Bootstrap like :func:`arena.engine.bootstrap.bootstrap`, for many models.
 
-    Same parameters and result (``rng`` an int seed, Generator or
-    SeedSequence; default 0); the same seed draws the same resamples as the
-    dense bootstrap.
+    Same parameters and result (``seed`` an int, Generator or SeedSequence);
+    the same seed draws the same resamples as the dense bootstrap.
     """
     if int(rounds) != rounds or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
@@ -194,7 +194,7 @@ def sparse_bootstrap(
     if point is None:
         point = sparse_fit(table, fit_options(options, **overrides))
     job = _SparseJob(point, clusters, rounds, newton_iters)
-    batches = _batches(job, rounds, 0 if rng is None else rng)
+    batches = _batches(job, rounds, seed)
     if workers is None:
         workers = min(2, os.cpu_count() or 1)
     if workers > 1 and len(batches) > 1:

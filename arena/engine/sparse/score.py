@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.design import Design
 from arena.engine.likelihood import group_terms
 from arena.engine.smallsample import SCORE_SPAN
@@ -26,7 +27,7 @@ def sparse_score_bounds(
     x: np.ndarray,
     cols: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     lam: float = 0.0,
     centre: bool = False,
 ):

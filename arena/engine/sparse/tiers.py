@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.tiers import TierResult
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
@@ -42,7 +43,7 @@ def tiers_bounded(
     rating: np.ndarray,
     samples: np.ndarray,
     *,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     correction: str = "maxt",
     rule: str = "leader",
 ) -> TierResult:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.defaults import DEFAULT_ROUNDS
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, collect, mle_possible
 from arena.engine.fit import DEFAULT_PRIOR, to_models
@@ -330,7 +331,7 @@ def bootstrap_style(
     options: FitOptions | None = None,
     /,
     *,
-    rounds: int = 1000,
+    rounds: int = DEFAULT_ROUNDS,
     seed: int | np.random.Generator | np.random.SeedSequence = 0,
     clusters: sp.csr_matrix | None = None,
     point: StyleFit | None = None,

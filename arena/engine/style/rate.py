@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.analytic import sandwich_param_cov
 from arena.engine.fields import filled_by_producer
 from arena.engine.fit import rating_transform
@@ -154,9 +155,9 @@ def rate_style(
     /,
     *,
     ci: str = "bootstrap",
-    level: float = 0.95,
-    rounds: int = 1000,
-    seed: int | np.random.Generator = 0,
+    level: float = DEFAULT_LEVEL,
+    rounds: int = DEFAULT_ROUNDS,
+    seed: int | np.random.Generator = DEFAULT_SEED,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
     style_reg: float | None = None,
