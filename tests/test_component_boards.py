@@ -177,7 +177,9 @@ def test_diff_refuses_set_boards_with_no_model_in_common(run_cli, engine, tmp_pa
             w.writerow([10_000 + i, a, b, rng.choice(["model_a", "model_b", "tie"])])
     run_cli("ingest", str(extra), "-q")
     _rebuild(run_cli, "--components", "separate")
-    snaps = [s for s in _json(run_cli, "snapshots")["snapshots"] if s["board"] == "overall|component:2"]
+    snaps = [
+        s for s in _json(run_cli, "snapshots")["snapshots"] if s["board"] == "overall|component:2"
+    ]
     result = run_cli("diff", str(snaps[0]["id"]), str(snaps[1]["id"]), ok=False)
     assert result.exit_code != 0 and "different comparable sets" in result.output
     assert _json(run_cli, "leaderboard", "--component", "3")["rows"][0]["model"].startswith("beta")
