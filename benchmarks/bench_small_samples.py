@@ -100,7 +100,7 @@ def run(args) -> None:
                 table,
                 rounds=args.rounds,
                 seed=seed,
-                components="joint",
+                comparable="joint",
                 small_sample=False,
                 workers=1,
             )

@@ -29,7 +29,8 @@ def tagged(run_cli, tmp_path):
 
 def _rows(run_cli, *args):
     return {
-        r["key"]: r for r in json.loads(run_cli("categories", "--format", "json", *args).output)
+        r["key"]: r
+        for r in json.loads(run_cli("categories", "--format", "json", *args).output)["categories"]
     }
 
 
@@ -48,7 +49,7 @@ def test_lists_keys_labels_and_counts(tagged):
         "battles": 1,
     }
     # most battles first
-    keys = list(json.loads(tagged("categories", "--format", "json").output))
+    keys = json.loads(tagged("categories", "--format", "json").output)["categories"]
     assert keys[0]["key"] == "if"
 
 

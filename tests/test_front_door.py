@@ -78,6 +78,8 @@ def test_cli_json_is_the_front_doors_to_dict(front, db_url):
         (["diff"], front.diff()),
         (["diff", "1", "3"], front.diff(1, 3)),
         (["models"], front.models()),
+        (["categories"], front.categories()),
+        (["audit", "--rounds", "20", "--probe", "ties", "--probe", "coverage", "--seed", "3"], front.audit(rounds=20, probes=("ties", "coverage"), seed=3)),
         (["audit", "--rounds", "20", "--no-store"], front.audit(rounds=20, store=False)),
     ]  # fmt: skip
     for args, result in cases:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from arena.api.results import (
     Annotated,
@@ -43,7 +43,6 @@ from arena.api.results import (
 )
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
-    DEFAULT_AUDIT_ROUNDS,
     DEFAULT_HEATMAP_TOP,
     DEFAULT_LEVEL,
     DEFAULT_MAX_BOARDS,
@@ -309,7 +308,9 @@ class Arena:
         try:
             target = check_rejects_target(rejects, inputs=files, database=database)
         except RejectsTargetError as exc:
-            raise OptionError.about("rejects", str(exc)) from None
+            # its message starts with the option ("--rejects PATH: refusing ...")
+            said = str(exc).removeprefix("--rejects ")
+            raise OptionError("rejects", "{name} " + escape(said)) from None
         with rejects_file(target) as (sink, keep):
             return self._ingest_all(
                 engine, files, input_format, source, map, sink, keep, max_expand, progress, on_file
@@ -519,8 +520,6 @@ class Arena:
         except RebuildError as exc:
             self._check_selection(category, source)
             raise RebuildError(f"{exc}; no snapshot was written") from None
-        except ValueError as exc:  # an unknown ``read``
-            raise OptionError.about("read", str(exc)) from None
         return Rebuilt(result, excluded, exclude_flagged)
 
     def _flagged_judges(self, category: str | None, source: str | None) -> tuple[str, ...]:
@@ -560,7 +559,7 @@ class Arena:
             snapshot_id=snapshot,
             category=category,
             source=source,
-            style=style_control,
+            style_control=style_control,
             component=component,
         )
 
@@ -621,6 +620,8 @@ class Arena:
         """
         from arena.boards.compare import compare
 
+        if model_a == model_b:
+            raise OptionError("model_b", "compare two different models ({name} is model_a)")
         with self.engine().connect() as conn:
             h = compare(
                 conn,
@@ -628,7 +629,7 @@ class Arena:
                 model_b,
                 snapshot_id=snapshot,
                 category=category,
-                style=style_control,
+                style_control=style_control,
                 component=component,
                 source=source,
             )
@@ -701,7 +702,7 @@ class Arena:
                 ).snapshot
                 if style_control:
                     old = latest.id
-                    new = resolve_board(conn, snapshot_id=latest.id, style=True).snapshot.id
+                    new = resolve_board(conn, snapshot_id=latest.id, style_control=True).snapshot.id
                 else:
                     old = previous_snapshot_id(conn, latest)
                     if old is None:
@@ -754,7 +755,7 @@ class Arena:
         probes: Iterable[str] = (),
         level: float = DEFAULT_LEVEL,
         alpha: float = DEFAULT_AUDIT_ALPHA,
-        rounds: int = DEFAULT_AUDIT_ROUNDS,
+        rounds: int = DEFAULT_ROUNDS,
         seed: int = DEFAULT_SEED,
         store: bool = True,
         progress: Progress | None = None,
@@ -914,20 +915,38 @@ class Arena:
         *,
         done: str | os.PathLike | None = None,
         failed: str | os.PathLike | None = None,
+        rounds: int = DEFAULT_ROUNDS,
+        seed: int = DEFAULT_SEED,
+        level: float = DEFAULT_LEVEL,
+        ci: str = "bootstrap",
+        simultaneous: bool = False,
+        ties: str = "half",
+        both_bad: str = "tie",
+        position: bool = False,
+        anchor: str | tuple[str, float] | None = None,
+        prior: float | None = None,
+        min_battles: int = DEFAULT_MIN_BATTLES,
+        tiers: TierMethod = "simultaneous",
+        tier_rule: TierRule = "leader",
+        cluster: str = "battle",
+        style_control: bool = True,
+        style_features: Iterable[str] = (),
+        style_reg: float | None = None,
+        components: str = "largest",
+        max_models: int = DEFAULT_MAX_MODELS,
         heatmap_top: int = DEFAULT_HEATMAP_TOP,
         attribution: str | None = None,
         prune_keep_days: float | None = None,
         prune_keep_last: int | None = None,
-        max_models: int = DEFAULT_MAX_MODELS,
         max_boards: int = DEFAULT_MAX_BOARDS,
         follow_symlinks: bool = False,
         progress: Progress | None = None,
-        **fit: Any,
     ) -> NightResult:
         """Ingest a drop folder, rebuild every board and publish the site (``arena nightly``).
 
-        ``fit`` takes the rating options of :meth:`rebuild` (``rounds``,
-        ``seed``, ``level``, ``ties``, ...). ``result.exit_code`` is the
+        The rating options are :meth:`rebuild`'s; the site's :meth:`publish`'s;
+        ``prune_keep_days``/``prune_keep_last`` prune old snapshots after a
+        good night (as :meth:`prune_snapshots`). ``result.exit_code`` is the
         command's exit code.
 
         Raises
@@ -937,15 +956,31 @@ class Arena:
         """
         from arena.jobs.nightly import nightly
 
-        unknown = set(fit) - set(_FIT_NAMES)
-        if unknown:
-            raise TypeError(f"nightly() got unexpected keyword argument(s) {sorted(unknown)}")
         check_at_least("heatmap_top", heatmap_top, 2)
         check_at_least("max_models", max_models, 2)
         check_at_least("max_boards", max_boards, 1)
         check_at_least("prune_keep_days", prune_keep_days, 0)
         check_at_least("prune_keep_last", prune_keep_last, 1)
-        opts = rebuild_options(**fit)
+        opts = rebuild_options(
+            rounds=rounds,
+            seed=seed,
+            level=level,
+            ci=ci,
+            simultaneous=simultaneous,
+            ties=ties,
+            both_bad=both_bad,
+            position=position,
+            anchor=anchor,
+            prior=prior,
+            min_battles=min_battles,
+            tiers=tiers,
+            tier_rule=tier_rule,
+            cluster=cluster,
+            components=components,
+            style_control=style_control,
+            style_features=style_features,
+            style_reg=style_reg,
+        )
         result = nightly(
             self.engine(create=True),
             incoming,
@@ -964,26 +999,3 @@ class Arena:
             follow_symlinks=follow_symlinks,
         )
         return NightResult(result)
-
-
-#: The rating options :meth:`Arena.nightly` passes on to the rebuild.
-_FIT_NAMES = (
-    "rounds",
-    "seed",
-    "level",
-    "ci",
-    "simultaneous",
-    "ties",
-    "both_bad",
-    "position",
-    "anchor",
-    "prior",
-    "min_battles",
-    "tiers",
-    "tier_rule",
-    "cluster",
-    "components",
-    "style_control",
-    "style_features",
-    "style_reg",
-)

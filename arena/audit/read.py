@@ -17,9 +17,9 @@ from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import SnapshotInfo
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
-    DEFAULT_AUDIT_ROUNDS,
     DEFAULT_LEVEL,
     DEFAULT_MIN_BATTLES,
+    DEFAULT_ROUNDS,
 )
 from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
@@ -150,7 +150,7 @@ def audit_snapshot(
     level: float = DEFAULT_LEVEL,
     alpha: float = DEFAULT_AUDIT_ALPHA,
     seed: int | None = None,
-    rounds: int = DEFAULT_AUDIT_ROUNDS,
+    rounds: int = DEFAULT_ROUNDS,
     only: tuple[str, ...] | None = None,
     store: bool = True,
     progress=None,

@@ -11,9 +11,9 @@ from scipy.special import ndtri
 from arena.audit.votes import Votes
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
-    DEFAULT_AUDIT_ROUNDS,
     DEFAULT_LEVEL,
     DEFAULT_MIN_BATTLES,
+    DEFAULT_ROUNDS,
     DEFAULT_SEED,
 )
 from arena.engine.fit import Fit, fit
@@ -44,7 +44,7 @@ class AuditOptions:
     level: float = DEFAULT_LEVEL
     alpha: float = DEFAULT_AUDIT_ALPHA
     seed: int = DEFAULT_SEED
-    rounds: int = DEFAULT_AUDIT_ROUNDS
+    rounds: int = DEFAULT_ROUNDS
     ties: str = "half"
     both_bad: str = "tie"
     min_battles: int = DEFAULT_MIN_BATTLES

@@ -88,11 +88,11 @@ def resolve_snapshot_id(
     *,
     snapshot_id: int | None = None,
     category: str | None = None,
-    style: bool = False,
+    style_control: bool = False,
     source: str | None = None,
 ) -> int:
     """``snapshot_id`` itself, else the id of the latest snapshot of the board of
-    ``category`` (or overall), style-controlled with ``style``.
+    ``category`` (or overall), style-controlled with ``style_control``.
 
     Raises
     ------
@@ -101,10 +101,12 @@ def resolve_snapshot_id(
     """
     if snapshot_id is not None:
         return snapshot_id
-    key = BoardKey(category=category, source=source, style_controlled=style)
+    key = BoardKey(category=category, source=source, style_controlled=style_control)
     latest = latest_snapshot_id(conn, key)
     if latest is None:
-        hint = " (style-controlled boards need battles with style metadata)" if style else ""
+        hint = (
+            " (style-controlled boards need battles with style metadata)" if style_control else ""
+        )
         raise SnapshotError(f"no snapshot for board {str(key)!r} yet: run `arena rebuild`{hint}")
     return latest
 
@@ -114,14 +116,14 @@ def resolve_board(
     *,
     snapshot_id: int | None = None,
     category: str | None = None,
-    style: bool = False,
+    style_control: bool = False,
     component: int | None = None,
     source: str | None = None,
 ) -> Board:
     """The board of ``snapshot_id``, else the latest snapshot of ``category`` and/or
     ``source`` (``arena rebuild --source``), or overall.
 
-    With ``style``, the style-controlled board: the latest one of the
+    With ``style_control``, the style-controlled board: the latest one of the
     category, or the one paired with ``snapshot_id`` when that is a raw board.
     With ``component`` N, the board of comparable set N written by the same
     rebuild (``--components separate``; 1 is the main board).
@@ -135,18 +137,18 @@ def resolve_board(
     if component is not None:
         board = resolve_board(conn, snapshot_id=snapshot_id, category=category, source=source)
         board = component_board(conn, board, component)
-        return resolve_board(conn, snapshot_id=board.snapshot.id, style=style)
+        return resolve_board(conn, snapshot_id=board.snapshot.id, style_control=style_control)
     if snapshot_id is None and category is not None:
         check_category(conn, category)
     if snapshot_id is None and source is not None:
         check_source(conn, source)
     snapshot_id = resolve_snapshot_id(
-        conn, snapshot_id=snapshot_id, category=category, style=style, source=source
+        conn, snapshot_id=snapshot_id, category=category, style_control=style_control, source=source
     )
     board = load_board(conn, snapshot_id)
     if board is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")
-    if style and not board.style_controlled:
+    if style_control and not board.style_controlled:
         if board.paired_snapshot is None:
             raise SnapshotError(
                 f"snapshot {snapshot_id} ({board.snapshot.board}) has no style-controlled board "
@@ -366,7 +368,7 @@ def compare(
     *,
     snapshot_id: int | None = None,
     category: str | None = None,
-    style: bool = False,
+    style_control: bool = False,
     component: int | None = None,
     source: str | None = None,
 ) -> HeadToHead:
@@ -399,7 +401,7 @@ def compare(
         conn,
         snapshot_id=snapshot_id,
         category=category,
-        style=style,
+        style_control=style_control,
         component=component,
         source=source,
     )

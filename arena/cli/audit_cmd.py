@@ -18,6 +18,7 @@ from arena.cli.options import (
 )
 from arena.cli.output import emit
 from arena.cli.progress import phase_reporter
+from arena.core.defaults import DEFAULT_AUDIT_ALPHA
 
 JUDGE_COLUMNS = ["judge", "votes", "reasons", "bt_pvalue", "fisher_pvalue", "fastchat_log_score"]
 COLUMNS = ["probe", "estimate", "low", "high", "unit", "band", "flag", "verdict"]
@@ -43,7 +44,7 @@ def _num(x):
 @click.option(
     "--alpha",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=0.05,
+    default=DEFAULT_AUDIT_ALPHA,
     show_default=True,
     help="Family-wise level of the anomalous-judge flags.",
 )
@@ -86,46 +87,25 @@ def audit_command(
         arena audit --category math --alpha 0.01
         arena audit --component 2
     """
-    from arena.audit.read import AuditError, audit_snapshot
-    from arena.boards.keys import BoardKey
-
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
-    progress = phase_reporter(quiet=quiet)
-    if component is not None or source is not None:
-        from arena.boards.compare import resolve_board
-        from arena.boards.snapshots import SnapshotError
-
-        with app.engine().connect() as conn:
-            try:
-                board = resolve_board(
-                    conn,
-                    snapshot_id=snapshot_id,
-                    category=category,
-                    source=source,
-                    component=component,
-                )
-            except SnapshotError as exc:
-                raise click.ClickException(str(exc)) from None
-        snapshot_id = board.snapshot.id
-    try:
-        info, report = audit_snapshot(
-            app.engine(),
-            snapshot_id=snapshot_id,
-            board=BoardKey(category=category, source=source),
-            level=level,
-            alpha=alpha,
-            seed=seed,
-            rounds=rounds,
-            only=tuple(probes) or None,
-            store=not no_store,
-            progress=progress,
-        )
-    except AuditError as exc:
-        raise click.ClickException(str(exc)) from None
+    result = app.arena().audit(
+        snapshot=snapshot_id,
+        category=category,
+        source=source,
+        component=component,
+        probes=probes,
+        level=level,
+        alpha=alpha,
+        rounds=rounds,
+        seed=seed,
+        store=not no_store,
+        progress=phase_reporter(quiet=quiet),
+    )
+    info, report = result.snapshot, result.report
     doc = {"snapshot": info.id, "board": info.board, **report.as_dict()}
     if fmt == "json":
-        emit([], [], fmt, json_obj=doc, rounded=True)
+        emit([], [], fmt, json_obj=result.to_dict())
         return
     rows = [
         {

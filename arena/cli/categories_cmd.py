@@ -27,11 +27,8 @@ def categories_group(ctx: click.Context, fmt: str) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from arena.store.categories import category_records
-
-    with ctx.obj.engine().connect() as conn:
-        records = category_records(conn)
-    emit([r.as_dict() for r in records], COLUMNS, fmt)
+    doc = ctx.obj.arena().categories().to_dict()
+    emit(doc["categories"], COLUMNS, fmt, json_obj=doc)
 
 
 @categories_group.command("label")
@@ -49,13 +46,7 @@ def label_command(app, key: str, name: str) -> None:
         arena categories label criteria.domain_knowledge "Hard prompts: expertise"
         arena categories label if ""
     """
-    from arena.store.categories import CategoryError, set_label
-
-    try:
-        with app.engine().begin() as conn:
-            shown = set_label(conn, key, name)
-    except CategoryError as exc:
-        raise click.ClickException(str(exc)) from exc
+    shown = app.arena().label_category(key, name).label
     click.echo(f"category {key} is shown as {shown!r}")
 
 

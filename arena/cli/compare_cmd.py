@@ -85,25 +85,21 @@ def compare_command(
         arena compare gemini-2.5-pro o3-2025-04-16
         arena compare gemini-2.5-pro o3-2025-04-16 --style-control  # needs style metadata
     """
-    from arena.boards.compare import compare
-    from arena.boards.snapshots import SnapshotError
 
-    with app.engine().connect() as conn:
-        try:
-            h = compare(
-                conn,
-                model_a,
-                model_b,
-                snapshot_id=snapshot_id,
-                category=category,
-                style=style_control == "on",
-                component=component,
-                source=source,
-            )
-        except (SnapshotError, ValueError) as exc:
-            raise click.ClickException(str(exc)) from None
+    if model_a == model_b:
+        raise click.ClickException("compare two different models")
+    result = app.arena().compare(
+        model_a,
+        model_b,
+        snapshot=snapshot_id,
+        category=category,
+        source=source,
+        style_control=style_control == "on",
+        component=component,
+    )
+    h = result.head_to_head
     if fmt == "json":
-        emit([], [], "json", json_obj=h.document(), rounded=True)
+        emit([], [], "json", json_obj=result.to_dict())
     elif fmt == "csv":
         flat = h.flat()
         emit([flat], list(flat), "csv", rounded=True)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from arena.cli.options import quiet_option, rounds_option
-from arena.cli.progress import phase_reporter, progress_bar
+from arena.cli.progress import file_progress, phase_reporter
 
 
 @click.command("demo")
@@ -28,19 +26,12 @@ def demo_command(app, out_dir, rounds, quiet):
         arena demo site/ && python -m http.server -d site
     """
     from arena.core import resources
-    from arena.ingest import IngestError, ingest_file
-    from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
-    from arena.publish.atomic import PublishError
-    from arena.publish.site import publish_site
 
-    engine = app.engine(create=True)
+    db = app.arena()
     data = resources.demo_data()
     say = phase_reporter(quiet=quiet)
-    try:
-        with progress_bar(os.path.getsize(data), f"ingest {data.name}", quiet=quiet) as update:
-            report = ingest_file(engine, str(data), source="lmarena-140k", progress=update)
-    except IngestError as exc:
-        raise click.ClickException(str(exc)) from None
+    with file_progress(quiet=quiet) as progress:
+        (report,) = db.ingest(data, source="lmarena-140k", progress=progress).files
     if report.already_ingested_as is not None:
         click.echo(f"demo data already ingested (batch {report.already_ingested_as})")
     else:
@@ -48,21 +39,12 @@ def demo_command(app, out_dir, rounds, quiet):
             f"ingested {report.inserted} battles ({report.excluded} excluded: "
             f"a model playing itself) from {data.name}"
         )
-    try:
-        result = rebuild(engine, RebuildOptions(rounds=rounds), all_categories=True, progress=say)
-    except RebuildError as exc:
-        raise click.ClickException(f"{exc}; no snapshot was written") from None
+    result = db.rebuild(rounds=rounds, all_categories=True, progress=say)
+    ids = result.snapshot_ids
     click.echo(
-        f"rebuilt {len(result.snapshot_ids)} boards in {result.seconds:.1f}s "
-        f"(snapshots {result.snapshot_ids[0]}-{result.snapshot_ids[-1]})"
+        f"rebuilt {len(ids)} boards in {result.result.seconds:.1f}s (snapshots {ids[0]}-{ids[-1]})"
     )
-    say(f"publish: rendering {out_dir}")
-    try:
-        publish_site(engine, out_dir, attribution=resources.DEMO_ATTRIBUTION)
-    except PublishError as exc:
-        raise click.ClickException(str(exc)) from None
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {out_dir}: {exc.strerror or exc}") from None
+    db.publish(out_dir, attribution=resources.DEMO_ATTRIBUTION, progress=say)
     click.echo(f"published {out_dir}/index.html")
 
 

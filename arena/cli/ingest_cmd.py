@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from arena.cli.options import alias_target, hidden_alias, quiet_option
-from arena.cli.progress import progress_bar
+from arena.cli.progress import file_progress
 
 # `--format` is the output format everywhere else; ingest's input format has its own name.
 _INPUT_FORMATS = click.Choice(["auto", "csv", "jsonl", "json"])
@@ -90,53 +88,24 @@ def ingest_command(
     if rejects and not skip_invalid:
         raise click.UsageError("--rejects is only used with --skip-invalid")
     mapping = _parse_map(maps)
-    engine = app.engine(create=True)
-    if not rejects:
-        _ingest_all(engine, paths, input_format, source, mapping, None, None, quiet, max_expand)
-        return
-    from arena.ingest.rejects import RejectsTargetError, check_rejects_target, rejects_file
 
-    database = engine.url.database if engine.dialect.name == "sqlite" else None
-    try:
-        target = check_rejects_target(rejects, inputs=paths, database=database)
-    except RejectsTargetError as exc:
-        raise click.UsageError(str(exc)) from None
-    with rejects_file(target) as (sink, keep):
-        _ingest_all(engine, paths, input_format, source, mapping, sink, keep, quiet, max_expand)
-
-
-def _ingest_all(
-    engine, paths, input_format, source, mapping, sink, keep, quiet, max_expand
-) -> None:
-    from arena.ingest import IngestError, ingest_file
-
-    reports = []
-    for path in paths:
-        total = os.path.getsize(path) if path != "-" and os.path.isfile(path) else 0
-        with progress_bar(total, f"ingest {os.path.basename(path)}", quiet=quiet) as update:
-            try:
-                report = ingest_file(
-                    engine,
-                    path,
-                    fmt=input_format,
-                    source=source,
-                    mapping=mapping,
-                    rejects=sink,
-                    progress=update,
-                    **({"max_expand": max_expand} if max_expand else {}),
-                )
-            except IngestError as exc:
-                done = ", ".join(r.file for r in reports)
-                kept = f" (already stored: {done})" if done else ""
-                raise click.ClickException(
-                    f"{exc}; nothing from this file was stored{kept}"
-                ) from None
-        reports.append(report)
-        if keep is not None:
-            keep[0] = True  # this file's rejects belong to stored battles: keep them
+    def stored(report) -> None:
         click.echo(_summary(report))
         for warning in report.warnings:
             click.echo(f"warning: {report.file}: {warning}", err=True)
+
+    with file_progress(quiet=quiet) as progress:
+        app.arena().ingest(
+            paths,
+            input_format=input_format,
+            source=source,
+            map=mapping,
+            skip_invalid=skip_invalid,
+            rejects=rejects,
+            max_expand=max_expand,
+            progress=progress,
+            on_file=stored,
+        )
 
 
 def _summary(r) -> str:

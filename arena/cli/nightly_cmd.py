@@ -8,7 +8,7 @@ from arena.cli.options import format_option, quiet_option
 from arena.cli.output import emit, warn
 from arena.cli.progress import phase_reporter
 from arena.cli.publish_cmd import site_options
-from arena.cli.rebuild_cmd import fit_options, rebuild_options
+from arena.cli.rebuild_cmd import fit_options, fit_values
 from arena.cli.snapshots_cmd import retention_options
 
 _DIR = click.Path(file_okay=False, dir_okay=True, path_type=str)
@@ -104,28 +104,25 @@ def nightly_command(
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
     from arena.db.lock import LockHeld
-    from arena.jobs.nightly import EXIT_LOCKED, NightlyError, nightly
+    from arena.jobs.nightly import EXIT_LOCKED, NightlyError
 
-    opts = rebuild_options(**fit)
-    engine = app.engine(create=True)
     try:
-        result = nightly(
-            engine,
+        night = app.arena().nightly(
             incoming,
             site,
-            opts,
             done=done,
             failed=failed,
-            wait=app.wait,
-            max_models=max_models,
+            heatmap_top=top,
             max_boards=max_boards,
-            top=top,
             attribution=attribution,
-            progress=phase_reporter(quiet=quiet),
             prune_keep_days=prune_keep_days,
             prune_keep_last=prune_keep_last,
             follow_symlinks=follow_symlinks,
+            max_models=max_models,
+            progress=phase_reporter(quiet=quiet),
+            **fit_values(**fit),
         )
+        result = night.result
     except NightlyError as exc:
         raise click.ClickException(f"{exc}; nothing was done") from None
     except LockHeld as exc:
@@ -143,7 +140,7 @@ def nightly_command(
             click.echo(f"{f.status}: {f.error}", err=True)
         if f.move_error is not None:
             click.echo(f"not moved: {f.name}: {f.move_error}", err=True)
-    doc = result.as_dict()
+    doc = night.to_dict()
     if fmt == "table":
         click.echo(result.summary())
     else:

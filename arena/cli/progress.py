@@ -48,3 +48,40 @@ def phase_reporter(*, quiet: bool) -> Callable[[str], None]:
         click.echo(f"[{time.perf_counter() - started:6.1f}s] {message}", err=True)
 
     return say
+
+
+@contextmanager
+def file_progress(*, quiet: bool):
+    """Yield a ``progress(file, done, total)`` callback: one bar per file, as files are read.
+
+    For :meth:`arena.api.Arena.ingest`, which reads several files in one call.
+    """
+    if not _shown(quiet):
+        yield lambda file, done, total: None
+        return
+    state: dict = {"file": None, "bar": None, "done": 0}
+
+    def close() -> None:
+        if state["bar"] is not None:
+            state["bar"].render_finish()
+            state["bar"] = None
+
+    def update(file: str, done: int, total: int) -> None:
+        if file != state["file"]:
+            close()
+            state.update(file=file, done=0)
+            if total > 0:
+                import os
+
+                state["bar"] = click.progressbar(
+                    length=total, label=f"ingest {os.path.basename(file)}", file=sys.stderr
+                )
+                state["bar"].render_progress()
+        if state["bar"] is not None:
+            state["bar"].update(max(0, done - state["done"]))
+            state["done"] = max(done, state["done"])
+
+    try:
+        yield update
+    finally:
+        close()

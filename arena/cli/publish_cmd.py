@@ -5,12 +5,7 @@ from __future__ import annotations
 import click
 
 from arena.cli.options import alias_target, hidden_alias, max_boards_option, quiet_option
-
-#: Models in the heatmaps by default. Each cell is ~170 bytes (full names in its tooltip):
-#: when the top models all met (a real arena's top 20 do), three 20x20 matrices are
-#: ~195 KB and a 300-model main page passes the 500 KB budget; at 15 they are ~110 KB
-#: (benchmarks/bench_publish.py --pair-density 1, docs/site.md).
-DEFAULT_HEATMAP_TOP = 15
+from arena.core.defaults import DEFAULT_HEATMAP_TOP
 
 
 def site_options(command):
@@ -76,24 +71,19 @@ def publish_command(
         arena publish site/ --attribution "LMArena, CC-BY-4.0"
     """
     from arena.cli.progress import phase_reporter
-    from arena.publish.atomic import PublishError
-    from arena.publish.site import publish_site
 
-    engine = app.engine()
-    phase_reporter(quiet=quiet)(f"publish: rendering the site into {out_dir}")
-    try:
-        report = publish_site(
-            engine,
+    report = (
+        app.arena()
+        .publish(
             out_dir,
-            snapshot_id=snapshot_id,
-            top=top,
+            snapshot=snapshot_id,
+            heatmap_top=top,
             attribution=attribution,
             max_boards=max_boards,
+            progress=phase_reporter(quiet=quiet),
         )
-    except PublishError as exc:
-        raise click.ClickException(str(exc)) from exc
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {out_dir}: {exc.strerror or exc}") from exc
+        .report
+    )
     if not quiet:
         others = len(report.boards) - 1
         click.echo(

@@ -146,13 +146,6 @@ def fit_values(*, style_control=None, **fit) -> dict:
     return {**fit, "style_control": style_control != "off"}
 
 
-def rebuild_options(**fit):
-    """:class:`~arena.jobs.rebuild.RebuildOptions` from the values of :func:`fit_options`."""
-    from arena.api import rebuild_options as from_values
-
-    return from_values(**fit_values(**fit))
-
-
 @click.command("rebuild")
 @category_option("Rate only battles of this category.")
 @click.option("--source", help="Rate only battles of this source.")

@@ -30,8 +30,6 @@ DEFAULT_MAX_BOARDS = 1_000
 #: Largest absolute rating an anchor may pin (rating points): beyond it the
 #: float32 bootstrap samples lose the differences between models.
 ANCHOR_MAX = 100_000.0
-#: Bootstrap rounds and simulations of ``arena audit``.
-DEFAULT_AUDIT_ROUNDS = 200
 #: Family-wise level of the audit's anomalous-judge flags.
 DEFAULT_AUDIT_ALPHA = 0.05
 #: Target power of ``arena plan power``.
@@ -48,7 +46,6 @@ URL_ENV = "ARENA_DATABASE_URL"
 __all__ = [
     "ANCHOR_MAX",
     "DEFAULT_AUDIT_ALPHA",
-    "DEFAULT_AUDIT_ROUNDS",
     "DEFAULT_HEATMAP_TOP",
     "DEFAULT_LEVEL",
     "DEFAULT_MAX_BOARDS",

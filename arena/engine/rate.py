@@ -33,11 +33,11 @@ from arena.engine.sparse.bootstrap import sparse_bootstrap
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
 from arena.engine.sparse.score import sparse_score_bounds
 
-__all__ = ["Ratings", "rate", "COMPONENT_MODES"]
+__all__ = ["Ratings", "rate", "COMPARABLE_MODES"]
 
 #: ``largest``: fit the comparable set only; ``joint``: one fit of everything
 #: (weak prior when the MLE does not exist), the behaviour before issue 11.
-COMPONENT_MODES = ("largest", "joint")
+COMPARABLE_MODES = ("largest", "joint")
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class Ratings:
     comparable: np.ndarray = filled_by_producer()
     #: (M,) bool: interval set by the small-sample rule (``smallsample``).
     small_sample: np.ndarray = filled_by_producer()
-    #: Strongly connected components (``None`` for ``components="joint"``).
+    #: Strongly connected components (``None`` for ``comparable="joint"``).
     components: Components | None = field(repr=False, default=None)
 
     def named_warnings(self, names) -> list[str]:
@@ -103,7 +103,7 @@ def rate(
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
     workers: int | None = None,
-    components: str = "largest",
+    comparable: str = "largest",
     small_sample: bool = True,
     progress: Callable[[str], None] | None = None,
     names=None,
@@ -134,7 +134,7 @@ def rate(
     workers : int, optional
         Bootstrap workers (see :func:`arena.engine.bootstrap.bootstrap`);
         ``1`` keeps everything in the calling thread.
-    components : {"largest", "joint"}
+    comparable : {"largest", "joint"}
         ``"largest"`` (default): when the beats graph is not strongly
         connected, fit only the comparable set (the strongly connected
         component with the most battles, :mod:`arena.engine.components`),
@@ -163,8 +163,8 @@ def rate(
     Ratings
     """
     check_interval_options(ci, simultaneous, level)
-    if components not in COMPONENT_MODES:
-        raise ValueError(f"components must be one of {COMPONENT_MODES}, got {components!r}")
+    if comparable not in COMPARABLE_MODES:
+        raise ValueError(f"comparable must be one of {COMPARABLE_MODES}, got {comparable!r}")
     model = fit_options(options, **overrides)
     sparse = use_sparse(path, table.n_models)
     if sparse and ci != "bootstrap":
@@ -185,7 +185,7 @@ def rate(
         names=check_names(names, table.n_models),
         sparse=sparse,
     )
-    if components == "largest":
+    if comparable == "largest":
         design = _design(table, model)
         comps = design_components(design, table)
         if not comps.exists and comps.n_components:

@@ -259,8 +259,8 @@ class RebuildJob:
         opts = self.opts
         try:
             self.source = what_to_read(opts.selection(), self.read_mode)
-        except ValueError as exc:
-            raise RebuildError(str(exc)) from None
+        except OptionError as exc:
+            raise RebuildOptionError(exc.name, exc.template) from None
         with engine.connect() as conn:
             if conn.dialect.name == "postgresql":
                 # One consistent view for the watermark and every read.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, String, and_, case, cast, func, literal, or_, select
 
+from arena.core.errors import OptionError, escape
 from arena.core.outcomes import OUTCOME_CODES, Outcome
 from arena.db.models import ALL_BATTLES, Battle, BattleCategory, Category, Model
 
@@ -324,12 +325,14 @@ READS = ("auto", "counts", "battles")
 
 
 def what_to_read(sel: BattleSelection, read: str) -> str:
-    """``counts`` or ``battles`` for ``read`` (one of :data:`READS`); ValueError if impossible."""
+    """``counts`` or ``battles`` for ``read`` (one of :data:`READS`); OptionError if impossible."""
     if read not in READS:
-        raise ValueError(f"--read must be one of {', '.join(READS)}")
+        raise OptionError("read", "{name} must be one of " + escape(", ".join(READS)))
     why_not = counts_unusable(sel)
     if read == "counts" and why_not is not None:
-        raise ValueError(f"--read counts: {why_not}; use --read battles (or auto)")
+        raise OptionError(
+            "read", "{name} counts: " + escape(why_not) + "; use {name} battles (or auto)"
+        )
     return "battles" if read == "battles" or why_not is not None else "counts"
 
 

@@ -94,7 +94,7 @@ def test_outside_models_have_no_common_scale_rating(split):
 
 def test_joint_mode_keeps_the_prior_fit(split):
     a, b, o, _ = split
-    r = rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, seed=5, components="joint")
+    r = rate(count_table(a, b, o, n_models=10), rounds=ROUNDS, seed=5, comparable="joint")
     assert np.isfinite(r.rating).all() and r.fit.prior_used > 0
 
 

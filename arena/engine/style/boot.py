@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from arena.core.defaults import DEFAULT_ROUNDS
+from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, collect, mle_possible
 from arena.engine.fit import DEFAULT_PRIOR, to_models
@@ -332,7 +332,7 @@ def bootstrap_style(
     /,
     *,
     rounds: int = DEFAULT_ROUNDS,
-    seed: int | np.random.Generator | np.random.SeedSequence = 0,
+    seed: int | np.random.Generator | np.random.SeedSequence = DEFAULT_SEED,
     clusters: sp.csr_matrix | None = None,
     point: StyleFit | None = None,
     workers: int | None = None,
