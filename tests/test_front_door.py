@@ -213,3 +213,58 @@ def test_the_readmes_python_example_runs(tmp_path):
     assert out.returncode == 0, out.stderr
     model, rating, *rest = out.stdout.split()
     assert model and 1000 < int(rating) < 1500 and rest
+
+
+#: Each front-door method and the command it is.
+METHOD_COMMANDS = {
+    "ingest": ("ingest",),
+    "rebuild": ("rebuild",),
+    "leaderboard": ("leaderboard",),
+    "compare": ("compare",),
+    "diff": ("diff",),
+    "snapshots": ("snapshots",),
+    "prune_snapshots": ("snapshots", "prune"),
+    "audit": ("audit",),
+    "plan": ("plan",),
+    "plan_power": ("plan", "power"),
+    "publish": ("publish",),
+    "nightly": ("nightly",),
+    "models": ("models",),
+    "annotate": ("models", "annotate"),
+    "categories": ("categories",),
+    "label_category": ("categories", "label"),
+}
+#: Python-only parameters (callbacks and typed inputs with no flag).
+PYTHON_ONLY = {"self", "progress", "on_file", "annotations"}
+
+
+@pytest.mark.parametrize("method", sorted(METHOD_COMMANDS))
+def test_every_parameter_is_a_flag_of_its_command_with_the_same_default(method):
+    """One vocabulary: each keyword of a method is its command's flag (cli.errors.flag_for),
+    with the same default, so the CLI can name any parameter an error names."""
+    import inspect
+
+    from arena.cli import cli
+    from arena.cli.errors import flag_for
+
+    command = cli
+    for part in METHOD_COMMANDS[method]:
+        command = command.commands[part]
+    spelled = {}
+    for p in command.params:
+        for name in (*p.opts, *p.secondary_opts):
+            spelled[name] = p
+        spelled[p.name] = p
+    signature = inspect.signature(getattr(arena.Arena, method))
+    for name, param in signature.parameters.items():
+        if name in PYTHON_ONLY:
+            continue
+        flag = flag_for(name)
+        option = spelled.get(flag) or spelled.get(flag.split("/")[0]) or spelled.get(name)
+        assert option is not None, (
+            f"{method}({name}=): no {flag} in arena {' '.join(METHOD_COMMANDS[method])}"
+        )
+        if param.default is inspect.Parameter.empty or option.default is None:
+            continue
+        if isinstance(option.default, (int, float)) and not isinstance(option.default, bool):
+            assert param.default == option.default, f"{method}({name}=) default differs"

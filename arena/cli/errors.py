@@ -22,6 +22,8 @@ FLAGS = {
     "store": "--no-store",
     "probes": "--probe",
     "map": "--map",
+    "hidden": "--hide/--show",
+    "power": "--power",
 }
 
 
