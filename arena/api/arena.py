@@ -12,7 +12,7 @@ methods: same data and options, same numbers.
 Errors are the library's: a bad option raises
 :class:`arena.core.errors.OptionError` naming the parameter (the CLI names the
 flag); other user errors raise the library's error types
-(:data:`arena.api.USER_ERRORS` lists them), each with a one-line message.
+(:func:`arena.api.user_errors` lists them), each with a one-line message.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from arena.core.defaults import (
     DEFAULT_WAIT,
     URL_ENV,
 )
-from arena.core.errors import OptionError, check_at_least, escape
+from arena.core.errors import OptionError, check_at_least, check_choice, escape
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -834,8 +834,11 @@ class Arena:
         ``top`` most probable with ``top``); with ``n``, ``n`` battles drawn
         from those probabilities instead.
         """
+        from arena.boards.snapshots import SnapshotError
         from arena.plan.board_plan import plan_draws, plan_weights
+        from arena.plan.weights import RULES
 
+        check_choice("rule", rule, RULES)
         check_at_least("n", n, 1)
         check_at_least("top", top, 1)
         inp = self._plan_inputs(snapshot, category, source, component)
@@ -845,8 +848,8 @@ class Arena:
             listed = plan_weights(inp, rule=rule, top=top)
         except OptionError:
             raise
-        except ValueError as exc:
-            raise OptionError.about("rule", str(exc)) from None
+        except ValueError as exc:  # an unknown rule, or fewer than two ranked models
+            raise SnapshotError(f"snapshot {inp.snapshot.id}: {exc}") from None
         return PlanWeights(inp.snapshot, rule, listed.pairs, top, listed.pairs_total)
 
     def plan_power(

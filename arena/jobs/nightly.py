@@ -24,7 +24,7 @@ from pathlib import Path
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 
-from arena.core.defaults import DEFAULT_HEATMAP_TOP
+from arena.core.defaults import DEFAULT_HEATMAP_TOP, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import take_write_lock
@@ -458,8 +458,8 @@ def nightly(
     done: str | os.PathLike | None = None,
     failed: str | os.PathLike | None = None,
     wait: float,
-    max_models: int | None = None,
-    max_boards: int | None = None,
+    max_models: int | None = DEFAULT_MAX_MODELS,
+    max_boards: int | None = DEFAULT_MAX_BOARDS,
     top: int = DEFAULT_HEATMAP_TOP,
     attribution: str | None = None,
     progress: Callable[[str], None] | None = None,

@@ -30,7 +30,7 @@ from sqlalchemy import Connection, Engine, distinct, func, select
 from arena.boards.keys import BoardKey
 from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
-from arena.core.defaults import ANCHOR_MAX, DEFAULT_SEED
+from arena.core.defaults import ANCHOR_MAX, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS, DEFAULT_SEED
 from arena.core.errors import OptionError, escape
 from arena.core.words import too_many_boards
 from arena.db.models import ALL_BATTLES, STYLE_FEATURES, BattleCount
@@ -338,10 +338,17 @@ class RebuildJob:
         if self.max_models is not None:
             for data in self.boards:
                 if data.table.n_models > self.max_models:
-                    raise RebuildError(
-                        f"board {str(self.key(data))!r} has {data.table.n_models:,} models, more "
-                        f"than --max-models {self.max_models:,}; rating it takes long and "
-                        "needs much memory: give a larger --max-models to build it anyway"
+                    raise RebuildOptionError(
+                        "max_models",
+                        escape(
+                            f"board {str(self.key(data))!r} has {data.table.n_models:,} models, "
+                            "more than "
+                        )
+                        + "{name} "
+                        + escape(
+                            f"{self.max_models:,}; rating it takes long and needs much memory: "
+                        )
+                        + "give a larger {name} to build it anyway",
                     )
         self.say(f"read {len(self.boards)} board(s) up to battle {self.watermark}")
 
@@ -541,9 +548,9 @@ def rebuild(
     *,
     all_categories: bool = False,
     progress: Callable[[str], None] | None = None,
-    max_models: int | None = None,
+    max_models: int | None = DEFAULT_MAX_MODELS,
     read: str = "auto",
-    max_boards: int | None = None,
+    max_boards: int | None = DEFAULT_MAX_BOARDS,
 ) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.
 
