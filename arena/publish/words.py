@@ -167,6 +167,8 @@ def tier_line(info: SnapshotInfo) -> str:
 
 
 def _tier_words(o: Mapping) -> str:
+    if _simultaneous(o):
+        return ""  # the sentence already says where tiers come from
     parts = []
     if o.get("tiers"):
         parts.append(_TIER_WORDS.get(str(o["tiers"]), f"tier method: {o['tiers']}"))
@@ -180,8 +182,8 @@ def _inside_tier(o: Mapping) -> str:
         return (
             ". Two models the board cannot tell apart and whose rank sets are the same always "
             "share a tier, and a model whose rank is pinned to one number is a tier of its "
-            "own. Inside a tier some pairs may still be told apart: the rank sets, and "
-            "`arena compare`, say which."
+            "own. Inside a tier some pairs may still be told apart: the rank sets, and the "
+            "head-to-head comparison (arena compare), say which."
         )
     return (
         ". Models in one tier are not ranked against each other: the order inside a tier "
