@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from arena.cli.options import seed_option
 from arena.cli.output import emit, format_option
 
 KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
@@ -20,11 +21,11 @@ KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
     help="Worker processes (PostgreSQL only: SQLite is served by one process).",
 )
 @click.option(
-    "--rate",
+    "--default-rate",
     default=20.0,
     show_default=True,
     type=click.FloatRange(0),
-    help="Requests per second per key and worker, unless the key has its own (0: no limit).",
+    help="Requests per second per key and worker for keys without their own --rate (0: no limit).",
 )
 @click.option(
     "--battle-ttl",
@@ -40,14 +41,18 @@ KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
     type=click.IntRange(1024),
     help="Largest request body in bytes (413 beyond).",
 )
-@click.option("--seed", type=int, default=None, help="Seed of the pair draws (default: random).")
+@seed_option
 @click.pass_obj
-def serve_command(app, host, port, workers, rate, battle_ttl, max_body, seed):
+def serve_command(app, host, port, workers, default_rate, battle_ttl, max_body, seed):
     """Serve the arena over HTTP: pairs out, votes in, leaderboard JSON.
 
     Needs `pip install 'arena[serve]'`. Every route but /healthz and /metrics
     takes `Authorization: Bearer TOKEN` from `arena keys create`. OpenAPI docs
     at /docs; deployment, workers and the pair rule: docs/serve.md.
+
+    --seed seeds the pair draws: one worker replays the same draws for the
+    same seed and snapshots; with --workers N each worker mixes in its process
+    id, so workers never hand out the same sequence.
 
     \b
     Example:
@@ -72,7 +77,14 @@ def serve_command(app, host, port, workers, rate, battle_ttl, max_body, seed):
         )
     url = engine.url.render_as_string(hide_password=False)
     engine.dispose()
-    config = ServeConfig(url=url, rate=rate, battle_ttl=battle_ttl, max_body=max_body, seed=seed)
+    config = ServeConfig(
+        url=url,
+        rate=default_rate,
+        battle_ttl=battle_ttl,
+        max_body=max_body,
+        seed=seed,
+        per_worker_seed=workers > 1,
+    )
     os.environ[CONFIG_ENV] = config.to_env()
     if not app.quiet:
         click.echo(f"arena serve: http://{host}:{port} (docs at /docs)", err=True)
@@ -111,7 +123,7 @@ def keys_group() -> None:
     "--rate",
     type=click.FloatRange(0),
     default=None,
-    help="This key's requests per second (default: the server's --rate; 0: no limit).",
+    help="This key's requests per second (default: arena serve --default-rate; 0: no limit).",
 )
 @click.pass_obj
 def keys_create(app, name, scope, rate):

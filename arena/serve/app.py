@@ -48,6 +48,7 @@ from starlette.concurrency import run_in_threadpool
 from arena import __version__
 from arena.api import open_arena
 from arena.boards.snapshots import SnapshotError
+from arena.core.defaults import DEFAULT_SEED
 from arena.core.formats import to_json
 from arena.db.session import current_revision, head_revision
 from arena.serve.keys import KeyInfo, authenticate, hash_token
@@ -90,7 +91,9 @@ class ServeConfig:
     max_records: int = 10_000
     #: jobs waiting for the writer before requests get 503
     max_queue: int = 10_000
-    seed: int | None = None
+    seed: int | None = DEFAULT_SEED
+    #: mix the process id into the seed (several workers must not draw alike)
+    per_worker_seed: bool = False
     new_share: float = 0.25
     uniform_share: float = 0.1
     min_battles: int = 50
@@ -186,7 +189,11 @@ class _State:
                 uniform_share=config.uniform_share,
                 min_battles=config.min_battles,
             ),
-            seed=config.seed,
+            seed=(
+                [config.seed, os.getpid()]
+                if config.per_worker_seed and config.seed is not None
+                else config.seed
+            ),
         )
         self.writer = GroupWriter(
             self.engine, max_queue=config.max_queue, on_commit=self._committed

@@ -71,7 +71,9 @@ class _BoardPlan:
 class PairPicker:
     """Draws pairs for boards of one database; safe to share between threads."""
 
-    def __init__(self, engine: Engine, *, rule: PairRule | None = None, seed: int | None = None):
+    def __init__(
+        self, engine: Engine, *, rule: PairRule | None = None, seed: int | list[int] | None = None
+    ):
         self.engine = engine
         self.rule = rule or PairRule()
         self._rng = np.random.default_rng(seed)
