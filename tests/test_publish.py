@@ -452,8 +452,7 @@ def test_publish_error_on_category_only(engine, tmp_path):
         )
     with pytest.raises(PublishError, match="no overall snapshot"):
         publish_site(engine, tmp_path / "s")
-    with engine.connect() as conn:
-        rep = publish_site(conn, tmp_path / "s", snapshot_id=1)
+    rep = publish_site(engine, tmp_path / "s", snapshot_id=1)
     assert rep.board == "category:code" and rep.boards == ("category:code",)
     doc = parse(tmp_path / "s" / "index.html")
     assert doc.find("nav") is None  # a single board needs no navigation

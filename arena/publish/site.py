@@ -264,7 +264,7 @@ def _files(
 
 
 def publish_site(
-    conn_or_engine: Connection | Engine,
+    engine: Engine,
     out_dir: str | os.PathLike,
     *,
     snapshot_id: int | None = None,
@@ -275,6 +275,9 @@ def publish_site(
 ) -> PublishReport:
     """Render a snapshot (default: the latest overall one) and the latest snapshot of
     every other board into ``out_dir``, replacing a previous site atomically.
+
+    Takes the engine and reads in a transaction of its own (as the rebuild
+    and the nightly job do); :meth:`arena.api.Arena.publish` is the front door.
 
     ``extra_files`` (relative name -> bytes, e.g. ``arena nightly``'s
     ``status.json``) are written into the same atomic swap and listed in the
@@ -289,15 +292,11 @@ def publish_site(
         raise PublishError("--heatmap-top must be at least 2")
     out = Path(os.path.abspath(out_dir))
     check_target(out)
-    if isinstance(conn_or_engine, Engine):
-        with conn_or_engine.connect() as conn:
-            sites = _load_site_boards(conn, snapshot_id, max_boards)
-            audit = load_audit(conn, sites[0].board.snapshot.id)
-            agreements = agreement_views(conn, sites)
-    else:
-        sites = _load_site_boards(conn_or_engine, snapshot_id, max_boards)
-        audit = load_audit(conn_or_engine, sites[0].board.snapshot.id)
-        agreements = agreement_views(conn_or_engine, sites)
+    # one read transaction of its own, like every job (the caller holds none)
+    with engine.connect() as conn:
+        sites = _load_site_boards(conn, snapshot_id, max_boards)
+        audit = load_audit(conn, sites[0].board.snapshot.id)
+        agreements = agreement_views(conn, sites)
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = publish_lock(out.parent)
     try:
