@@ -240,17 +240,30 @@ class _StyleJob:
         d = self.design
         ld, hdd, lphi, hpp, _ = self.terms
         n, g = d.cat_n.size, d.raw.n_groups
-        rows = np.arange(n)
+        # rows are sorted by pair: pair g's entries are one contiguous range of
+        # rows, so the matrix is built directly in CSR form (no COO index arrays)
+        idx = np.int32 if 2 * n < np.iinfo(np.int32).max else np.int64
+        starts = d.starts.astype(idx)
         self.pair_sums_t = sp.csr_matrix(
-            (np.concatenate([ld, hdd]), (np.r_[d.row_group, d.row_group + g], np.r_[rows, rows])),
+            (
+                np.concatenate([ld, hdd]),
+                np.tile(np.arange(n, dtype=idx), 2),
+                np.concatenate([starts, starts + n, [2 * n]]).astype(idx),
+            ),
             shape=(2 * g, n),
         )
-        cols = [ld[:, None] * d.z, hdd[:, None] * d.z2]
-        if d.ties == "davidson":
-            cols += [lphi[:, None], hpp[:, None]]
-        # column-major: the (1, N) @ (N, 2F) product streams each column once
-        # (2.3x faster than row-major at 1M rows)
-        self.dense_terms = np.asfortranarray(np.hstack(cols))
+        f = d.n_features
+        extra = 2 if d.ties == "davidson" else 0
+        # column-major, filled column by column (no (N, 2F) temporaries): the
+        # (1, N) @ (N, 2F) product streams each column once (2.3x faster than
+        # row-major at 1M rows)
+        dense = np.empty((n, 2 * f + extra), order="F")
+        for k in range(f):
+            np.multiply(ld, d.z[:, k], out=dense[:, k])
+            np.multiply(hdd, d.z2[:, k], out=dense[:, f + k])
+        if extra:
+            dense[:, 2 * f], dense[:, 2 * f + 1] = lphi, hpp
+        self.dense_terms = dense
 
     def _linear_first_step(self, counts: np.ndarray, x: np.ndarray) -> np.ndarray:
         """:meth:`_first_step` from :meth:`_linear_maps` (same step, other summation order)."""
