@@ -41,12 +41,13 @@ def test_lists_keys_labels_and_counts(tagged):
     assert {k: r["battles"] for k, r in rows.items()} == expect
     assert all(isinstance(r["battles"], int) for r in rows.values())
     assert rows["if"]["label"] == "Instruction following" and rows["if"]["source"] == "default"
-    assert rows["criteria.domain_knowledge"]["label"] == "Hard prompts: domain knowledge"
+    assert rows["criteria.domain_knowledge"]["label"] == "Criterion: domain knowledge"
     assert rows["my_topic"] == {
         "key": "my_topic",
         "label": "My topic",
         "source": "key",
         "battles": 1,
+        "rule": "",
     }
     # most battles first
     keys = json.loads(tagged("categories", "--format", "json").output)["categories"]

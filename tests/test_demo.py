@@ -26,28 +26,76 @@ class _Text(HTMLParser):
         self.text.append(data)
 
 
-def test_demo_end_to_end(lmarena_db, tmp_path):
-    """On the session's database, where the bundled votes are already ingested."""
-    run_cli = lmarena_db.run_cli
-    before = len(json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"])
+def _demo_slices(tmp_path, monkeypatch):
+    """The first 4,000 rows of both bundled files stand in for them (same shapes)."""
+    import gzip
+    from itertools import islice
+
+    out = []
+    for (source, path), name in zip(
+        resources.DEMO_SOURCES, ("votes.csv", "judge.jsonl"), strict=True
+    ):
+        with gzip.open(path(), "rt", encoding="utf-8") as f:
+            (tmp_path / name).write_text("".join(islice(f, 4001)), encoding="utf-8")
+        out.append((source, lambda p=tmp_path / name: p))
+    monkeypatch.setattr(resources, "DEMO_SOURCES", tuple(out))
+
+
+def test_demo_end_to_end(run_cli, tmp_path, monkeypatch):
+    """Both sources, never pooled: human votes on overall and its categories (with the
+    derived Hard Prompts), the judge's verdicts on their own raw and style boards."""
+    _demo_slices(tmp_path, monkeypatch)
     site = tmp_path / "site"
-    out = run_cli("demo", str(site), "--rounds", "50").output
-    assert "demo data already ingested" in out
-    assert "rebuilt 11 boards" in out  # overall + 10 LMArena category tags
+    out = run_cli("demo", str(site), "--rounds", "20").output
+    assert "ingested 4000 battles" in out and "from judge.jsonl" in out
+    # overall + 10 LMArena tags + Hard Prompts; the judge source raw + style-controlled
+    assert "rebuilt 14 boards" in out
+    snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
+    boards = {s["board"] for s in snaps}
+    assert {"category:hard_prompts", "source:ko-arena-hard", "source:ko-arena-hard|style"} <= boards
+    assert "overall|style" not in boards  # the human votes carry no style metadata
     doc = json.loads((site / "leaderboard.json").read_text(encoding="utf-8"))
-    assert doc["snapshot"]["board"] == "overall" and len(doc["rows"]) == 53
-    assert doc["snapshot"]["options"]["rounds"] == 50
+    assert doc["snapshot"]["board"] == "overall"
+    assert doc["snapshot"]["options"]["rounds"] == 20
+    # no judge battle on the human board: the baseline of every judged game is absent
+    assert "claude-3.7-sonnet" not in {r["model"] for r in doc["rows"]}
+    hard = json.loads(run_cli("categories", "--format", "json").output)
+    rule = next(r for r in hard if r["key"] == "hard_prompts")
+    assert rule["label"] == "Hard Prompts" and rule["rule"].startswith("at least 6 of the 7")
+    models = json.loads(run_cli("models", "--format", "json").output)
+    assert models and all(m.get("organisation") for m in models)
     page = _Text()
     page.feed((site / "index.html").read_text(encoding="utf-8"))
     text = " ".join(page.text)
-    assert "CC-BY-4.0" in text and "LMArena" in text  # attribution of the bundled data
-    assert page.rows >= 53
+    assert "CC-BY-4.0" in text and "LMArena" in text and "Apache-2.0" in text
+    assert page.rows >= len(doc["rows"])
     # Running it again ingests nothing new and adds a snapshot per board.
-    again = run_cli("demo", str(site), "--rounds", "50").output
-    assert "demo data already ingested" in again
-    snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
-    assert len(snaps) == before + 22
+    again = run_cli("demo", str(site), "--rounds", "20").output
+    assert again.count("already ingested") == 2
+    assert len(json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]) == 28
     assert resources.DEMO_ATTRIBUTION.startswith("Demo data: LMArena")
+
+
+def test_bundled_models_file_names_every_demo_model():
+    """Every model of both bundled files has an organisation, a licence and a link."""
+    import csv
+    import gzip
+
+    names = set()
+    with gzip.open(resources.demo_data(), "rt", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            names |= {row["model_a"], row["model_b"]}
+    with gzip.open(resources.demo_judge_data(), "rt", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            names |= {rec["model_a"], rec["model_b"]}
+    with open(resources.demo_models(), encoding="utf-8") as f:
+        rows = {r["model"]: r for r in csv.DictReader(f)}
+    assert names == set(rows)
+    assert all(
+        r["organisation"] and r["licence"] and r["link"].startswith("https://")
+        for r in rows.values()
+    )
 
 
 def test_demo_first_run_ingests(run_cli, tmp_path, monkeypatch):
@@ -60,7 +108,7 @@ def test_demo_first_run_ingests(run_cli, tmp_path, monkeypatch):
         + "".join(f"w{k},m{(k + 1) % 3},m{k % 3},model_a\n" for k in range(30)),
         encoding="utf-8",
     )
-    monkeypatch.setattr(resources, "demo_data", lambda: data)
+    monkeypatch.setattr(resources, "DEMO_SOURCES", (("lmarena-140k", lambda: data),))
     out = run_cli("demo", str(tmp_path / "site"), "--rounds", "20").output
     assert "ingested 91 battles (1 excluded" in out
     assert "rebuilt 1 boards" in out

@@ -454,6 +454,7 @@ class Arena:
         max_models: int = DEFAULT_MAX_MODELS,
         max_boards: int = DEFAULT_MAX_BOARDS,
         all_categories: bool = False,
+        all_sources: bool = False,
         exclude_flagged: bool = False,
         read: str = "auto",
         progress: Progress | None = None,
@@ -464,6 +465,8 @@ class Arena:
         ``anchor`` is ``"MODEL=RATING"`` or ``(model, rating)``; ``since`` and
         ``until`` ISO dates or datetimes. ``exclude_flagged`` leaves out the
         judges flagged by the stored audit of the board's latest snapshot.
+        ``category`` is a key or a label, any case; ``all_sources`` also
+        rates each source on its own board (``arena rebuild --all-sources``).
 
         Raises
         ------
@@ -472,10 +475,19 @@ class Arena:
             too), a board over ``max_models``, an unknown category or source.
             Nothing is written then.
         """
+        from arena.jobs.all_sources import rebuild_all_sources
         from arena.jobs.rebuild import RebuildError, rebuild
 
         check_at_least("max_models", max_models, 2)
         check_at_least("max_boards", max_boards, 1)
+        if category is not None:  # a key or a label, any case
+            from arena.boards.compare import SnapshotError, check_category
+
+            try:
+                with self.engine().connect() as conn:
+                    category = check_category(conn, category)
+            except SnapshotError as exc:
+                raise OptionError.about("category", f"{exc}; no snapshot was written") from None
         excluded: tuple[str, ...] = ()
         if exclude_flagged:
             excluded = self._flagged_judges(category, source)
@@ -505,8 +517,9 @@ class Arena:
             exclude_judges=excluded,
         )
         engine = self.engine()
+        run = rebuild_all_sources if all_sources else rebuild
         try:
-            result = rebuild(
+            result = run(
                 engine,
                 opts,
                 all_categories=all_categories,

@@ -52,15 +52,15 @@ def samples_pruned(snapshot_id: int) -> SnapshotError:
     )
 
 
-def check_category(conn: Connection, category: str) -> None:
-    """Raise :class:`SnapshotError` listing the known categories if ``category`` is not one."""
-    from sqlalchemy import select
+def check_category(conn: Connection, category: str) -> str:
+    """The key of ``category`` (a key or a label, any case); :class:`SnapshotError`
+    with "did you mean" and the known categories if it names none."""
+    from arena.store.categories import CategoryError, resolve_category
 
-    from arena.db.models import Category
-
-    known = sorted(conn.execute(select(Category.name)).scalars())
-    if category not in known:
-        raise SnapshotError(unknown("category", category, known, list_known=True))
+    try:
+        return resolve_category(conn, category)
+    except CategoryError as exc:
+        raise SnapshotError(str(exc)) from None
 
 
 def check_source(conn: Connection, source: str) -> None:
@@ -101,6 +101,8 @@ def resolve_snapshot_id(
     """
     if snapshot_id is not None:
         return snapshot_id
+    if category is not None:
+        category = check_category(conn, category)
     key = BoardKey(category=category, source=source, style_controlled=style_control)
     latest = latest_snapshot_id(conn, key)
     if latest is None:
@@ -139,7 +141,7 @@ def resolve_board(
         board = component_board(conn, board, component)
         return resolve_board(conn, snapshot_id=board.snapshot.id, style_control=style_control)
     if snapshot_id is None and category is not None:
-        check_category(conn, category)
+        category = check_category(conn, category)
     if snapshot_id is None and source is not None:
         check_source(conn, source)
     snapshot_id = resolve_snapshot_id(

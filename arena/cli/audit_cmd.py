@@ -6,6 +6,7 @@ import click
 
 from arena.audit import PROBE_NAMES
 from arena.cli.options import (
+    category_key,
     category_option,
     component_option,
     format_option,
@@ -89,6 +90,7 @@ def audit_command(
     """
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
+    category = category_key(app, category)
     result = app.arena().audit(
         snapshot=snapshot_id,
         category=category,

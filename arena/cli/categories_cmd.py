@@ -6,7 +6,7 @@ import click
 
 from arena.cli.output import emit, format_option
 
-COLUMNS = ["key", "label", "source", "battles"]
+COLUMNS = ["key", "label", "source", "battles", "rule"]
 
 
 @click.group("categories", invoke_without_command=True)
@@ -17,7 +17,8 @@ def categories_group(ctx: click.Context, fmt: str) -> None:
 
     SOURCE says where a label comes from: "set" (stored with `arena categories
     label`), "default" (arena's names for LMArena's keys) or "key" (made from
-    the key's spelling).
+    the key's spelling). RULE is a derived category's rule (`arena categories
+    derive`), empty for a tag of the data.
 
     \b
     Example:
@@ -43,11 +44,60 @@ def label_command(app, key: str, name: str) -> None:
 
     \b
     Example:
-        arena categories label criteria.domain_knowledge "Hard prompts: expertise"
+        arena categories label criteria.domain_knowledge "Criterion: expertise"
         arena categories label if ""
     """
     shown = app.arena().label_category(key, name).label
     click.echo(f"category {key} is shown as {shown!r}")
+
+
+@categories_group.command("derive")
+@click.argument("key")
+@click.option(
+    "--tags",
+    default=None,
+    help="Comma-separated category keys the rule counts (e.g. criteria.complexity,...).",
+)
+@click.option(
+    "--at-least",
+    "at_least",
+    type=int,
+    default=None,
+    help="Battles with at least this many of the tags belong to KEY (default: all of them).",
+)
+@click.option("--note", default="", help="Where the rule comes from; the site shows it.")
+@click.option("--remove", is_flag=True, help="Forget the rule of KEY, its links and counts.")
+@click.pass_obj
+def derive_command(app, key: str, tags: str | None, at_least: int | None, note: str, remove: bool):
+    """Define category KEY by a rule over tags: battles carrying at least N of them.
+
+    Every stored battle is linked now, and every battle ingested later by the
+    ingest that stores it; `arena rebuild --all-categories` then builds its
+    board like any other. Defining KEY again replaces its rule.
+
+    \b
+    Example (LMArena's Hard Prompts: at least 6 of the 7 criteria):
+        arena categories derive hard_prompts --at-least 6 --tags \\
+          criteria.complexity,criteria.creativity,criteria.domain_knowledge,\\
+          criteria.problem_solving,criteria.real_world,criteria.specificity,\\
+          criteria.technical_accuracy
+        arena categories derive hard_prompts --remove
+    """
+    from arena.store.derived import DerivedError, define, drop, make_rule
+
+    try:
+        with app.engine().begin() as conn:
+            if remove:
+                drop(conn, key)
+                click.echo(f"derived category {key} removed (its snapshots stay)")
+                return
+            if not tags:
+                raise DerivedError(f"derived category {key!r}: give --tags a,b,c")
+            done = define(conn, make_rule(key, tags.split(","), at_least, note))
+    except DerivedError as exc:
+        raise click.ClickException(str(exc)) from None
+    verb = "replaced" if done.replaced else "defined"
+    click.echo(f"category {key} {verb}: {done.rule.describe()}; {done.battles:,} battles")
 
 
 COMMANDS = [categories_group]

@@ -156,6 +156,12 @@ def fit_values(*, style_control=None, **fit) -> dict:
     "--all-categories", is_flag=True, help="Also build one snapshot per category, in the same run."
 )
 @click.option(
+    "--all-sources",
+    is_flag=True,
+    help="Also build one board per source (`arena ingest --source`), so votes and judge "
+    "verdicts are rated apart; with --all-categories each source gets its categories too.",
+)
+@click.option(
     "--exclude-flagged",
     is_flag=True,
     help="Leave out the judges flagged by the stored audit of the board's latest snapshot "
@@ -179,6 +185,7 @@ def rebuild_command(
     since,
     until,
     all_categories,
+    all_sources,
     exclude_flagged,
     max_models,
     max_boards,
@@ -197,6 +204,7 @@ def rebuild_command(
     Example:
         arena rebuild
         arena rebuild --all-categories --rounds 2000 --seed 7
+        arena rebuild --all-sources
         arena rebuild --category math --tiers holm
         arena rebuild --components separate --all-categories
         arena rebuild --style-reg 0.5 --style-feature sentiment
@@ -209,6 +217,7 @@ def rebuild_command(
         since=since,
         until=until,
         all_categories=all_categories,
+        all_sources=all_sources,
         exclude_flagged=exclude_flagged,
         max_models=max_models,
         max_boards=max_boards,

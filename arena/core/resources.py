@@ -38,7 +38,26 @@ def demo_data() -> Path:
     return _PACKAGE / "data" / "lmarena-140k-battles.csv.gz"
 
 
-#: Shown wherever the bundled demo data is used (CC-BY-4.0 requires attribution).
+def demo_judge_data() -> Path:
+    """The demo's second source: ko-arena-hard LLM-judge battles with style metadata."""
+    return _PACKAGE / "data" / "ko-arena-hard-battles.jsonl.gz"
+
+
+def demo_models() -> Path:
+    """Organisation, licence and link of every model of the demo data (``models.csv``)."""
+    return _PACKAGE / "data" / "models.csv"
+
+
+#: The demo's sources: (source name, file) -- human votes first, then judge verdicts.
+DEMO_SOURCES = (("lmarena-140k", demo_data), ("ko-arena-hard", demo_judge_data))
+
+#: The judge of the ko-arena-hard battles (left out of the demo's human-vote boards).
+DEMO_JUDGE = "ensemble"
+
+#: Shown wherever the bundled demo data is used (CC-BY-4.0 and Apache-2.0 require attribution).
 DEMO_ATTRIBUTION = (
-    "Demo data: LMArena, arena-human-preference-140k (135,634 human votes), licensed CC-BY-4.0."
+    "Demo data: LMArena, arena-human-preference-140k (135,634 human votes), licensed "
+    "CC-BY-4.0; ko-arena-hard-auto LLM-judge battles (75,999 verdicts of the judge "
+    "ensemble), licensed Apache-2.0; model organisations and licences compiled by the "
+    "arena project."
 )

@@ -192,6 +192,25 @@ class CategoryLabel(Base):
     label: Mapped[str] = mapped_column(String(255))
 
 
+class DerivedCategory(Base):
+    """A category computed from others: a battle belongs to it when it carries at
+    least ``at_least`` of ``tags`` (``arena categories derive``, :mod:`arena.store.derived`).
+
+    Its links are stored in ``battle_categories`` like a tag's (written at ingest for
+    new battles, and for the stored ones when the rule is defined), so every
+    board, count and rebuild treats it as any other category.
+    """
+
+    __tablename__ = "derived_categories"
+
+    name: Mapped[str] = mapped_column(String(255), primary_key=True)
+    #: the tag names, as a JSON list (sorted)
+    tags: Mapped[str] = mapped_column(Text)
+    at_least: Mapped[int] = mapped_column(Integer)
+    #: where the rule comes from, shown on the page ("" when not given)
+    note: Mapped[str] = mapped_column(String(1024), default="")
+
+
 class BattleCategory(Base):
     """Which categories a battle belongs to (many per battle)."""
 

@@ -24,6 +24,7 @@ from arena.ingest.counts import CountAccumulator
 from arena.ingest.dialects import dialect_insert, rows_for
 from arena.ingest.records import SELF_PLAY, ColumnBlock, ParsedBattle
 from arena.ingest.style import STYLE_COLUMNS, Style
+from arena.store.derived import derive_names, derive_positions, load_rules
 
 #: Battle fields that are often empty; a chunk binds only those it fills.
 _OPTIONAL = ("external_id", "judge", "question", "language", "occurred_at", "excluded_reason")
@@ -84,6 +85,8 @@ class BattleWriter:
         self.models = dict(conn.execute(select(Model.name, Model.id)).all())
         self.categories = dict(conn.execute(select(Category.name, Category.id)).all())
         self.features = dict(conn.execute(select(StyleFeature.name, StyleFeature.id)).all())
+        #: derived categories (arena.store.derived): linked here, like the tags they read
+        self.rules = load_rules(conn)
         self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
         #: what differs between the engines, chosen once (arena.ingest.dialects)
         self.rows = rows_for(conn, batch_id=batch_id, source=source, next_id=self._next_id)
@@ -267,6 +270,8 @@ class BattleWriter:
                 excluded += 1
             for name in b.categories:
                 links.append((self._category_id(name), battle_id))
+            for name in derive_names(self.rules, b.categories):
+                links.append((self._category_id(name), battle_id))
             if b.style is not None:
                 styles.append((battle_id, b.style))
         self._link(links)
@@ -372,7 +377,8 @@ class BattleWriter:
             )
         if block.style is not None:
             self._write_style_columns(block, ids, inserted)
-        tags = [(self._category_id(name), positions) for name, positions in block.tags]
+        named = [*block.tags, *derive_positions(self.rules, block.tags)]
+        tags = [(self._category_id(name), positions) for name, positions in named]
         links = []
         for category, positions in tags:
             links.extend(

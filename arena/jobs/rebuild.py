@@ -59,6 +59,7 @@ from arena.store.read import (
     read_count_boards,
     what_to_read,
 )
+from arena.store.sources import mixing_warning, source_infos
 from arena.store.style import StyleDataError, has_style_rows, read_style_battles
 
 
@@ -295,6 +296,14 @@ class RebuildJob:
                 self.styles = [
                     self.read_style(conn, data) if styled else None for data in self.boards
                 ]
+                # votes and judge verdicts pooled on one board: say so (arena.store.sources)
+                if opts.source is None and opts.category is None and self.boards:
+                    infos = source_infos(
+                        conn, watermark=self.watermark, exclude_judges=opts.exclude_judges
+                    )
+                    mixing = mixing_warning(infos, board_key())
+                    if mixing is not None:
+                        self.warnings.append(mixing)
 
     def read_style(self, conn: Connection, data: BoardData) -> StyleBoard | None:
         """The board's battles that carry style metadata, or None when none does."""

@@ -1,5 +1,5 @@
 """Category names people read: LMArena's keys (``if``, ``criteria.domain_knowledge``)
-mapped to labels ("Instruction following", "Hard prompts: domain knowledge").
+mapped to labels ("Instruction following", "Criterion: domain knowledge").
 
 A default map lives here; ``arena categories label KEY "Name"`` stores an
 override in the ``category_labels`` table, which wins over the default. A key
@@ -15,31 +15,34 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, delete, func, select
 
 from arena.core.text import text_problem
-from arena.core.words import unknown
+from arena.core.words import did_you_mean, unknown
 from arena.db.models import BattleCategory, Category, CategoryLabel
+from arena.store.derived import load_rules
 
 #: Longest label stored (the column's width).
 LABEL_MAX = 255
 
-_HARD = "Hard prompts"
+_CRIT = "Criterion"
 #: LMArena's category keys (the tag columns of its exports and its leaderboard's
-#: category names) and the names its leaderboard shows for them.
+#: category names) and the names its leaderboard shows for them. The seven
+#: ``criteria.*`` tags are single criteria of a prompt, not LMArena's "Hard
+#: Prompts" (a prompt meeting at least 6 of them: :data:`arena.store.derived.HARD_PROMPTS`).
 DEFAULT_LABELS: dict[str, str] = {
     "creative_writing": "Creative writing",
     "if": "Instruction following",
     "math": "Math",
     "coding": "Coding",
     "is_code": "Coding",
-    "hard_6": _HARD,
-    "hard_prompts": _HARD,
-    "hard_english_6": f"{_HARD} (English)",
-    "criteria.complexity": f"{_HARD}: complexity",
-    "criteria.creativity": f"{_HARD}: creativity",
-    "criteria.domain_knowledge": f"{_HARD}: domain knowledge",
-    "criteria.problem_solving": f"{_HARD}: problem solving",
-    "criteria.real_world": f"{_HARD}: real world",
-    "criteria.specificity": f"{_HARD}: specificity",
-    "criteria.technical_accuracy": f"{_HARD}: technical accuracy",
+    "hard_6": "Hard Prompts",
+    "hard_prompts": "Hard Prompts",
+    "hard_english_6": "Hard Prompts (English)",
+    "criteria.complexity": f"{_CRIT}: complexity",
+    "criteria.creativity": f"{_CRIT}: creativity",
+    "criteria.domain_knowledge": f"{_CRIT}: domain knowledge",
+    "criteria.problem_solving": f"{_CRIT}: problem solving",
+    "criteria.real_world": f"{_CRIT}: real world",
+    "criteria.specificity": f"{_CRIT}: specificity",
+    "criteria.technical_accuracy": f"{_CRIT}: technical accuracy",
     "long_user": "Long query",
     "long": "Long query",
     "multiturn": "Multi-turn",
@@ -78,6 +81,8 @@ class CategoryRecord:
     #: "key" (made from the key's spelling)
     source: str
     battles: int
+    #: a derived category's rule in words ("" for a tag of the data)
+    rule: str = ""
 
     def as_dict(self) -> dict:
         return {
@@ -85,6 +90,7 @@ class CategoryRecord:
             "label": self.label,
             "source": self.source,
             "battles": self.battles,
+            "rule": self.rule,
         }
 
 
@@ -117,11 +123,48 @@ def category_records(conn: Connection) -> list[CategoryRecord]:
         ).all()
     )
     stored = stored_labels(conn)
+    rules = {r.key: r.describe() for r in load_rules(conn)}
     out = []
     for key, n in counts.items():
         source = "set" if key in stored else "default" if key in DEFAULT_LABELS else "key"
-        out.append(CategoryRecord(key, label_for(key, stored), source, int(n)))
+        out.append(CategoryRecord(key, label_for(key, stored), source, int(n), rules.get(key, "")))
     return sorted(out, key=lambda r: (-r.battles, r.key))
+
+
+def resolve_category(conn: Connection, text: str) -> str:
+    """The category key ``text`` names: a key, or a label as the site shows it,
+    either in any case (``Math``, ``instruction following``, ``IF``).
+
+    Raises :class:`CategoryError` with "did you mean" over keys and labels.
+    """
+    keys = sorted(conn.execute(select(Category.name)).scalars())
+    if text in keys:
+        return text
+    stored = stored_labels(conn)
+    folded = text.casefold().strip()
+    by_key = [k for k in keys if k.casefold() == folded]
+    by_label = [k for k in keys if label_for(k, stored).casefold() == folded]
+    for found in (by_key, by_label):
+        if len(set(found)) == 1:
+            return found[0]
+        if len(set(found)) > 1:
+            raise CategoryError(
+                f"category {text!r} is ambiguous: it names {', '.join(sorted(set(found)))}; "
+                "give the key"
+            )
+    labels = {label_for(k, stored): k for k in keys}
+    close = did_you_mean(text, [*keys, *labels])
+    # each close key once, with the label the site shows beside it
+    found = list(dict.fromkeys(labels.get(c, c) if c not in keys else c for c in close))
+    shown = [
+        k if label_for(k, stored).casefold() == k.casefold() else f"{k} ({label_for(k, stored)})"
+        for k in found
+    ]
+    parts = [f"unknown category {text!r}"]
+    if shown:
+        parts.append(f"did you mean {' or '.join(shown)}?")
+    parts.append(f"known: {', '.join(keys)}" if keys else "there is no category yet")
+    raise CategoryError("; ".join(parts))
 
 
 def set_label(conn: Connection, key: str, label: str) -> str:

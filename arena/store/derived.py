@@ -1,0 +1,240 @@
+"""Derived categories: a category made from other categories by a rule over tags.
+
+A rule says "a battle belongs to KEY when it carries at least K of these
+tags" (``arena categories derive KEY --tags a,b,c --at-least K``). "All of"
+is K = the number of tags, "any of" is K = 1. LMArena's "Hard Prompts" is one
+such rule: at least 6 of the 7 ``criteria.*`` tags (:data:`HARD_PROMPTS`).
+
+A derived category is stored like a tag: its links sit in ``battle_categories``
+and its cells in the count table, so boards, rebuilds and ``--all-categories``
+treat it as any other category. The links are written
+
+* for the battles already stored, when the rule is defined or changed
+  (:func:`define`, one INSERT ... SELECT over the tags' links, then the count
+  table's cells of that category), and
+* for new battles, by the ingest that stores them (:func:`derive_names`,
+  :func:`derive_positions`), in the same transaction as the battles.
+
+The rule itself is kept (table ``derived_categories``) and shown: ``arena
+categories`` lists it and the published board states it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Integer, delete, func, literal, select
+
+from arena.db.models import BattleCategory, BattleCount, Category, DerivedCategory
+
+#: Longest note stored with a rule.
+NOTE_MAX = 1024
+
+#: LMArena's seven hard-prompt criteria (the ``criteria.*`` tags of its exports).
+HARD_CRITERIA = (
+    "criteria.complexity",
+    "criteria.creativity",
+    "criteria.domain_knowledge",
+    "criteria.problem_solving",
+    "criteria.real_world",
+    "criteria.specificity",
+    "criteria.technical_accuracy",
+)
+
+
+class DerivedError(ValueError):
+    """An unusable rule (no tags, K out of range, a name taken by a tag); for the user."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Battles carrying at least ``at_least`` of ``tags`` belong to category ``key``."""
+
+    key: str
+    tags: tuple[str, ...]
+    at_least: int
+    note: str = ""
+
+    def describe(self) -> str:
+        """``at least 6 of the 7 tags criteria.complexity, ...`` (the rule in words)."""
+        n = len(self.tags)
+        if self.at_least == n and n > 1:
+            head = f"all {n} of the tags"
+        elif self.at_least == 1 and n > 1:
+            head = f"any of the {n} tags"
+        elif n == 1:
+            head = "the tag"
+        else:
+            head = f"at least {self.at_least} of the {n} tags"
+        return f"{head} {', '.join(self.tags)}"
+
+    def as_dict(self) -> dict:
+        return {
+            "key": self.key,
+            "tags": list(self.tags),
+            "at_least": self.at_least,
+            "note": self.note,
+        }
+
+
+#: LMArena's "Hard Prompts" category: a prompt meeting at least 6 of the 7 criteria.
+HARD_PROMPTS = Rule(
+    key="hard_prompts",
+    tags=HARD_CRITERIA,
+    at_least=6,
+    note=(
+        "LMArena's Hard Prompts category: prompts that meet at least 6 of the 7 "
+        "hard-prompt criteria (LMArena blog, 'Introducing Hard Prompts Category', 2024)"
+    ),
+)
+
+
+def make_rule(key: str, tags: Iterable[str], at_least: int | None, note: str = "") -> Rule:
+    """A checked rule: tags de-duplicated and sorted, ``at_least`` in 1..len(tags)
+    (``None``: all of them)."""
+    key = key.strip()
+    if not key:
+        raise DerivedError("a derived category needs a name")
+    names = sorted({t.strip() for t in tags if t.strip()})
+    if not names:
+        raise DerivedError(f"derived category {key!r}: give at least one tag (--tags a,b,c)")
+    if key in names:
+        raise DerivedError(f"derived category {key!r} cannot be made from itself")
+    k = len(names) if at_least is None else at_least
+    if not 1 <= k <= len(names):
+        raise DerivedError(
+            f"derived category {key!r}: --at-least must be between 1 and {len(names)} "
+            f"(the number of tags), not {k}"
+        )
+    note = " ".join(note.split())
+    if len(note) > NOTE_MAX:
+        raise DerivedError(f"derived category {key!r}: the note is longer than {NOTE_MAX}")
+    return Rule(key=key, tags=tuple(names), at_least=k, note=note)
+
+
+def load_rules(conn: Connection) -> list[Rule]:
+    """Every stored rule, by key."""
+    rows = conn.execute(
+        select(
+            DerivedCategory.name,
+            DerivedCategory.tags,
+            DerivedCategory.at_least,
+            DerivedCategory.note,
+        ).order_by(DerivedCategory.name)
+    ).all()
+    return [Rule(name, tuple(json.loads(tags)), int(k), note or "") for name, tags, k, note in rows]
+
+
+def derive_names(rules: Sequence[Rule], categories: Sequence[str]) -> list[str]:
+    """The derived categories one battle with tags ``categories`` belongs to."""
+    if not rules or not categories:
+        return []
+    have = set(categories)
+    # a battle whose data already carries the key keeps it once (the data's tag)
+    return [
+        r.key for r in rules if r.key not in have and sum(t in have for t in r.tags) >= r.at_least
+    ]
+
+
+def derive_positions(
+    rules: Sequence[Rule], tags: Sequence[tuple[str, Sequence[int]]]
+) -> list[tuple[str, list[int]]]:
+    """Column form of :func:`derive_names`: ``tags`` is (tag, positions it tags) of one
+    block; returns (derived key, positions) for each rule that any position meets."""
+    out = []
+    by_name = dict(tags)
+    for rule in rules:
+        if rule.key in by_name:
+            continue  # the data tags it itself: its tag wins (no link twice)
+        hits: Counter[int] = Counter()
+        for tag in rule.tags:
+            hits.update(by_name.get(tag, ()))
+        positions = sorted(p for p, n in hits.items() if n >= rule.at_least)
+        if positions:
+            out.append((rule.key, positions))
+    return out
+
+
+@dataclass(frozen=True)
+class Defined:
+    """What :func:`define` stored: the rule and the battles now in its category."""
+
+    rule: Rule
+    battles: int
+    replaced: bool
+
+
+def define(conn: Connection, rule: Rule) -> Defined:
+    """Store ``rule`` (replacing one of the same key) and link every stored battle it
+    matches, with the count table's cells of that category, in the caller's transaction.
+
+    Raises :class:`DerivedError` when ``rule.key`` is a tag that ingested battles
+    carry (a derived category would overwrite what the data says).
+    """
+    from arena.ingest.counts import _COLUMNS, _aggregates
+    from arena.ingest.dialects import hold_battle_ids
+
+    if conn.dialect.name == "postgresql":
+        hold_battle_ids(conn, "an ingest")  # no ingest adds battles between the two steps
+    old = conn.execute(select(DerivedCategory.name).where(DerivedCategory.name == rule.key)).first()
+    cid = conn.execute(select(Category.id).where(Category.name == rule.key)).scalar()
+    if cid is not None and old is None:
+        tagged = conn.execute(
+            select(func.count())
+            .select_from(BattleCategory)
+            .where(BattleCategory.category_id == cid)
+        ).scalar()
+        if tagged:
+            raise DerivedError(
+                f"{rule.key!r} is a category of {tagged:,} ingested battles; "
+                "give the derived category another name"
+            )
+    if cid is None:
+        cid = conn.execute(Category.__table__.insert().values(name=rule.key)).inserted_primary_key[
+            0
+        ]
+    conn.execute(delete(BattleCategory).where(BattleCategory.category_id == cid))
+    conn.execute(delete(BattleCount).where(BattleCount.category_id == cid))
+    conn.execute(delete(DerivedCategory).where(DerivedCategory.name == rule.key))
+    conn.execute(
+        DerivedCategory.__table__.insert().values(
+            name=rule.key, tags=json.dumps(list(rule.tags)), at_least=rule.at_least, note=rule.note
+        )
+    )
+    tag_ids = select(Category.id).where(Category.name.in_(rule.tags))
+    matching = (
+        select(BattleCategory.battle_id)
+        .where(BattleCategory.category_id.in_(tag_ids))
+        .group_by(BattleCategory.battle_id)
+        .having(func.count() >= rule.at_least)
+    )
+    conn.execute(
+        BattleCategory.__table__.insert().from_select(
+            ["category_id", "battle_id"],
+            select(literal(cid, Integer), matching.subquery().c.battle_id),
+        )
+    )
+    # the count table's cells of the new category (it had none: deleted above)
+    per_category = _aggregates([], [cid])[1]
+    conn.execute(BattleCount.__table__.insert().from_select(_COLUMNS, per_category))
+    n = conn.execute(
+        select(func.count()).select_from(BattleCategory).where(BattleCategory.category_id == cid)
+    ).scalar()
+    return Defined(rule=rule, battles=int(n), replaced=old is not None)
+
+
+def drop(conn: Connection, key: str) -> None:
+    """Forget the rule of ``key``, its links and its counts (its snapshots stay)."""
+    known = [r.key for r in load_rules(conn)]
+    if key not in known:
+        from arena.core.words import unknown
+
+        raise DerivedError(unknown("derived category", key, known, list_known=True))
+    cid = conn.execute(select(Category.id).where(Category.name == key)).scalar()
+    if cid is not None:
+        conn.execute(delete(BattleCategory).where(BattleCategory.category_id == cid))
+        conn.execute(delete(BattleCount).where(BattleCount.category_id == cid))
+    conn.execute(delete(DerivedCategory).where(DerivedCategory.name == key))
