@@ -102,23 +102,6 @@
   }
   if (filter) filter.addEventListener("input", applyFilter);
 
-  var links = slice.call(document.querySelectorAll("nav.boards-nav a"));
-  if (links.length > 1) {
-    var label = document.createElement("label");
-    label.className = "board-select";
-    label.appendChild(document.createTextNode("Board "));
-    var select = document.createElement("select");
-    links.forEach(function (a) {
-      var option = document.createElement("option");
-      option.value = a.getAttribute("href");
-      option.textContent = a.textContent;
-      option.selected = a.getAttribute("aria-current") === "page";
-      select.appendChild(option);
-    });
-    select.addEventListener("change", function () { window.location.href = select.value; });
-    label.appendChild(select);
-    tools.appendChild(label);
-  }
   tools.hidden = false;
   // On a phone the board tabs are one sideways-scrolling row: show the current one.
   var nav = document.querySelector("nav.boards-nav");

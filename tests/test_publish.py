@@ -610,13 +610,14 @@ def test_heatmaps_show_the_top_n_and_say_so(engine, tmp_path):
         publish_site(engine, tmp_path / "t", top=1)
 
 
-def test_model_page_hints_missing_metadata_instead_of_unknown(site, run_cli):
+def test_model_page_shows_no_admin_command_and_no_unknown(site, run_cli):
     out = site["out"]
     page = out / "models" / f"{slug('model-010')}.html"
     doc = parse(page)
+    # missing metadata is simply absent: no "unknown", no site owner's command
     assert "unknown" not in doc.find("main").text()
-    hint = doc.find("p", "hint")
-    assert "arena models annotate model-010 --organisation" in hint.text()
+    assert "arena models annotate" not in page.read_text(encoding="utf-8")
+    assert doc.find("p", "hint") is None
     # the headline shows rating and interval the same way as the board
     row = next(r for r in site["board"].rows if r.model == "model-010")
     stats = doc.find("dl", "stats").text()

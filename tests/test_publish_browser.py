@@ -159,7 +159,9 @@ def test_console_error_detection_is_not_vacuous(tmp_path):
 
 BROWSER_DIR = Path(__file__).parent / "browser"
 AXE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("board", "category", "model", "audit")
+#: board: index.html, the style-controlled overall board (the site opens on it);
+#: category: Hard Prompts (a derived category); boards: the all-boards menu page
+PAGES = ("board", "category", "model", "audit", "boards")
 SIZES = {"390": (390, 844), "1280": (1280, 800)}
 THEMES = ("light", "dark")
 VIEWS = [(p, w, t) for p in PAGES for w in SIZES for t in THEMES]
@@ -275,6 +277,17 @@ def test_top_row_in_first_screen(seen, page, width, theme):
         f"spans {row['top']:.0f}-{row['bottom']:.0f} px, the first screen is "
         f"{f['innerHeight']} px high"
     )
+
+
+@pytest.mark.parametrize(("page", "width", "theme"), views("menu"))
+def test_whole_board_menu_on_screen(seen, page, width, theme):
+    """Every link of the header menu is drawn inside the viewport (no hidden tabs)."""
+    f = seen[page, width, theme].facts
+    assert f["menu"], f"{page}: no board menu"
+    w = SIZES[width][0]
+    cut = [m["text"] for m in f["menu"] if m["left"] < 0 or m["right"] > w or m["width"] == 0]
+    assert cut == [], f"{page} at {width} px: menu links off screen: {cut}"
+    assert f["menu"][-1]["text"].startswith("All "), "the menu ends with the all-boards link"
 
 
 @pytest.mark.parametrize(("page", "width", "theme"), views("console"))

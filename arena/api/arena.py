@@ -895,8 +895,12 @@ class Arena:
         attribution: str | None = None,
         max_boards: int = DEFAULT_MAX_BOARDS,
         progress: Progress | None = None,
+        base_url: str | None = None,
     ) -> Published:
         """Write the leaderboard as a static site into ``out_dir`` (``arena publish``).
+
+        ``base_url``: the address the site is served at; link previews then get
+        absolute ``og:image`` and ``og:url`` (none is invented without it).
 
         Raises
         ------
@@ -919,6 +923,7 @@ class Arena:
                 top=heatmap_top,
                 attribution=attribution,
                 max_boards=max_boards,
+                base_url=base_url,
             )
         except OSError as exc:
             raise PublishError(f"cannot write {out_dir}: {exc.strerror or exc}") from exc

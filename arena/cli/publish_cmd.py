@@ -39,6 +39,13 @@ def site_options(command):
     default=None,
     help="Snapshot to render on the main page (default: latest overall).",
 )
+@click.option(
+    "--base-url",
+    default=None,
+    metavar="URL",
+    help="The address the site is served at (https://...): link previews get absolute "
+    "og:image and og:url; without it no absolute address is written.",
+)
 @site_options
 @max_boards_option
 @quiet_option
@@ -50,6 +57,7 @@ def publish_command(
     top: int,
     attribution: str | None,
     max_boards: int,
+    base_url: str | None,
     quiet: bool,
 ) -> None:
     """Write the leaderboard as a static site into OUT_DIR.
@@ -69,6 +77,7 @@ def publish_command(
         arena publish site/
         arena publish site/ --snapshot 12 --heatmap-top 15
         arena publish site/ --attribution "LMArena, CC-BY-4.0"
+        arena publish site/ --base-url https://example.org/arena/
     """
     from arena.cli.progress import phase_reporter
 
@@ -81,6 +90,7 @@ def publish_command(
             attribution=attribution,
             max_boards=max_boards,
             progress=phase_reporter(quiet=quiet),
+            base_url=base_url,
         )
         .report
     )

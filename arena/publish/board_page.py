@@ -230,7 +230,9 @@ def leaderboard_page(
     rated = [r for r in rows if r.rating is not None]
     lows = [r.ci_low if r.ranked else r.rating for r in rated]
     highs = [r.ci_high if r.ranked else r.rating for r in rated]
-    axis = svg.Axis.around(lows, highs)
+    # ends on a finer step than the ticks: the bars use the width (a 500-point step
+    # put a board of ratings 400-1600 on 0-2000)
+    axis = svg.Axis.around(lows, highs, ticks=12)
     # Rank changes only against the same comparable set: a set's board (N >= 2) is
     # renumbered by each rebuild, so its previous snapshot may hold other models.
     previous = site.previous
@@ -248,6 +250,20 @@ def leaderboard_page(
         ]
     label = site.label
     date = fmt_date(info.created_at)[:10]
+    notes = [site.rule] if site.rule else []
+    if board.style_controlled:
+        notes.append(
+            "Style-controlled: ratings adjusted for answer length and markdown, "
+            "as on LMArena's default view."
+            + (" The raw ratings are one click away." if site.paired is not None else "")
+        )
+    elif site.paired is None:
+        why = (
+            "these battles carry no style metadata"
+            if info.options.get("style_control", True)
+            else "the rebuild ran with style control off"
+        )
+        notes.append(f"Raw ratings, not adjusted for answer style ({why}).")
     charts = [_interval_chart(rows, axis, label, level_text(info)), *_heatmaps(site, top)]
     top_names = ", ".join(display(r) for r in rows[:3] if r.ranked)
     return LeaderboardPage(
@@ -286,4 +302,5 @@ def leaderboard_page(
         style_controlled=board.style_controlled,
         has_style_change=has_style_change,
         coefficients=tuple(coefficient_view(c) for c in board.style_coefficients),
+        notes=tuple(notes),
     )

@@ -13,8 +13,10 @@ RGB = tuple[int, int, int]
 
 BLACK: RGB = (0, 0, 0)
 WHITE: RGB = (255, 255, 255)
-# Diverging (probabilities): blue below one half, red above, a light grey at one half.
-_BLUE, _MID, _RED = (33, 102, 172), (242, 242, 242), (178, 24, 43)
+# Diverging (probabilities): orange below one half (the row model loses), blue above
+# (it wins), a light grey at one half. Blue-orange is told apart under every common
+# colour-vision deficiency, and neither side is the red that reads as "bad".
+_ORANGE, _MID, _BLUE = (179, 88, 6), (242, 242, 242), (33, 102, 172)
 # Sequential (counts): pale to deep blue.
 _PALE, _DEEP = (235, 241, 250), (8, 69, 148)
 
@@ -26,7 +28,7 @@ def mix(c0: RGB, c1: RGB, t: float) -> RGB:
 
 def diverging(p: float) -> RGB:
     """Colour of a probability ``p`` in [0, 1]."""
-    return mix(_MID, _RED, (p - 0.5) * 2) if p >= 0.5 else mix(_MID, _BLUE, (0.5 - p) * 2)
+    return mix(_MID, _BLUE, (p - 0.5) * 2) if p >= 0.5 else mix(_MID, _ORANGE, (0.5 - p) * 2)
 
 
 def sequential(t: float) -> RGB:

@@ -108,6 +108,17 @@ def heatmap(
     for i, r in enumerate(values):
         for j, v in enumerate(r):
             if v is None:
+                x, y = left + cell * j, top + cell * i
+                square = f"M{x} {y}h{cell - 1}v{cell - 1}h-{cell - 1}z"
+                if i == j:  # a model against itself: a plain filled cell
+                    body.append(f'<path class="dg" d="{square}"/>')
+                else:  # never met: an outlined cell with a dot, said in its tooltip
+                    tip = f"{labels[i]} vs {labels[j]}: never met"
+                    body.append(
+                        f'<g><title>{escape(tip)}</title><path class="nm" d="{square}"/>'
+                        f'<circle class="nm-dot" cx="{num(x + cell / 2 - 0.5)}" '
+                        f'cy="{num(y + cell / 2 - 0.5)}" r="1.5"/></g>'
+                    )
                 continue
             k = counts[i][j] if counts is not None else None
             few = k is not None and k < min_battles
@@ -237,9 +248,9 @@ def board_heatmaps(
                 title=f"Observed score rate (percent) of the row model against the "
                 f"column model, top {n}",
                 desc="Wins plus half of the ties over battles, in direct battles "
-                f"only; blank where the two never met; {few}, colour faded towards 50.",
+                f"only; a dotted outline where the two never met; {few}, colour faded towards 50.",
             ),
-            "Row model's wins plus half its ties, per direct battle; blank: never met; "
+            "Row model's wins plus half its ties, per direct battle; dotted outline: never met; "
             f"{few} (colour faded).",
         ),
         HeatmapChart(
@@ -252,7 +263,7 @@ def board_heatmaps(
                 counts=counts,
                 min_battles=min_battles,
                 title=f"Number of direct battles between each pair, top {n}",
-                desc=f"Darker cells mean more battles; blank where the two never met; {few}.",
+                desc=f"Darker cells mean more battles; a dotted outline where the two never met; {few}.",
             ),
             f"Direct battles per pair: how much data each observed rate rests on; {few}.",
         ),

@@ -3,7 +3,8 @@
 Layout of OUT_DIR::
 
     index.html                 the main board (latest overall, or --snapshot ID)
-    og.svg                     the Open Graph image of the main board (when svg.py draws one)
+    og.svg, og.png             the main board's card (SVG; PNG for link previews)
+    boards.html                every board, grouped (when the header menu leaves some out)
     leaderboard.json|csv       its downloads, same schema as ``arena leaderboard``
     board-<slug>-<hash>.html   one page per other board (categories), with downloads
     models/<slug>-<hash>.html  one page per visible model
@@ -24,7 +25,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, select
@@ -58,11 +59,15 @@ from arena.publish.atomic import (
 )
 from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
+from arena.publish.views import BoardsPage
 from arena.store.categories import stored_labels
+from arena.store.derived import Rule, load_rules
 
 __all__ = ["MARKER", "OG_FILE", "PublishReport", "publish_site"]
 
 OG_FILE = "og.svg"
+#: The card link previews show (they ignore SVG): ``arena.publish.ogpng``.
+OG_PNG = "og.png"
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,9 @@ def _load_site_boards(
         # a comparable set's board only beside the main board of its rebuild
         if board is not None and is_current(conn, board.snapshot):
             loaded.append(board)
+    rules = {r.key: r for r in load_rules(conn)}
+    # the single tags a derived category counts go to "more boards", not the main menu
+    parts = {t for r in rules.values() for t in r.tags}
     sites = []
     for i, board in enumerate(loaded):
         info = board.snapshot
@@ -154,6 +162,8 @@ def _load_site_boards(
                 history=history,
                 label=ctx.board_label(info.key, labels),
                 rank_alone=ranks_alone(conn, board),
+                rule=_rule_text(rules.get(info.category or "")),
+                group=_group(info, parts),
             )
         )
     # Raw and style-controlled pages link each other only when both come from one
@@ -163,24 +173,121 @@ def _load_site_boards(
         paired = by_id.get(s.board.paired_snapshot) if s.board.paired_snapshot else None
         if paired is not None and paired.board.key == s.board.key.paired:
             s.paired = paired
+    # Pages list boards (model pages, boards.html) in menu order: the main board,
+    # derived categories, other boards by battles, sources, then the single tags.
+    rank = {"main": 0, "source": 1, "more": 2}
+    sites[1:] = sorted(
+        sites[1:],
+        key=lambda s: (
+            rank[s.group],
+            not s.rule,
+            -s.board.snapshot.n_battles,
+            str(s.board.key.main),
+            s.board.style_controlled,
+        ),
+    )
+    # LMArena opens on style control: where the main board has a style-controlled
+    # board from the same run, index.html shows it and the raw board is one click away.
+    main, style = sites[0], sites[0].paired
+    if style is not None and not main.board.style_controlled:
+        main.file, style.file = style.file, main.file
+        main.downloads, style.downloads = style.downloads, main.downloads
     return sites
+
+
+def _rule_text(rule: Rule | None) -> str:
+    if rule is None:
+        return ""
+    text = f"The battles whose prompt carries {rule.short()}"
+    return f"{text}: {rule.note}." if rule.note else f"{text}."
+
+
+def _group(info, parts: set[str]) -> str:
+    """Where the board menu lists a board: ``main``, ``source`` or ``more``."""
+    if info.key.component > 1 or (info.category and info.category in parts):
+        return "more"
+    if info.source and not info.category:
+        return "source"
+    return "main" if not info.source else "more"
 
 
 # ---------------------------------------------------------------- rendering
 
 
+#: Boards named in every page's header menu; the rest are on ``boards.html``, so a
+#: page's size does not grow with the number of boards (5,000 categories once made
+#: every page list 5,000 links: 183 MB for one publish).
+NAV_MAX = 8
+BOARDS_FILE = "boards.html"
+
+
 def _nav_boards(sites: list[ctx.SiteBoard]) -> list[ctx.SiteBoard]:
-    """The boards the navigation lists: raw boards, and style boards without a raw page
-    (a style board is one click away through its raw board's switch)."""
-    return [s for s in sites if not (s.board.style_controlled and s.paired is not None)]
+    """The boards a menu lists: one entry per raw/style pair (the style-controlled
+    page, as LMArena opens on style control), and boards without a pair."""
+    return [s for s in sites if not (s.paired is not None and not s.board.style_controlled)]
+
+
+def _menu_order(sites: list[ctx.SiteBoard]) -> list[ctx.SiteBoard]:
+    """The header menu: the main board, derived categories, other main boards by
+    battles (most first), then the sources' boards."""
+    listed = _nav_boards(sites)
+    head = [s for s in listed if s is sites[0] or s is sites[0].paired]
+    rest = [s for s in listed if s not in head]
+    main = sorted(
+        (s for s in rest if s.group == "main"),
+        key=lambda s: (not s.rule, -s.board.snapshot.n_battles, s.board.snapshot.board),
+    )
+    return head + main + [s for s in rest if s.group == "source"]
 
 
 def _nav(sites: list[ctx.SiteBoard], current: ctx.SiteBoard | None, root: str):
-    return tuple(
+    """At most :data:`NAV_MAX` boards, then "All N boards" (``boards.html``)."""
+    menu = _menu_order(sites)
+    links = [
         ctx.Link(
-            s.label, root + s.file, current is not None and (current is s or current is s.paired)
+            _menu_label(s),
+            root + s.file,
+            current is not None and (current is s or current is s.paired),
         )
-        for s in _nav_boards(sites)
+        for s in menu[:NAV_MAX]
+    ]
+    total = len(_nav_boards(sites))
+    if _has_boards_page(sites):
+        links.append(ctx.Link(f"All {total} boards", root + BOARDS_FILE))
+    return tuple(links)
+
+
+def _menu_label(s: ctx.SiteBoard) -> str:
+    """One entry stands for a raw/style pair: the board's own name (its raw label)."""
+    return s.paired.label if s.paired is not None and s.board.style_controlled else s.label
+
+
+def _has_boards_page(sites: list[ctx.SiteBoard]) -> bool:
+    """Whether the header menu leaves boards out (then ``boards.html`` lists them all)."""
+    return len(_nav_boards(sites)) > min(NAV_MAX, len(_menu_order(sites)))
+
+
+def _boards_page(sites: list[ctx.SiteBoard], attribution: str | None) -> BoardsPage:
+    listed = _nav_boards(sites)
+    menu = _menu_order(sites)
+    groups = (
+        ("Leaderboards", [s for s in menu if s.group == "main"]),
+        ("Sources", [s for s in menu if s.group == "source"]),
+        ("More boards", [s for s in listed if s.group == "more"]),
+    )
+
+    def link(s: ctx.SiteBoard) -> ctx.Link:
+        n = len(s.board.visible_rows())
+        battles = ctx.fmt_count(s.board.snapshot.n_battles)
+        view = ", style-controlled" if s.board.style_controlled else ""
+        return ctx.Link(f"{_menu_label(s)} ({n} models, {battles} battles{view})", s.file)
+
+    return BoardsPage(
+        title=f"All leaderboards: {len(listed)} boards",
+        description=f"Every leaderboard of this site: {len(listed)} boards.",
+        groups=tuple((title, tuple(link(s) for s in items)) for title, items in groups if items),
+        nav=_nav(sites, None, ""),
+        attribution=attribution,
     )
 
 
@@ -193,6 +300,28 @@ def _og_image(sites: list[ctx.SiteBoard]) -> bytes | None:
     main = sites[0]
     date = ctx.fmt_date(main.board.snapshot.created_at)[:10]
     return str(og_for_board(main.board, f"{main.label} leaderboard", date)).encode("utf-8")
+
+
+def _og_png(sites: list[ctx.SiteBoard]) -> bytes:
+    """The main board's card as PNG (``arena.publish.ogpng``): link previews ignore SVG."""
+    from arena.publish.og import og_rows
+    from arena.publish.ogpng import og_png
+
+    main = sites[0]
+    date = ctx.fmt_date(main.board.snapshot.created_at)[:10]
+    return og_png(f"{main.label} leaderboard", date, og_rows(main.board))
+
+
+def check_base_url(base_url: str | None) -> str | None:
+    """``base_url`` with one trailing slash; :class:`PublishError` unless http(s)."""
+    if base_url is None:
+        return None
+    url = base_url.strip()
+    if not url.lower().startswith(("http://", "https://")) or len(url) < 10 or " " in url:
+        raise PublishError(
+            f"--base-url must be the http(s) address the site is served at, not {base_url!r}"
+        )
+    return url.rstrip("/") + "/"
 
 
 def _download_json(site: ctx.SiteBoard) -> bytes:
@@ -209,6 +338,7 @@ def _files(
     attribution: str | None,
     audit: dict | None = None,
     agreements: tuple = (),
+    base_url: str | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (relative path, bytes), in a fixed order."""
     main_info = sites[0].board.snapshot
@@ -220,6 +350,14 @@ def _files(
     og = _og_image(sites)
     if og is not None:
         yield OG_FILE, og
+    yield OG_PNG, _og_png(sites)
+    # Link previews need absolute addresses: only when the site's address is known
+    # (--base-url); without it the card is named relative to the page, never invented.
+    base = base_url or ""
+
+    def absolute(path: str) -> str | None:
+        return base + path if base_url else None
+
     for site in sites:
         board = site.board
         page = ctx.leaderboard_page(
@@ -228,8 +366,9 @@ def _files(
             top=top,
             attribution=attribution_text,
             linked=linked_set,
-            og_image=OG_FILE if og is not None else None,
+            og_image=base + OG_PNG,
         )
+        page = replace(page, og_url=absolute(site.file))
         # The audit is of the main snapshot; only its page links to it.
         has_audit = audit is not None or bool(agreements)
         audit_href = AUDIT_FILE if has_audit and site is sites[0] else None
@@ -240,6 +379,9 @@ def _files(
         yield site.downloads[0], _download_json(site)
         rows = [tidy(r.as_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
+    if _has_boards_page(sites):
+        page = _boards_page(sites, attribution_text)
+        yield BOARDS_FILE, render("boards.html", page=page).encode("utf-8")
     if audit is not None or agreements:
         page = audit_page(
             audit,
@@ -258,8 +400,9 @@ def _files(
             nav=model_nav,
             attribution=attribution_text,
             linked=linked_set,
-            og_image="../" + OG_FILE if og is not None else None,
+            og_image=base + OG_PNG if base_url else "../" + OG_PNG,
         )
+        page = replace(page, og_url=absolute(ctx.model_href(name)))
         yield ctx.model_href(name), render("model.html", page=page).encode("utf-8")
 
 
@@ -272,6 +415,7 @@ def publish_site(
     attribution: str | None = None,
     extra_files: Mapping[str, bytes | Callable[[], bytes]] | None = None,
     max_boards: int | None = None,
+    base_url: str | None = None,
 ) -> PublishReport:
     """Render a snapshot (default: the latest overall one) and the latest snapshot of
     every other board into ``out_dir``, replacing a previous site atomically.
@@ -290,6 +434,7 @@ def publish_site(
     """
     if top < 2:
         raise PublishError("--heatmap-top must be at least 2")
+    base_url = check_base_url(base_url)
     out = Path(os.path.abspath(out_dir))
     check_target(out)
     # one read transaction of its own, like every job (the caller holds none)
@@ -302,7 +447,14 @@ def publish_site(
     try:
         check_target(out)  # again: another publish may have run while this one waited
         remove_leftovers(out)
-        files = _files(sites, top=top, attribution=attribution, audit=audit, agreements=agreements)
+        files = _files(
+            sites,
+            top=top,
+            attribution=attribution,
+            audit=audit,
+            agreements=agreements,
+            base_url=base_url,
+        )
         if extra_files:
             late = ((k, v() if callable(v) else v) for k, v in extra_files.items())
             files = itertools.chain(files, late)

@@ -107,12 +107,16 @@ class LeaderboardPage:
     attribution: str | None
     root: str = ""
     og_image: str | None = None
+    #: the page's absolute address (``arena publish --base-url``), else None
+    og_url: str | None = None
     # Raw / style-controlled switch (empty when the board has no paired page).
     switch: tuple[Link, ...] = ()
     style_controlled: bool = False
     # The rank-change column against the raw board (a style page whose raw page exists).
     has_style_change: bool = False
     coefficients: tuple[CoefficientView, ...] = ()
+    #: what the board's battles are: a derived category's rule, "raw: no style metadata"
+    notes: tuple[str, ...] = ()
     #: why there are no rank changes (facts line), when ``has_change`` is false
     no_change: str = ""
 
@@ -127,6 +131,18 @@ class OpponentView:
     ties: str
     observed: str  # score rate (wins + half ties) in percent
     expected: str  # Bradley-Terry prediction in percent
+
+
+@dataclass(frozen=True)
+class BoardsPage:
+    """``boards.html``: every published board, grouped; the one full board menu."""
+
+    title: str
+    description: str
+    groups: tuple[tuple[str, tuple[Link, ...]], ...]
+    nav: tuple[Link, ...]
+    attribution: str | None
+    root: str = ""
 
 
 @dataclass(frozen=True)
@@ -172,6 +188,8 @@ class ModelPage:
     attribution: str | None
     root: str = "../"
     og_image: str | None = None
+    #: the page's absolute address (``arena publish --base-url``), else None
+    og_url: str | None = None
 
 
 @dataclass
@@ -191,6 +209,10 @@ class SiteBoard:
     label: str = ""  # the board's name as shown (category labels applied)
     #: per ranked model, its marginal rank set (asked about alone); empty on big boards
     rank_alone: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    #: a derived category's rule and where it comes from, in words ("" otherwise)
+    rule: str = ""
+    #: "main" (the header menu), "source" or "more" (the all-boards page only)
+    group: str = "main"
 
     # Indexes built once: a 300-model board has ~45k pairs, and each model page
     # would otherwise scan all of them.

@@ -22,6 +22,7 @@ categories`` lists it and the published board states it.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,6 +72,25 @@ class Rule:
             head = f"at least {self.at_least} of the {n} tags"
         return f"{head} {', '.join(self.tags)}"
 
+    def short(self) -> str:
+        """The rule in a few words: tags sharing a prefix are named by it
+        (``at least 6 of the 7 criteria.* tags``)."""
+        n = len(self.tags)
+        head = os.path.commonprefix(list(self.tags))
+        head = head[: head.rfind(".") + 1] if "." in head else ""
+        which = f"{head}* tags" if head and n > 2 else ", ".join(self.tags)
+        if n == 1:
+            return f"the tag {which}"
+        if self.at_least == 1:
+            return f"any of the {n} {which}" if head and n > 2 else f"any of {which}"
+        if self.at_least == n:
+            return f"all {n} {which}" if head and n > 2 else f"all of {which}"
+        return (
+            f"at least {self.at_least} of the {n} {which}"
+            if head and n > 2
+            else (f"at least {self.at_least} of {which}")
+        )
+
     def as_dict(self) -> dict:
         return {
             "key": self.key,
@@ -85,10 +105,7 @@ HARD_PROMPTS = Rule(
     key="hard_prompts",
     tags=HARD_CRITERIA,
     at_least=6,
-    note=(
-        "LMArena's Hard Prompts category: prompts that meet at least 6 of the 7 "
-        "hard-prompt criteria (LMArena blog, 'Introducing Hard Prompts Category', 2024)"
-    ),
+    note="LMArena's rule (LMArena blog, 'Introducing Hard Prompts Category', 2024)",
 )
 
 

@@ -49,7 +49,19 @@
     scrollHeight: document.documentElement.scrollHeight,
     offenders: offenders.slice(0, 20),
     boardRow: rect("table.board tbody tr:has(> th[scope=row])"),
-    firstRow: rect("main table tbody tr:has(> th[scope=row]), main .probe"),
+    firstRow: rect("main table tbody tr:has(> th[scope=row]), main .probe, main .board-list li"),
+    // every link of the header's board menu, where it is drawn
+    menu: [...document.querySelectorAll("nav.boards-nav a")].map((a) => {
+      const r = a.getBoundingClientRect();
+      return { text: a.innerText, left: r.left, right: r.right, width: r.width };
+    }),
+    // the smallest text drawn in a chart, in CSS pixels (font size times the SVG's scale)
+    minChartText: Math.min(
+      ...[...document.querySelectorAll("main svg text")]
+        .filter((t) => t.getBoundingClientRect().width > 0)
+        .map((t) => parseFloat(getComputedStyle(t).fontSize) * (t.getScreenCTM() ? t.getScreenCTM().a : 1)),
+      99
+    ),
     title: document.title,
   };
 })()

@@ -11,6 +11,7 @@ audit page.
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,9 +21,10 @@ from arena.audit.read import save_audit
 from arena.audit.report import run_audit
 from arena.audit.setup import AuditOptions
 from arena.audit.votes import Votes
-from arena.db.models import Model
+from arena.db.models import DerivedCategory, Model
 from arena.db.session import open_engine
 from arena.publish import publish_site
+from arena.store.derived import HARD_PROMPTS
 from tests.publish_fixtures import BASE_TIME, EVIL_NAMES, add_snapshot
 
 __all__ = ["REAL_NAMES", "CATEGORIES", "GROK_DISPLAY", "ORGANISATIONS", "build_browser_site"]
@@ -48,7 +50,9 @@ REAL_NAMES = (
     "qwq-32b",
     "minimax-m1",
 )
-CATEGORIES = ("math", "creative_writing", "if", "criteria.domain_knowledge")
+CATEGORIES = ("math", "creative_writing", "if", "criteria.domain_knowledge", "hard_prompts")
+#: more boards than the header menu holds: the rest are on boards.html
+MORE = tuple(c for c in HARD_PROMPTS.tags if c != "criteria.domain_knowledge")
 #: Organisation by model-name prefix (``arena models annotate NAME --organisation``).
 ORGANISATIONS = {"gemini-": "Google", "claude-": "Anthropic", "o3-": "OpenAI"}
 GROK_DISPLAY = "Grok 4"
@@ -93,6 +97,26 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
                     rng=rng,
                     diagnostics=diag,
                 )
+            # the latest run also wrote the style-controlled overall board: the site
+            # opens on it (index.html), the raw board one click away
+            add_snapshot(
+                conn,
+                names=names,
+                strength=strength + rng.normal(0, 8, len(names)),
+                when=BASE_TIME + timedelta(days=7),
+                board="overall|style",
+                rng=rng,
+                diagnostics=diag,
+            )
+            # LMArena's Hard Prompts, a derived category whose rule the page states
+            conn.execute(
+                DerivedCategory.__table__.insert().values(
+                    name=HARD_PROMPTS.key,
+                    tags=json.dumps(list(HARD_PROMPTS.tags)),
+                    at_least=HARD_PROMPTS.at_least,
+                    note=HARD_PROMPTS.note,
+                )
+            )
             for j, cat in enumerate(CATEGORIES):
                 sub = names[: 10 + j]
                 add_snapshot(
@@ -104,6 +128,18 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
                     category=cat,
                     rng=rng,
                     unranked=1,
+                    diagnostics=diag,
+                )
+            for j, cat in enumerate(MORE):
+                add_snapshot(
+                    conn,
+                    names=names[:8],
+                    strength=strength[:8].copy(),
+                    when=BASE_TIME + timedelta(days=20 + j),
+                    board=f"category:{cat}",
+                    category=cat,
+                    rng=rng,
+                    unranked=0,
                     diagnostics=diag,
                 )
             save_audit(conn, main, {"snapshot": main, **_audit(names[:8], rng)})
@@ -126,11 +162,14 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
         report = publish_site(engine, out)
     finally:
         engine.dispose()
-    category = next(f for f in report.files if f.startswith("board-category-math"))
+    category = next(f for f in report.files if f.startswith("board-category-hard-prompts"))
+    raw = next(f for f in report.files if f.startswith("board-overall-") and f.endswith(".html"))
     model = next(f for f in report.files if f.startswith("models/gemini-2-5-flash-lite"))
     return {
         "board": out / "index.html",
         "category": out / category,
         "model": out / model,
         "audit": out / "audit.html",
+        "raw": out / raw,
+        "boards": out / "boards.html",
     }
