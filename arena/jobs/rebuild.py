@@ -301,7 +301,7 @@ class RebuildJob:
                     infos = source_infos(
                         conn, watermark=self.watermark, exclude_judges=opts.exclude_judges
                     )
-                    mixing = mixing_warning(infos, board_key())
+                    mixing = mixing_warning(infos, str(BoardKey()))
                     if mixing is not None:
                         self.warnings.append(mixing)
 

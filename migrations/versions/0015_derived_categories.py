@@ -1,7 +1,7 @@
 """Derived categories: a category made from others by a rule over their tags
 
-Revision ID: 0011
-Revises: 0010
+Revision ID: 0015
+Revises: 0014
 Create Date: 2026-12-02
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0010"
+revision = "0015"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 
