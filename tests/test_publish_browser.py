@@ -290,6 +290,15 @@ def test_whole_board_menu_on_screen(seen, page, width, theme):
     assert f["menu"][-1]["text"].startswith("All "), "the menu ends with the all-boards link"
 
 
+@pytest.mark.parametrize(("page", "width", "theme"), views("chart-text"))
+def test_chart_text_at_least_11_px(seen, page, width, theme):
+    """No chart draws its text smaller than 11 CSS pixels (phones included)."""
+    f = seen[page, width, theme].facts
+    assert f["minChartText"] >= 10.99, (
+        f"{page} at {width} px: chart text drawn at {f['minChartText']:.1f} px"
+    )
+
+
 @pytest.mark.parametrize(("page", "width", "theme"), views("console"))
 def test_no_console_errors(seen, page, width, theme):
     assert seen[page, width, theme].errors == []

@@ -179,6 +179,7 @@ def _load_site_boards(
     sites[1:] = sorted(
         sites[1:],
         key=lambda s: (
+            s is not sites[0].paired,
             rank[s.group],
             not s.rule,
             -s.board.snapshot.n_battles,

@@ -105,8 +105,8 @@ def interval_chart(
 
     Each name sits beside its own interval (the leaders' to the left, the others'
     to the right), so the chart needs no label column and is narrow enough for a
-    phone: drawn at 85 % to 120 % of its size (inline style), its 11 px text never
-    shrinks below ~9 px. A name that fits on neither side gets a line of its own
+    phone: drawn at 100 % to 120 % of its size (inline style), its text never
+    shrinks below 11 px (a phone narrower than 420 px scrolls it a little). A name that fits on neither side gets a line of its own
     above its interval.
     """
     # Tier names sit in their own right margin so they never cover an interval.
@@ -125,7 +125,7 @@ def interval_chart(
     height = y0 + 8
     parts = [
         f'<svg class="chart intervals" viewBox="0 0 {width} {height}" '
-        f'style="min-width:{round(width * 0.85)}px;max-width:{round(width * 1.2)}px" '
+        f'style="min-width:{width}px;max-width:{round(width * 1.2)}px" '
         f'role="img" aria-labelledby="ic-t ic-d"><title id="ic-t">{escape(title)}</title>'
         f'<desc id="ic-d">{escape(desc)}</desc>'
     ]
@@ -282,7 +282,9 @@ def history_chart(
     and shows that snapshot's interval on a horizontal axis.
     """
     head = (
-        f'<svg class="chart history" viewBox="0 0 {width} {{h}}" role="img" '
+        # never narrower than its viewBox: 11 px text on a phone (it scrolls sideways)
+        f'<svg class="chart history" viewBox="0 0 {width} {{h}}" style="min-width:{width}px" '
+        'role="img" '
         f'aria-labelledby="hc-t hc-d"><title id="hc-t">{escape(title)}</title>'
         f'<desc id="hc-d">{escape(desc)}</desc>'
     )
