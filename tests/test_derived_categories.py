@@ -145,6 +145,9 @@ def test_all_sources_and_the_mixing_warning(run_cli, tmp_path):
     )
     run_cli("ingest", str(votes), "--source", "humans", "-q")
     run_cli("ingest", str(verdicts), "--source", "judges", "-q")
+    # the fix a missing board needs, spelled out
+    bad = run_cli("leaderboard", "--source", "judges", ok=False)
+    assert "run `arena rebuild --source judges`" in bad.output
     out = run_cli("rebuild", "--all-sources", "--rounds", "20")
     boards = [
         line.split(": ")[1] for line in out.output.splitlines() if line.startswith("snapshot ")
@@ -154,5 +157,9 @@ def test_all_sources_and_the_mixing_warning(run_cli, tmp_path):
         "pools sources of different kinds: humans (50 battles, no judge named), "
         "judges (40 battles, judge verdicts)" in out.output
     )
+    # a style-controlled board cannot come from battles without style metadata: no
+    # "run arena rebuild" that would not help
+    bad = run_cli("leaderboard", "--source", "humans", "--style-control", ok=False)
+    assert "carry no style metadata" in bad.output and "run `arena rebuild" not in bad.output
     bad = run_cli("rebuild", "--all-sources", "--source", "humans", ok=False)
     assert "give it without --source" in bad.output

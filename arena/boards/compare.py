@@ -106,10 +106,20 @@ def resolve_snapshot_id(
     key = BoardKey(category=category, source=source, style_controlled=style_control)
     latest = latest_snapshot_id(conn, key)
     if latest is None:
-        hint = (
-            " (style-controlled boards need battles with style metadata)" if style_control else ""
+        raw = latest_snapshot_id(conn, key.raw)
+        if style_control and raw is not None:
+            # a rebuild writes a style-controlled board only from style metadata
+            raise SnapshotError(
+                f"no style-controlled board {str(key)!r}: the battles of its raw board carry "
+                "no style metadata (conv_metadata at ingest), so a rebuild cannot write one; "
+                "leave out --style-control for the raw board"
+            )
+        command = "arena rebuild" + "".join(
+            f" --{name} {value}"
+            for name, value in (("category", category), ("source", source))
+            if value is not None
         )
-        raise SnapshotError(f"no snapshot for board {str(key)!r} yet: run `arena rebuild`{hint}")
+        raise SnapshotError(f"no snapshot for board {str(key)!r} yet: run `{command}`")
     return latest
 
 

@@ -83,7 +83,7 @@ def _table_rows(rows: list[dict], ranks: str = "simultaneous") -> list[dict]:
 UNRANKED_WORDS = {
     "disconnected": "never met the comparable set, directly or through others: "
     "no rating on this board's scale",
-    "no_mle": "wins and losses do not pin a finite rating (e.g. never lost)",
+    "no_mle": "wins and losses do not pin a finite rating (never won, or never lost)",
     "no_battles": "no battles",
     "no_style": "no battle with style metadata: the style-controlled fit cannot rate it",
 }

@@ -48,7 +48,7 @@ FLAG_WORDS: dict[str, tuple[str, str]] = {
     ),
     "no_mle": (
         "no finite rating",
-        "its wins and losses do not pin a finite rating (for example, it never lost)",
+        "its wins and losses do not pin a finite rating (it never won, or never lost)",
     ),
     "never_won": ("never won", "lost (or tied) every battle"),
     "never_lost": ("never lost", "won (or tied) every battle"),
