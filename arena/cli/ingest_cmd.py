@@ -88,6 +88,11 @@ def ingest_command(
     if rejects and not skip_invalid:
         raise click.UsageError("--rejects is only used with --skip-invalid")
     mapping = _parse_map(maps)
+    # a missing file is refused before the database is opened: a failed first
+    # ingest must not leave an empty arena.db behind
+    for path in paths:
+        if path != "-" and not os.path.exists(path):
+            raise click.ClickException(f"{path}: no such file; nothing was stored")
 
     def stored(report) -> None:
         click.echo(_summary(report))
