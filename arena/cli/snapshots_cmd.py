@@ -121,7 +121,25 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
         for r in rows:
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
                 r[key] = None if r[key] is None else round(r[key], 1)
+        if rows and not any(_moved(r) for r in rows):
+            # rows of zeros say less than one sentence
+            click.echo(
+                f"nothing moved between snapshots {result.diff.old.id} and "
+                f"{result.diff.new.id}: {len(rows)} models, "
+                "same ranks and tiers, ratings and intervals within 0.05 "
+                "(--format json or csv lists them)"
+            )
+            return
     emit(rows, DIFF_COLUMNS, fmt, rounded=True)
+
+
+def _moved(row: dict) -> bool:
+    """A diff row (rounded to 0.1) that shows a change."""
+    if row["status"] or row["rank_ub"] != row["old_rank_ub"] or row["tier"] != row["old_tier"]:
+        return True
+    if row["d_rating"] not in (None, 0, 0.0):
+        return True
+    return (row["ci_low"], row["ci_high"]) != (row["old_ci_low"], row["old_ci_high"])
 
 
 def _keep_days(_ctx, _param, value):
