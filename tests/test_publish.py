@@ -669,11 +669,12 @@ def test_open_graph_image_is_written_and_linked(site):
     out = site["out"]
     card = ET.fromstring((out / "og.svg").read_text(encoding="utf-8"))
     assert card.tag.endswith("svg") and "Overall leaderboard" in "".join(card.itertext())
+    # link previews ignore SVG: pages point at the PNG card (tests/test_publish_menu.py)
     doc = parse(out / "index.html")
-    assert _meta(doc, property="og:image") == "og.svg"
+    assert _meta(doc, property="og:image") == "og.png"
     model = parse(out / "models" / f"{slug('model-000')}.html")
-    assert _meta(model, property="og:image") == "../og.svg"
-    assert "og.svg" in site["report"].files
+    assert _meta(model, property="og:image") == "../og.png"
+    assert {"og.svg", "og.png"} <= set(site["report"].files)
 
 
 def test_rank_text_never_shows_a_firm_rank_without_its_worst_bound():

@@ -130,8 +130,25 @@ def _board(n: int = 8, *, names: list[str] | None = None) -> Board:
 
 
 def _cells(root: ET.Element) -> list[ET.Element]:
+    """The cells with a value (never-met pairs are outlines without digits)."""
     (group,) = [g for g in _all(root, "g") if g.get("class") == "cells"]
-    return _children(group, "g")
+    return [g for g in _children(group, "g") if _children(g, "path")[0].get("class") != "nm"]
+
+
+def test_never_met_cells_differ_from_the_diagonal_and_the_palette_is_blue_orange():
+    from arena.publish import colours
+
+    vals = [[None, 0.7, None], [0.3, None, 0.5], [None, 0.5, None]]
+    root = _svg(heatmap(["a", "b", "c"], vals, kind="prob", title="t", desc="d", ident="h"))
+    (group,) = [g for g in _all(root, "g") if g.get("class") == "cells"]
+    classes = [p.get("class") for p in _all(group, "path")]
+    assert classes.count("dg") == 3  # the diagonal: flat cells
+    assert classes.count("nm") == 2  # a-c and c-a never met: outlined, with a tooltip
+    tips = [t.text for t in _all(group, "title")]
+    assert "a vs c: never met" in tips and "c vs a: never met" in tips
+    # the row model winning is blue, losing orange: no red side
+    win, lose = colours.diverging(1.0), colours.diverging(0.0)
+    assert win[2] > win[0] and lose[0] > lose[2] and lose[1] > 60
 
 
 # ---------------------------------------------------------------- 1. contrast

@@ -115,8 +115,9 @@ def test_page_size_does_not_grow_with_the_number_of_boards(engine, tmp_path):
     assert sum(1 for _ in boards.find("main").find_all("a")) == 41
     model = parse(next((out / "models").glob("*.html")))
     assert len(_menu(model)) == NAV_MAX + 1
-    # the same rows on every topic board: pages differ only by their own names
-    assert max(sizes) - min(sizes) < 200
+    # every topic page carries the same menu: pages differ only by their own numbers
+    # (naming all 41 boards would add ~3 KB to each)
+    assert max(sizes) - min(sizes) < 0.01 * min(sizes)
 
 
 def _png_size(data: bytes) -> tuple[int, int]:

@@ -25,10 +25,8 @@ def style_site(run_cli, tmp_path):
     docs = {}
     for page in out.glob("*.json"):
         doc = json.loads(page.read_text(encoding="utf-8"))
-        docs[doc["snapshot"]["board"]] = (page.with_suffix(".html"), doc)
-    raw_page = out / "index.html"
-    raw_doc = json.loads((out / "leaderboard.json").read_text(encoding="utf-8"))
-    docs["overall"] = (raw_page, raw_doc)
+        html = out / "index.html" if page.name == "leaderboard.json" else page.with_suffix(".html")
+        docs[doc["snapshot"]["board"]] = (html, doc)
     return out, docs
 
 
@@ -47,8 +45,10 @@ def test_raw_and_style_pages_link_each_other(style_site):
     style_page, style_doc = docs["overall|style"]
     assert style_doc["snapshot"]["style_controlled"]
     raw_sw, style_sw = _switch(parse(raw_page)), _switch(parse(style_page))
-    assert raw_sw == {"Raw": ("index.html", True), "Style-controlled": (style_page.name, False)}
-    assert style_sw == {"Raw": ("index.html", False), "Style-controlled": (style_page.name, True)}
+    # the site opens on the style-controlled board (as LMArena does), raw one click away
+    assert style_page.name == "index.html" and raw_page.name.startswith("board-overall-")
+    assert raw_sw == {"Raw": (raw_page.name, True), "Style-controlled": ("index.html", False)}
+    assert style_sw == {"Raw": (raw_page.name, False), "Style-controlled": ("index.html", True)}
     # every board with a published pair has the switch; the links resolve to real files
     for board, (page, doc) in docs.items():
         if doc["snapshot"]["paired_board"] in docs:

@@ -62,6 +62,7 @@ from arena.publish.render import render
 from arena.publish.views import BoardsPage
 from arena.store.categories import stored_labels
 from arena.store.derived import Rule, load_rules
+from arena.store.sources import source_infos
 
 __all__ = ["MARKER", "OG_FILE", "PublishReport", "publish_site"]
 
@@ -134,6 +135,12 @@ def _load_site_boards(
         if board is not None and is_current(conn, board.snapshot):
             loaded.append(board)
     rules = {r.key: r for r in load_rules(conn)}
+    # a source board says what it measures: votes or a judge's verdicts
+    kinds = (
+        {i.source: i.kind for i in source_infos(conn)}
+        if any(b.snapshot.source for b in loaded)
+        else {}
+    )
     # the single tags a derived category counts go to "more boards", not the main menu
     parts = {t for r in rules.values() for t in r.tags}
     sites = []
@@ -160,7 +167,7 @@ def _load_site_boards(
                 # Unordered is fine: every consumer sorts or indexes what it shows.
                 pairs=load_pairs(conn, info.id),
                 history=history,
-                label=ctx.board_label(info.key, labels),
+                label=_source_kind(ctx.board_label(info.key, labels), info, kinds),
                 rank_alone=ranks_alone(conn, board),
                 rule=_rule_text(rules.get(info.category or "")),
                 group=_group(info, parts),
@@ -194,6 +201,15 @@ def _load_site_boards(
         main.file, style.file = style.file, main.file
         main.downloads, style.downloads = style.downloads, main.downloads
     return sites
+
+
+def _source_kind(label: str, info, kinds: dict) -> str:
+    """``Source: ko-arena-hard`` -> ``ko-arena-hard (judge verdicts)`` (or ``(votes)``)."""
+    kind = kinds.get(info.source) if info.source else None
+    if kind is None:
+        return label
+    words = {"judge": "judge verdicts", "vote": "votes", "mixed": "votes and judge verdicts"}
+    return label.replace(f"Source: {info.source}", f"{info.source} ({words[kind]})", 1)
 
 
 def _rule_text(rule: Rule | None) -> str:
