@@ -191,7 +191,7 @@ def define(conn: Connection, rule: Rule) -> Defined:
     Raises :class:`DerivedError` when ``rule.key`` is a tag that ingested battles
     carry (a derived category would overwrite what the data says).
     """
-    from arena.ingest.counts import _COLUMNS, _aggregates
+    from arena.ingest.counts import COUNT_COLUMNS, count_aggregates
     from arena.ingest.dialects import hold_battle_ids
 
     if conn.dialect.name == "postgresql":
@@ -235,8 +235,8 @@ def define(conn: Connection, rule: Rule) -> Defined:
         )
     )
     # the count table's cells of the new category (it had none: deleted above)
-    per_category = _aggregates([], [cid])[1]
-    conn.execute(BattleCount.__table__.insert().from_select(_COLUMNS, per_category))
+    per_category = count_aggregates([], [cid])[1]
+    conn.execute(BattleCount.__table__.insert().from_select(COUNT_COLUMNS, per_category))
     n = conn.execute(
         select(func.count()).select_from(BattleCategory).where(BattleCategory.category_id == cid)
     ).scalar()

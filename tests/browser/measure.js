@@ -55,11 +55,15 @@
       const r = a.getBoundingClientRect();
       return { text: a.innerText, left: r.left, right: r.right, width: r.width };
     }),
-    // the smallest text drawn in a chart, in CSS pixels (font size times the SVG's scale)
+    // the smallest text drawn in a chart, in CSS pixels: font size times the SVG's
+    // scale (the length of the matrix's first column: rotated labels count in full)
     minChartText: Math.min(
       ...[...document.querySelectorAll("main svg text")]
         .filter((t) => t.getBoundingClientRect().width > 0)
-        .map((t) => parseFloat(getComputedStyle(t).fontSize) * (t.getScreenCTM() ? t.getScreenCTM().a : 1)),
+        .map((t) => {
+          const m = t.getScreenCTM();
+          return parseFloat(getComputedStyle(t).fontSize) * (m ? Math.hypot(m.a, m.b) : 1);
+        }),
       99
     ),
     title: document.title,
