@@ -27,6 +27,7 @@ def rebuild_all_sources(
     progress: Callable[[str], None] | None = None,
     max_models: int | None = None,
     read: str = "auto",
+    max_boards: int | None = None,
 ) -> RebuildResult:
     """Rebuild the board of ``opts`` (overall unless it selects a category) and
     the same board of every named source; one result listing every snapshot.
@@ -45,7 +46,12 @@ def rebuild_all_sources(
             "--all-sources: no battle was ingested with --source NAME, so there is one source"
         )
     say = progress or (lambda _msg: None)
-    kwargs = {"all_categories": all_categories, "max_models": max_models, "read": read}
+    kwargs = {
+        "all_categories": all_categories,
+        "max_models": max_models,
+        "read": read,
+        "max_boards": max_boards,
+    }
     out = rebuild(engine, opts, progress=progress, **kwargs)
     for name in names:
         say(f"source {name}: rating its own board(s)")
