@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from arena.cli.options import alias_target, hidden_alias, quiet_option
