@@ -59,10 +59,10 @@ def test_demo_end_to_end(run_cli, tmp_path, monkeypatch):
     assert doc["snapshot"]["options"]["rounds"] == 20
     # no judge battle on the human board: the baseline of every judged game is absent
     assert "claude-3.7-sonnet" not in {r["model"] for r in doc["rows"]}
-    hard = json.loads(run_cli("categories", "--format", "json").output)
+    hard = json.loads(run_cli("categories", "--format", "json").output)["categories"]
     rule = next(r for r in hard if r["key"] == "hard_prompts")
     assert rule["label"] == "Hard Prompts" and rule["rule"].startswith("at least 6 of the 7")
-    models = json.loads(run_cli("models", "--format", "json").output)
+    models = json.loads(run_cli("models", "--format", "json").output)["models"]
     assert models and all(m.get("organisation") for m in models)
     page = _Text()
     page.feed((site / "index.html").read_text(encoding="utf-8"))

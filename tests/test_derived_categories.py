@@ -36,7 +36,8 @@ MORE_JSONL = (
 
 
 def _categories(run_cli):
-    return {r["key"]: r for r in json.loads(run_cli("categories", "--format", "json").output)}
+    doc = json.loads(run_cli("categories", "--format", "json").output)
+    return {r["key"]: r for r in doc["categories"]}
 
 
 @pytest.fixture
