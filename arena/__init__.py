@@ -26,6 +26,8 @@ demo_data
 evaluate, FileEvaluation
     ``arena eval`` on per-item result files (no database):
     :func:`arena.evals.files.evaluate_files`.
+irt_fit, IrtFit
+    ``arena irt fit``: :func:`arena.evals.irt_files.irt_fit`.
 OptionError
     A bad option value, named by its parameter.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     from arena.core.resources import demo_data
     from arena.evals.files import FileEvaluation
     from arena.evals.files import evaluate_files as evaluate
+    from arena.evals.irt_files import IrtFit, irt_fit
 
 _API = (
     "Annotated",
@@ -102,6 +105,7 @@ __all__ = [
     "DiffResult",
     "FileEvaluation",
     "Ingested",
+    "IrtFit",
     "Labelled",
     "Leaderboard",
     "Models",
@@ -117,6 +121,7 @@ __all__ = [
     "__version__",
     "demo_data",
     "evaluate",
+    "irt_fit",
     "open",
 ]
 
@@ -134,6 +139,10 @@ def __getattr__(name: str) -> Any:
         from arena.core.resources import demo_data
 
         return demo_data
+    if name in ("irt_fit", "IrtFit"):
+        import arena.evals.irt_files
+
+        return getattr(arena.evals.irt_files, name)
     if name in ("evaluate", "FileEvaluation"):
         import arena.evals.files
 

@@ -90,3 +90,16 @@ def test_fit_1pl_on_lsat6_prints_the_published_rasch_fit(tmp_path):
     assert doc["model"] == "1PL"
     assert [r["difficulty"] for r in doc["items"]] == pytest.approx(RASCH_B, abs=2e-3)
     assert {round(r["discrimination"], 3) for r in doc["items"]} == {round(RASCH_A, 3)}
+
+
+def test_fit_is_the_front_doors_irt_fit(results_csv):
+    """``arena.irt_fit`` (options named as the flags) gives ``arena irt fit --format json``."""
+    import arena
+    from arena.core.formats import to_json
+
+    for args, kwargs in [
+        ([], {}),
+        (["--model", "1pl", "--abilities", "map", "--no-prior"], dict(model="1pl", abilities="map", no_prior=True)),
+    ]:  # fmt: skip
+        out = run(["irt", "fit", str(results_csv), *args, "--format", "json", "-q"]).stdout
+        assert out == to_json(arena.irt_fit([str(results_csv)], **kwargs).to_dict()) + "\n"

@@ -41,6 +41,7 @@ def user_errors() -> tuple[type[Exception], ...]:
     from arena.core.errors import OptionError
     from arena.db.session import DatabaseError
     from arena.evals.evaluation import EvaluateError
+    from arena.evals.irt_files import IrtError
     from arena.evals.itemeval import ScoreError
     from arena.evals.itemfile import ItemFileError
     from arena.ingest.loader import IngestError
@@ -62,6 +63,7 @@ def user_errors() -> tuple[type[Exception], ...]:
         ItemFileError,
         EvaluateError,
         ScoreError,
+        IrtError,
     )
 
 

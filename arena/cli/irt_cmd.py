@@ -126,50 +126,33 @@ def irt_fit(results, metric, filter_name, prior_sd, no_prior, method, irt_model,
         arena irt fit results.csv --no-prior --format json
         arena irt fit results.csv --model 1pl --no-prior
     """
-    import numpy as np
+    from arena.evals.irt_files import irt_fit as fit
 
-    from arena.evals import calibrate_1pl, calibrate_2pl, score_abilities
-
-    models, items, y = _matrix(results, metric, filter_name)
-    _say(quiet, f"calibrating {len(items)} items ({irt_model.upper()}) on {len(models)} models ...")
-    calibrate = calibrate_1pl if irt_model == "1pl" else calibrate_2pl
-    try:
-        bank = calibrate(y, items=items, prior_sd=_prior(prior_sd, no_prior))
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-    cols = np.array([items.index(i) for i in bank.items]) if len(bank.items) < len(items) else np.arange(len(items))  # fmt: skip
-    ab = score_abilities(bank, y[:, cols], method=method)
-    _say(quiet, f"{bank.iterations} EM iterations, {bank.quadrature}, {len(bank.dropped)} items dropped")  # fmt: skip
-    if not bank.converged:
-        click.echo("warning: EM did not converge within the iteration limit", err=True)
-    if bank.at_bound:
-        click.echo(
-            f"warning: {len(bank.at_bound)} items reached the discrimination bound (responses "
-            "nearly separate the models); a prior (--prior-sd) keeps them finite",
-            err=True,
-        )
-    if save_path:
-        try:
-            with open(save_path, "w", encoding="utf-8") as fh:
-                json.dump(bank.to_dict(), fh, indent=1)
-        except OSError as exc:
-            raise click.ClickException(f"{save_path}: cannot write: {exc.strerror}") from None
-        _say(quiet, f"wrote the bank to {save_path}")
-    abilities = sorted(
-        (
-            {"model": m, "theta": float(t), "se": float(s), "items": int(k)}
-            for m, t, s, k in zip(models, ab.theta, ab.se, ab.n_items, strict=True)
-        ),
-        key=lambda r: (-r["theta"], r["model"]),
+    result = fit(
+        list(results),
+        metric=metric,
+        filter_name=filter_name,
+        prior_sd=prior_sd,
+        no_prior=no_prior,
+        abilities=method,
+        model=irt_model,
+        save=save_path,
     )
-    doc = bank.to_dict()
+    bank = result.bank
+    _say(quiet, f"calibrated {result.n_items} items ({irt_model.upper()}) on {result.n_models} models")  # fmt: skip
+    _say(quiet, f"{bank.iterations} EM iterations, {bank.quadrature}, {len(bank.dropped)} items dropped")  # fmt: skip
+    for message in result.warnings:
+        click.echo(f"warning: {message}", err=True)
+    if save_path:
+        _say(quiet, f"wrote the bank to {save_path}")
+    doc = result.to_dict()
     if fmt == "json":
-        emit([], [], fmt, json_obj={**doc, "abilities": abilities, "ability_method": method})
+        emit([], [], fmt, json_obj=doc)
         return
     item_cols = ["item", "discrimination", "se_discrimination", "difficulty", "se_difficulty"]
     emit(doc["items"], item_cols, fmt)
     click.echo()
-    emit(abilities, ["model", "theta", "se", "items"], fmt)
+    emit(doc["abilities"], ["model", "theta", "se", "items"], fmt)
 
 
 @irt_group.command("select")
