@@ -122,21 +122,23 @@ class _StyleJob:
         )
         # per-round MLE check on the raw graph: row counts -> credit/debit per model
         credit, debit = category_credit_maps(d.raw)
-        n = d.cat_n.size
-        row_cat = sp.csr_matrix(
-            (np.ones(n), (np.arange(n), d.cell_cat)), shape=(n, d.raw.cat_n.size)
-        )
-        self.credit_t = (row_cat @ credit).T.tocsr()
-        self.debit_t = (row_cat @ debit).T.tocsr()
         self.mle_point = point.prior_used == 0.0 and not point.style_reg
         # Whether a resample can lose the MLE: only if some model might draw no
         # win or no loss.  With at least SAFE_BATTLES of each in the data, the
         # chance of that in a round is below exp(-SAFE_BATTLES) ~ 1e-44, so the
-        # per-round check (two sparse products over the rows) is skipped.
+        # per-round check (two sparse products over the rows) is skipped, and
+        # its row-level maps (~100 bytes a row) are not built.
         self.check_mle = bool(self.mle_point and d.n_active)
         if self.check_mle and d.ties == "half":
-            won, lost = self.credit_t @ d.cat_n, self.debit_t @ d.cat_n
+            won, lost = credit.T @ d.raw.cat_n, debit.T @ d.raw.cat_n
             self.check_mle = bool(min(won.min(), lost.min()) < SAFE_BATTLES)
+        if self.check_mle:
+            n = d.cat_n.size
+            row_cat = sp.csr_matrix(
+                (np.ones(n), (np.arange(n), d.cell_cat)), shape=(n, d.raw.cat_n.size)
+            )
+            self.credit_t = (row_cat @ credit).T.tocsr()
+            self.debit_t = (row_cat @ debit).T.tocsr()
         self.lam_prior = point.lam.copy()
         self.lam_prior[: d.n_active] = np.maximum(self.lam_prior[: d.n_active], DEFAULT_PRIOR)
         self.none_idx = np.flatnonzero(d.battles_per_model == 0)
