@@ -32,7 +32,8 @@ def test_columns_and_rows_store_the_same(db_url, run_cli, tmp_path, monkeypatch)
 
     monkeypatch.setattr(loader, "CHUNK_ROWS", 3)  # several blocks, conflicts in a later one
     rows = TAGGED_ROWS + NORMALISED
-    first = write_csv(tmp_path / "first.csv", TAGGED_HEADER, rows[:2])
+    # the two rows in another order: not all.csv's first lines (those would be skipped as stored)
+    first = write_csv(tmp_path / "first.csv", TAGGED_HEADER, rows[1::-1])
     csv_path = write_csv(tmp_path / "all.csv", TAGGED_HEADER, rows)
     jsonl = tmp_path / "all.jsonl"
     jsonl.write_text(
