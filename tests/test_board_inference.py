@@ -144,5 +144,5 @@ def test_cli_paths_say_the_same(boards):
     assert text.splitlines()[1].startswith(f"  verdict: {h['verdict']}")
     flat = list(csv.DictReader(io.StringIO(run("compare", a, b, "--format", "csv").output)))
     assert flat[0]["verdict"] == h["verdict"] and "uncorrected_verdict" in flat[0]
-    snaps = json.loads(run("snapshots", "--format", "json").output)
+    snaps = json.loads(run("snapshots", "--format", "json").output)["snapshots"]
     assert all(s["created_at"].endswith("Z") for s in snaps)
