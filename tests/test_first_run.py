@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import cli_for
+from tests.helpers.cli import cli_for
 
 
 def test_missing_file_leaves_no_empty_database(tmp_path):

@@ -15,8 +15,8 @@ import pytest
 from arena.db.models import DerivedCategory
 from arena.publish.site import NAV_MAX, PublishError, publish_site
 from arena.store.derived import HARD_PROMPTS
+from tests.helpers.html import parse
 from tests.publish_fixtures import BASE_TIME, add_snapshot
-from tests.test_publish import parse
 
 NAMES = [f"model-{i:02d}" for i in range(8)]
 
