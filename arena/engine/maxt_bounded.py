@@ -39,7 +39,7 @@ import numpy as np
 
 from arena.engine.pairs import exact_pairs, suffix_counts
 
-__all__ = ["FAST_MIN_WORK", "LAMBDA", "maxt_bounded"]
+__all__ = ["FAST_MIN_WORK", "LAMBDA", "bounded_max_t", "maxt_bounded"]
 
 #: rounds x pairs below which every pair is computed (:func:`maxt_bounded` returns None)
 FAST_MIN_WORK = 20_000_000
@@ -86,6 +86,27 @@ def maxt_bounded(rating_b: np.ndarray, samples_b: np.ndarray):
         low = _LowPairs(b, rating_b, samples_b)
         max_t = _max_t(b, low, rating_b, samples_b)
         return _stepdown(b, low, rating_b, samples_b, max_t), max_t
+    except _GiveUp:
+        return None
+
+
+def bounded_max_t(rating_b: np.ndarray, samples_b: np.ndarray):
+    """``max_t`` per round (exact) and bounds on every pair's SD, without the step-down.
+
+    For the single-step inference of a long board (:mod:`arena.engine.rank_sets`).
+
+    Returns
+    -------
+    (max_t, sd_lo, sd_hi) or None
+        ``sd_lo <= sd(d*_ab) <= sd_hi`` for every pair of board positions (M x M);
+        None when the samples are not finite or the bounds do not apply.
+    """
+    if not (np.all(np.isfinite(samples_b)) and np.all(np.isfinite(rating_b))):
+        return None
+    try:
+        b = _Bounds(samples_b)
+        low = _LowPairs(b, rating_b, samples_b)
+        return _max_t(b, low, rating_b, samples_b), b.sd_lo, b.sd_hi
     except _GiveUp:
         return None
 

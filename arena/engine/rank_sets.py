@@ -61,8 +61,8 @@ import numpy as np
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL
-from arena.engine.maxt_bounded import FAST_MIN_WORK, _Bounds, _GiveUp, _LowPairs, _max_t
-from arena.engine.pairs import _CHUNK_ELEMENTS, exact_pairs
+from arena.engine.maxt_bounded import FAST_MIN_WORK, bounded_max_t
+from arena.engine.pairs import exact_pairs
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
 __all__ = [
@@ -74,6 +74,8 @@ __all__ = [
     "tiers_from_separation",
 ]
 
+#: Largest pairs x rounds block of deviations formed at once (memory stays O(rounds M + M^2)).
+_BLOCK_ELEMENTS = 4_000_000
 #: How the board's simultaneous test is computed (see the module docstring).
 INFERENCE_METHODS = ("auto", "stepdown", "single-step", "bonferroni")
 
@@ -178,7 +180,7 @@ def _stepdown_rejected(rb, sb, a, b, alpha: float, *, stepwise: bool = True):
     t_f = t[fwd]
     counts = np.zeros(fwd.size, dtype=np.int64)
     by_model = np.ascontiguousarray(sb.T)
-    step = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    step = max(1, _BLOCK_ELEMENTS // max(n, 1))
     tie = t == 0.0  # equal ratings: both directions have T = 0 and sit in the tail
     whole_max = np.empty(rounds)
     for r0 in range(0, rounds, step):
@@ -211,14 +213,10 @@ def _stepdown_rejected(rb, sb, a, b, alpha: float, *, stepwise: bool = True):
 def _single_step_bounded(rb, sb, alpha: float):
     """Single-step rejections of all pairs of a long board: (better matrix, critical) or None."""
     rounds, m = sb.shape
-    if not (np.all(np.isfinite(sb)) and np.all(np.isfinite(rb))):
+    got = bounded_max_t(rb, sb)
+    if got is None:
         return None
-    try:
-        bounds = _Bounds(sb)
-        low = _LowPairs(bounds, rb, sb)
-        max_t = _max_t(bounds, low, rb, sb)
-    except _GiveUp:
-        return None
+    max_t, sd_lo, sd_hi = got
     # reject iff (1 + #{r : max_t[r] >= T}) / (B + 1) <= alpha, i.e. T > the (k+1)-th largest
     k = int(np.floor(alpha * (rounds + 1.0) - 1.0 + 1e-9))
     better = np.zeros((m, m), dtype=bool)
@@ -228,8 +226,8 @@ def _single_step_bounded(rb, sb, alpha: float):
     iu = np.triu_indices(m, k=1)
     d = rb[iu[0]] - rb[iu[1]]
     with np.errstate(divide="ignore", invalid="ignore"):
-        t_lo = d / bounds.sd_hi[iu]
-        t_hi = np.where(bounds.sd_lo[iu] > 0.0, d / bounds.sd_lo[iu], np.inf)
+        t_lo = d / sd_hi[iu]
+        t_hi = np.where(sd_lo[iu] > 0.0, d / sd_lo[iu], np.inf)
     sure = t_lo > crit * (1.0 + 1e-9)
     unsure = np.flatnonzero(~sure & (t_hi >= crit * (1.0 - 1e-9)) & (d > 0.0))
     _, _, t_exact = exact_pairs(rb, sb, iu[0][unsure], iu[1][unsure])
