@@ -213,7 +213,12 @@ def test_bulk_load_as_an_ordinary_postgresql_role(
     runner = CliRunner()
     first = runner.invoke(
         cli,
-        ["--db", url, "ingest", write_csv(tmp_path / "first.csv", TAGGED_HEADER, TAGGED_ROWS[:2])],
+        [
+            "--db",
+            url,
+            "ingest",
+            write_csv(tmp_path / "first.csv", TAGGED_HEADER, TAGGED_ROWS[1::-1]),
+        ],
     )
     assert first.exit_code == 0, first.output
     result = runner.invoke(
