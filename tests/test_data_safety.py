@@ -186,8 +186,9 @@ def test_publish_removes_leftovers_of_interrupted_publishes(tmp_path):
 
 def test_same_id_with_other_content_is_a_conflict(run_cli, engine, tmp_path):
     run_cli("ingest", write_csv(tmp_path / "one.csv", HEADER, [["u1", "a", "b", "model_a"]]))
+    # u2 first: one.csv's bytes are not same.csv's first lines (those would be skipped whole)
     same = write_csv(
-        tmp_path / "same.csv", HEADER, [["u1", "a", "b", "model_a"], ["u2", "a", "c", "tie"]]
+        tmp_path / "same.csv", HEADER, [["u2", "a", "c", "tie"], ["u1", "a", "b", "model_a"]]
     )
     out = run_cli("ingest", same).output
     assert "1 inserted" in out and "1 duplicates skipped" in out
