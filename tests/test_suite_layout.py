@@ -73,3 +73,11 @@ def test_test_files_are_not_named_after_issues():
         if re.search(r"issue|hardening|_qa\b|\d+\.py$", p.name)
     ]
     assert named == [], f"name test files by the behaviour they check: {named}"
+
+
+def test_readme_test_command_is_the_ci_command():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line for line in readme.splitlines() if "pip install '.[test]'" in line]
+    assert len(commands) == 1, commands
+    assert commands[0] in ci.splitlines(), f"README's test command is not in .ci/run: {commands[0]}"
