@@ -12,6 +12,8 @@ import pytest
 from tests.helpers.files import synth_battles
 from tests.helpers.paths import ROOT
 
+pytestmark = pytest.mark.slow  # real arena processes on a pseudo-terminal
+
 
 def _stderr_on_a_terminal(args: list[str]) -> tuple[str, str]:
     """Run ``python -m arena ARGS`` with stderr on a pseudo-terminal; return (stdout, stderr)."""

@@ -94,6 +94,7 @@ def test_rejects_written_under_a_temporary_name(run_cli, engine, tmp_path, monke
 # ------------------------------------------------ 2: the same file, twice at once
 
 
+@pytest.mark.slow
 def test_same_file_ingested_twice_at_once_is_stored_once(db_url, engine, tmp_path):
     rows = [[f"m{i % 7}", f"m{(i * 3 + 1) % 11}", "model_a"] for i in range(60_000)]
     path = write_csv(tmp_path / "noid.csv", ["model_a", "model_b", "winner"], rows)

@@ -97,6 +97,7 @@ def test_packaged_resources_are_found():
     assert resources.demo_data().is_file()
 
 
+@pytest.mark.slow
 def test_installed_package_runs_from_any_directory(tmp_path):
     """From a directory outside the checkout, the *installed* arena (a real wheel
     on CI) finds its migrations, alembic.ini and templates."""

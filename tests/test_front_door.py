@@ -152,6 +152,7 @@ def test_publish_and_diff_through_the_front_door(front, tmp_path):
     assert {r["model"] for r in moved.to_dict()["rows"]} == {f"m-{k}" for k in range(6)}
 
 
+@pytest.mark.slow
 def test_the_readme_one_liner_works(tmp_path):
     """The issue's "done when": import, open, ingest, rebuild, print the leaderboard."""
     path = write_battles(tmp_path / "b.csv", n=400)

@@ -219,6 +219,7 @@ def test_read_style_battles_filters_like_the_rebuild(run_cli, engine, tmp_path):
             read_style_battles(conn, Sel(), watermark=top, features=("emoji",))
 
 
+@pytest.mark.slow
 def test_ko_arena_hard_style_metadata(run_cli, engine):
     """The shared arena-hard file: 75,999 games, 4,000 without conv_metadata."""
     path = shared_path("data", "ko-arena-hard", "battles.jsonl.gz")

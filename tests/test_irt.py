@@ -95,6 +95,7 @@ def test_item_information_values_from_the_issue():
     assert grid.shape == (7,) and np.all(grid > 0)
 
 
+@pytest.mark.slow
 def test_lsat6_matches_an_independent_direct_fit(lsat_fit, direct_fit):
     x, loglik, se = direct_fit
     assert lsat_fit.quadrature.startswith("gauss-hermite")
@@ -253,6 +254,7 @@ def test_adaptive_test_stops_at_target_and_uses_the_answers():
         adaptive_test(bank, lambda item: 0.5)
 
 
+@pytest.mark.slow
 def test_adaptive_simulation_needs_fewer_items_than_fixed_tests():
     bank = _bank(600, seed=5)
     sim = simulate_adaptive(bank, np.random.default_rng(6), n_examinees=60, se_target=0.35)

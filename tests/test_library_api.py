@@ -26,6 +26,7 @@ ROUNDS = 100
 
 
 @pytest.mark.parametrize("module", ["arena.publish", "arena.boards.compare", "arena.evals"])
+@pytest.mark.slow
 def test_library_modules_load_no_cli(module):
     code = (
         f"import sys, {module}; "
@@ -128,6 +129,7 @@ def _readme_python() -> str:
     return block
 
 
+@pytest.mark.slow
 def test_readme_python_example_runs(db_url, tmp_path, monkeypatch, capsys):
     code = _readme_python()
     assert "sqlite:///arena.db" in code

@@ -122,6 +122,7 @@ def test_second_run_while_locked_exits_locked(run_cli, db_url, drop):
     assert (incoming / "good.csv").exists() and not (tmp_path / "site").exists()
 
 
+@pytest.mark.slow
 def test_documented_crontab_line_runs_as_written(tmp_path):
     """The crontab line of docs/operations.md, run by sh with only its paths moved."""
     import os

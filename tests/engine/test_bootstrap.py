@@ -194,6 +194,7 @@ def test_poisson_table_exact_law():
         assert chisquare(obs[keep], exp[keep] * obs[keep].sum() / exp[keep].sum()).pvalue > 1e-3
 
 
+@pytest.mark.slow
 def test_poisson_table_is_the_exact_inverse_cdf():
     """Every draw equals scipy's Poisson quantile of the same uniform (guide, linear and bisection paths).
 

@@ -106,6 +106,7 @@ def test_style_reg_reproduces_fastchat_objective():
     assert np.abs(mle.coef - res.coef).max() > 100 * THETA_TOL
 
 
+@pytest.mark.slow
 def test_ko_arena_hard_equals_direct_scipy_fit():
     path = shared_path("data", "ko-arena-hard", "battles.jsonl.gz")
     d = load_ko_arena_hard(path)

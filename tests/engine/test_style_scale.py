@@ -80,6 +80,7 @@ def test_collapse_is_unique_rows_faster():
         assert np.array_equal(inverse, ref_inverse)
 
 
+@pytest.mark.slow
 def test_row_resampler_is_multinomial():
     """Exact Multinomial(B, n / B): the empirical law of the vectors against the pmf."""
     n = np.array([1.0, 1.0, 2.0, 1.0, 3.0])
