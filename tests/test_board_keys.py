@@ -281,6 +281,7 @@ def test_categories_named_like_key_parts_get_their_own_labelled_boards(run_cli, 
         ", style-controlled"
     )
     _, src_doc = docs[str(BoardKey(source="a|source:human"))]
-    assert src_doc["board_label"] == "Source: a|source:human"
+    # the site names a source's board by what it measures (votes / judge verdicts)
+    assert src_doc["board_label"] == "a|source:human (votes)"
     _, both_doc = docs["category:a|source:human"]
-    assert both_doc["board_label"] == f"{label_for('a')} \u00b7 Source: human"
+    assert both_doc["board_label"] == f"{label_for('a')} \u00b7 human (votes)"

@@ -73,10 +73,11 @@ def derive_command(app, key: str, tags: str | None, at_least: int | None, note: 
 
     Every stored battle is linked now, and every battle ingested later by the
     ingest that stores it; `arena rebuild --all-categories` then builds its
-    board like any other. Defining KEY again replaces its rule.
+    board like any other. Defining KEY again replaces its rule. LMArena's
+    Hard Prompts is the battles that meet at least 6 of the 7 criteria:
 
     \b
-    Example (LMArena's Hard Prompts: at least 6 of the 7 criteria):
+    Example:
         arena categories derive hard_prompts --at-least 6 --tags \\
           criteria.complexity,criteria.creativity,criteria.domain_knowledge,\\
           criteria.problem_solving,criteria.real_world,criteria.specificity,\\
