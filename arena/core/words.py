@@ -7,9 +7,17 @@ stays readable: at most :data:`MAX_NAMED` names, then "and N more".
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 
-__all__ = ["MAX_NAMED", "did_you_mean", "name_list", "too_many_boards", "unknown"]
+__all__ = [
+    "MAX_NAMED",
+    "board_warnings",
+    "did_you_mean",
+    "name_list",
+    "too_many_boards",
+    "unknown",
+]
 
 #: Names spelled out in one message before "and N more".
 MAX_NAMED = 10
@@ -74,3 +82,47 @@ def too_many_boards(n: int, limit: int) -> str:
         "does a category column hold something else, such as prompt ids? "
         "(`arena categories` lists them); give a larger --max-boards to build them anyway"
     )
+
+
+#: A count at the start of a sentence ("11 bootstrap rounds had ..."): the only number
+#: that may differ between boards whose warnings are said as one.
+_LEADING_COUNT = re.compile(r"^(\d+) (.*)$", re.DOTALL)
+
+
+def board_warnings(notes: Iterable[tuple[str, str]]) -> list[str]:
+    """Each board warning said once: a sentence that several boards raise names them all.
+
+    A rebuild of every category repeats the same sentence on board after board (the
+    same thin model, bootstrap rounds fitted with the prior); a user should read it once,
+    with the boards it concerns. Sentences that differ only in a leading count are said
+    once with the range and each board's own count.
+
+    Parameters
+    ----------
+    notes : iterable of (board, sentence)
+        In the order the boards were built; the order of first appearance is kept.
+
+    Returns
+    -------
+    list of str
+        ``"board: sentence"`` for a sentence only one board raises, else
+        ``"sentence (on N boards: a, b and c)"`` or
+        ``"5 to 20 rest (on N boards: a 5, b 20)"``.
+    """
+    groups: dict[str, list[tuple[str, str, int | None]]] = {}
+    for board, sentence in notes:
+        m = _LEADING_COUNT.match(sentence)
+        shape, n = (m.group(2), int(m.group(1))) if m else (sentence, None)
+        groups.setdefault(shape, []).append((board, sentence, n))
+    out = []
+    for shape, items in groups.items():
+        boards = [b for b, _, _ in items]
+        if len(items) == 1:
+            out.append(f"{boards[0]}: {items[0][1]}")
+        elif len({s for _, s, _ in items}) == 1:
+            out.append(f"{items[0][1]} (on {len(items)} boards: {name_list(boards)})")
+        else:
+            counts = [n for _, _, n in items if n is not None]
+            each = name_list(f"{b} {n}" for b, _, n in items)
+            out.append(f"{min(counts)} to {max(counts)} {shape} (on {len(items)} boards: {each})")
+    return out

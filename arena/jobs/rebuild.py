@@ -32,7 +32,7 @@ from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
 from arena.core.defaults import ANCHOR_MAX, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS, DEFAULT_SEED
 from arena.core.errors import OptionError, escape
-from arena.core.words import too_many_boards
+from arena.core.words import board_warnings, too_many_boards
 from arena.db.models import ALL_BATTLES, STYLE_FEATURES, BattleCount
 from arena.db.session import take_write_lock
 from arena.engine.board import (
@@ -230,6 +230,8 @@ class RebuildJob:
     # -- plan and rate
     planned: list[PlannedBoard] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: (board, sentence) of each written snapshot's own warnings, said once per sentence
+    board_notes: list[tuple[str, str]] = field(default_factory=list)
     # -- write
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     snapshot_ids: list[int] = field(default_factory=list)
@@ -537,7 +539,7 @@ class RebuildJob:
         )
         self.snapshot_ids.append(sid)
         self.written.append(str(key))
-        self.warnings.extend(f"{key}: {w}" for w in warned)
+        self.board_notes.extend((str(key), w) for w in warned)
 
     def result(self) -> RebuildResult:
         return RebuildResult(
@@ -545,7 +547,7 @@ class RebuildJob:
             watermark=self.watermark,
             snapshot_ids=list(self.snapshot_ids),
             boards=list(self.written),
-            warnings=list(self.warnings),
+            warnings=[*self.warnings, *board_warnings(self.board_notes)],
             seconds=time.perf_counter() - self.started,
             read=self.source,
         )
