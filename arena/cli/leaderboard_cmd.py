@@ -14,6 +14,7 @@ from arena.cli.options import (
 )
 from arena.cli.output import emit
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.words import flag_word
 
 COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
 
@@ -73,7 +74,8 @@ def _table_rows(rows: list[dict], ranks: str = "simultaneous") -> list[dict]:
             minus=_half(r, "ci_low"),
             plus=_half(r, "ci_high"),
             battles=r["battles"],
-            flags=",".join(r["flags"]),
+            # the page's words ("few battles"); JSON and CSV keep the tokens
+            flags=", ".join(flag_word(f) for f in r["flags"]),
         )
         for r in rows
     ]

@@ -1,4 +1,5 @@
-"""Naming things in messages: model lists and "did you mean" suggestions.
+"""Naming things in messages and tables: model lists, "did you mean" suggestions, board warnings
+said once, and the flag words that the page and the command line share.
 
 Messages name models by name, never by an internal index, and a long list
 stays readable: at most :data:`MAX_NAMED` names, then "and N more".
@@ -11,9 +12,12 @@ import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "FLAG_WORDS",
     "MAX_NAMED",
     "board_warnings",
     "did_you_mean",
+    "flag_legend",
+    "flag_word",
     "name_list",
     "too_many_boards",
     "unknown",
@@ -126,3 +130,44 @@ def board_warnings(notes: Iterable[tuple[str, str]]) -> list[str]:
             each = name_list(f"{b} {n}" for b, _, n in items)
             out.append(f"{min(counts)} to {max(counts)} {shape} (on {len(items)} boards: {each})")
     return out
+
+
+#: Every flag token a snapshot row may carry (arena/engine/graph.py, board.py, rate.py,
+#: boards/write.py), as the short word the page and the command line's tables show, and a
+#: legend sentence. JSON and CSV keep the tokens (stable machine keys).
+FLAG_WORDS: dict[str, tuple[str, str]] = {
+    "few_battles": ("few battles", "too few battles to rank it; its interval is wide"),
+    "no_battles": ("no battles", "no battles at all on this board"),
+    "disconnected": (
+        "not comparable",
+        "never met the ranked models, directly or through others: no rating on this scale",
+    ),
+    "no_mle": (
+        "no finite rating",
+        "its wins and losses do not pin a finite rating (it never won, or never lost)",
+    ),
+    "never_won": ("never won", "lost (or tied) every battle"),
+    "never_lost": ("never lost", "won (or tied) every battle"),
+    "hidden": ("hidden", "hidden by the site owner; its battles still count"),
+    "no_style": (
+        "no style metadata",
+        "none of its battles carries style metadata, so the style-controlled fit cannot rate it",
+    ),
+}
+
+
+def flag_word(token: str) -> str:
+    """The word for a flag token (``few_battles`` -> ``few battles``)."""
+    known = FLAG_WORDS.get(token)
+    return known[0] if known else token.replace("_", " ")
+
+
+def flag_legend(tokens: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """(word, meaning) for each distinct flag in ``tokens``, in the order of FLAG_WORDS."""
+    seen = set(tokens)
+    known = [(w, m) for t, (w, m) in FLAG_WORDS.items() if t in seen]
+    other = [
+        (flag_word(t), f"marked \u201c{t}\u201d by the rating run (no description known)")
+        for t in sorted(seen - set(FLAG_WORDS))
+    ]
+    return tuple(known + other)

@@ -9,6 +9,7 @@ from markupsafe import Markup
 
 from arena.boards.components import same_set
 from arena.boards.snapshots import BoardRow, StyleCoefficient
+from arena.core.words import flag_legend, flag_word
 from arena.publish import svg
 from arena.publish.fmt import (
     display,
@@ -34,8 +35,6 @@ from arena.publish.views import (
 from arena.publish.words import (
     coefficient_meaning,
     describe_method,
-    flag_legend,
-    flag_word,
     level_text,
     tier_line,
     unranked_reason,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arena.boards.snapshots import BoardRow
+from arena.core.words import flag_legend, flag_word
 from arena.publish import svg
 from arena.publish.fmt import (
     display,
@@ -18,7 +19,6 @@ from arena.publish.fmt import (
     safe_link,
 )
 from arena.publish.views import BoardSummary, HistoryRow, Link, ModelPage, OpponentView, SiteBoard
-from arena.publish.words import flag_legend, flag_word
 
 
 def _alone(site: SiteBoard, r: BoardRow) -> str:

@@ -7,7 +7,7 @@ for LMArena's keys, overridable with ``arena categories label``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from arena.boards.keys import BoardKey
 from arena.boards.snapshots import SnapshotInfo, StyleCoefficient
@@ -36,44 +36,8 @@ def board_label(board: BoardKey, labels: Mapping[str, str] | None = None) -> str
 
 
 # ---------------------------------------------------------------- flags
-
-#: Every flag token a snapshot row may carry (arena/engine/graph.py, board.py, rate.py,
-#: snapshot_writer.py), as a short word for the page and a legend sentence.
-FLAG_WORDS: dict[str, tuple[str, str]] = {
-    "few_battles": ("few battles", "too few battles to rank it; its interval is wide"),
-    "no_battles": ("no battles", "no battles at all on this board"),
-    "disconnected": (
-        "not comparable",
-        "never met the ranked models, directly or through others: no rating on this scale",
-    ),
-    "no_mle": (
-        "no finite rating",
-        "its wins and losses do not pin a finite rating (it never won, or never lost)",
-    ),
-    "never_won": ("never won", "lost (or tied) every battle"),
-    "never_lost": ("never lost", "won (or tied) every battle"),
-    "hidden": ("hidden", "hidden by the site owner; its battles still count"),
-    "no_style": (
-        "no style metadata",
-        "none of its battles carries style metadata, so the style-controlled fit cannot rate it",
-    ),
-}
-
-
-def flag_word(token: str) -> str:
-    known = FLAG_WORDS.get(token)
-    return known[0] if known else token.replace("_", " ")
-
-
-def flag_legend(tokens: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """(word, meaning) for each distinct flag in ``tokens``, in the order of FLAG_WORDS."""
-    seen = set(tokens)
-    known = [(w, m) for t, (w, m) in FLAG_WORDS.items() if t in seen]
-    other = [
-        (flag_word(t), f"marked \u201c{t}\u201d by the rating run (no description known)")
-        for t in sorted(seen - set(FLAG_WORDS))
-    ]
-    return tuple(known + other)
+# The flag words themselves (FLAG_WORDS, flag_word, flag_legend) live in arena.core.words:
+# the command line's tables say the same words as the page.
 
 
 def unranked_reason(flags: set[str]) -> str:
