@@ -20,6 +20,7 @@ from arena.ingest.records import (
     Schema,
     csv_block_parser,
     csv_parser,
+    json_block_parser,
     parse_json_object,
     resolve_schema,
 )
@@ -30,6 +31,8 @@ from arena.ingest.sources import (
     InputFile,
     iter_json_array,
     iter_jsonl,
+    jsonl_blocks,
+    parse_jsonl_line,
     read_csv,
 )
 
@@ -41,6 +44,47 @@ Location = int | str  # a CSV line number, or "line N" / "record N" for JSON
 
 def where(location: Location) -> str:
     return f"line {location}" if isinstance(location, int) else location
+
+
+Schemas = dict[frozenset[str], "Schema | RowError"]
+
+
+def _json_items(
+    items: Iterator[tuple[Location, Any]],
+    mapping: Mapping[str, str],
+    max_expand: int,
+    schemas: Schemas,
+) -> Iterator[tuple[Location, Any, ParsedBattle | list[ParsedBattle] | RowError]]:
+    """(location, raw record, parsed battle or the error) of each (location, parsed JSON)."""
+    for location, obj in items:
+        if isinstance(obj, BadJson):
+            yield location, None, RowError("json", f"invalid JSON: {obj.message}")
+            continue
+        if not isinstance(obj, dict):
+            yield location, obj, RowError("json", "not a JSON object")
+            continue
+        schema = _schema_of(obj, mapping, max_expand, schemas)
+        if isinstance(schema, RowError):
+            yield location, obj, schema
+            continue
+        try:
+            yield location, obj, parse_json_object(schema, obj)
+        except RowError as exc:
+            yield location, obj, exc
+        except RecursionError:  # category tags nested near the interpreter's limit
+            yield location, None, RowError("json", "nested too deeply (not a battle record)")
+
+
+def _schema_of(obj: dict, mapping: Mapping[str, str], max_expand: int, schemas: Schemas):
+    keys = frozenset(obj)
+    schema = schemas.get(keys)
+    if schema is None:
+        try:
+            schema = resolve_schema(list(obj), mapping, max_expand=max_expand)
+        except RowError as exc:
+            schema = exc
+        schemas[keys] = schema
+    return schema
 
 
 def _json_records(
@@ -56,31 +100,50 @@ def _json_records(
         items = iter_jsonl(source, binary, first_line=skip_lines)
     else:
         items = iter_json_array(source, binary)
-    schemas: dict[frozenset[str], Schema | RowError] = {}
-    for location, obj in items:
-        if isinstance(obj, BadJson):
-            yield location, None, RowError("json", f"invalid JSON: {obj.message}")
+    yield from _json_items(items, mapping, max_expand, {})
+
+
+def _jsonl_chunks(
+    source: InputFile,
+    binary: IO[bytes],
+    mapping: Mapping[str, str],
+    max_expand: int,
+    rows: int,
+    skip_lines: int = 0,
+) -> Iterator[Chunk]:
+    """JSON lines in blocks: parsed in one call and validated column-wise where the
+    block allows (:func:`arena.ingest.records.json_block_parser`), else line by
+    line -- the same battles, and the same errors with their lines."""
+    schemas: Schemas = {}
+    parsers: dict[tuple[str, ...], Any] = {}
+    for block in jsonl_blocks(source, binary, rows=rows, first_line=skip_lines):
+        battles = None
+        objects = block.objects
+        if objects and objects[0].__class__ is dict and not block.spaced:
+            keys = tuple(objects[0])
+            parser = parsers.get(keys)
+            if parser is None and keys not in parsers:
+                schema = _schema_of(objects[0], mapping, max_expand, schemas)
+                parser = None if isinstance(schema, RowError) else json_block_parser(schema, keys)
+                parsers[keys] = parser
+            if parser is not None:
+                battles = parser(objects, block.key_marks())
+        if battles is not None:
+            yield Chunk(
+                battles=battles,
+                where=[f"line {n}" for n in block.lines],
+                records=objects,
+                rows_read=len(battles),
+            )
             continue
-        if not isinstance(obj, dict):
-            yield location, obj, RowError("json", "not a JSON object")
-            continue
-        keys = frozenset(obj)
-        schema = schemas.get(keys)
-        if schema is None:
-            try:
-                schema = resolve_schema(list(obj), mapping, max_expand=max_expand)
-            except RowError as exc:
-                schema = exc
-            schemas[keys] = schema
-        if isinstance(schema, RowError):
-            yield location, obj, schema
-            continue
-        try:
-            yield location, obj, parse_json_object(schema, obj)
-        except RowError as exc:
-            yield location, obj, exc
-        except RecursionError:  # category tags nested near the interpreter's limit
-            yield location, None, RowError("json", "nested too deeply (not a battle record)")
+        chunk = Chunk()
+        items = (
+            (f"line {n}", parse_jsonl_line(t))
+            for n, t in zip(block.lines, block.texts, strict=True)
+        )
+        for location, record, parsed in _json_items(items, mapping, max_expand, schemas):
+            _add(chunk, location, record, parsed)
+        yield chunk
 
 
 @dataclass
@@ -179,6 +242,9 @@ def read_chunks(
     """
     if fmt == "csv":
         yield from _csv_chunks(source, binary, mapping, max_expand, rows, skip_lines)
+        return
+    if fmt == "jsonl":
+        yield from _jsonl_chunks(source, binary, mapping, max_expand, rows, skip_lines)
         return
     chunk = Chunk()
     records = _json_records(source, fmt, binary, mapping, max_expand, skip_lines)

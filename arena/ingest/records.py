@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import compress
-from operator import eq
+from functools import partial
+from itertools import compress, repeat
+from operator import eq, itemgetter
 from typing import Any, NamedTuple
 
 from arena.core.text import text_problem
 from arena.ingest import fields
 from arena.ingest.errors import RowError
 from arena.ingest.shapes import FIELDS, Schema, resolve_schema
-from arena.ingest.style import Style, StyleColumns, parse_columns
+from arena.ingest.sources import key_count
+from arena.ingest.style import Style, StyleColumns, parse_columns, style_column
 
 __all__ = [
     "FIELDS",
@@ -31,6 +33,7 @@ __all__ = [
     "Schema",
     "csv_block_parser",
     "csv_parser",
+    "json_block_parser",
     "parse_json_object",
     "parse_record",
     "resolve_schema",
@@ -269,3 +272,107 @@ def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle | 
 
     tags = ((name, obj.get(name)) for name in schema.tag_columns if name in obj)
     return parse_record(schema, get, tags, obj.get)
+
+
+#: Fields the JSON block path handles (with the schema's outcome field and style).
+_JSON_BLOCK_FIELDS = frozenset(
+    {"model_a", "model_b", "winner", "verdict", "id", "question", "judge"}
+)
+_new_battle = partial(tuple.__new__, ParsedBattle)
+
+
+def json_block_parser(schema: Schema, keys: Sequence[str]):
+    """Column-wise parser for a block of JSON-lines records with the keys ``keys``, or
+    None when the shape needs per-record parsing.
+
+    The returned function takes the block's parsed objects (all with exactly
+    these keys, in this order) and the count of ``":`` in each line; it gives
+    the battles, or None when anything in the block is unusual or a line may
+    not be exactly its object (a key given twice, a value spanning lines); the
+    caller then parses that block record by record, which names the line and
+    field.  The rules are those of :func:`parse_record`, in column form.
+    """
+    cols = schema.columns
+    if (
+        schema.counts is not None
+        or schema.outcomes is None
+        or schema.tag_columns
+        or not set(cols) <= _JSON_BLOCK_FIELDS
+        or len(set(cols.values())) != len(cols)
+    ):
+        return None
+    style_shape = schema.style
+    used = set(cols.values()) | (style_shape.columns if style_shape is not None else set())
+    if used != set(keys):
+        return None
+    outcome_field = schema.outcome_field
+    outcomes = schema.outcomes
+    names = schema.names
+    text_fields = [(f, cols[f], limit) for f, limit in _TEXT_FIELDS if f in cols]
+    text_columns = {c for _, c, _ in text_fields}
+    str_columns = [cols["model_a"], cols["model_b"], cols[outcome_field], *text_columns]
+
+    def block(objects: list, key_marks: list[int]) -> list[ParsedBattle] | None:
+        n = len(objects)
+        if not n or set(map(type, objects)) != {dict} or len(set(map(tuple, objects))) != 1:
+            return None
+
+        def column(name: str) -> list:
+            return list(map(itemgetter(name), objects))
+
+        values = {c: column(c) for c in str_columns}
+        if any(set(map(type, v)) != {str} for v in values.values()):
+            return None
+        style: Any = repeat(None, n)
+        if style_shape is not None:
+            style = style_column(style_shape, lambda name: values.get(name) or column(name))
+            if style is None:
+                return None
+        # every line names exactly its object's keys: no key twice, no value across lines
+        if set(key_marks) != {key_count(objects[0])}:
+            return None
+        stored = names.column(values[cols["model_a"]])
+        more = names.column(values[cols["model_b"]]) if stored is not None else None
+        if more is None:
+            return None
+        stored.update(more)
+        ca = list(map(stored.__getitem__, values[cols["model_a"]]))
+        cb = list(map(stored.__getitem__, values[cols["model_b"]]))
+        raw = values[cols[outcome_field]]
+        found = {}
+        for value in set(raw):
+            try:
+                found[value] = outcomes(value, cols[outcome_field])
+            except RowError:
+                return None
+        outcome = [found[v][0] for v in raw]
+        weight = [found[v][1] for v in raw]
+        text: dict[str, Any] = {}
+        for f, c, limit in text_fields:
+            if not fields.text_column_ok(values[c], limit=limit):
+                return None
+            text[f] = values[c]
+        excluded = [SELF_PLAY if a == b else None for a, b in zip(ca, cb, strict=True)]
+        none = repeat(None, n)
+        return list(
+            map(
+                _new_battle,
+                zip(
+                    text.get("id", none),
+                    ca,
+                    cb,
+                    outcome,
+                    weight,
+                    text.get("question", repeat(None, n)),
+                    text.get("judge", repeat(None, n)),
+                    repeat(None, n),
+                    repeat(None, n),
+                    repeat((), n),
+                    excluded,
+                    style,
+                    strict=True,
+                ),
+            )
+        )
+
+    return block

@@ -444,6 +444,24 @@ class CsvBlocks:
         return self._read_csv_rows(n)
 
 
+def parse_jsonl_line(text: str) -> Any:
+    """One JSON-lines record: the parsed value, or :class:`BadJson` naming the problem."""
+    try:
+        obj = json.loads(text)
+        if obj.__class__ is dict and (
+            text.count('":') != key_count(obj) or _SPACED_KEY_END.search(text)
+        ):
+            # a key given twice, or '":' inside a value, or unusual spacing: look closely
+            obj = json.loads(text, object_pairs_hook=_unique_keys)
+        return obj
+    except json.JSONDecodeError as exc:
+        return BadJson(exc.msg)
+    except DuplicateKey as exc:
+        return BadJson(str(exc))
+    except RecursionError:
+        return BadJson(_TOO_DEEP)
+
+
 def iter_jsonl(
     source: InputFile, binary: IO[bytes], *, first_line: int = 0
 ) -> Iterator[tuple[str, Any]]:
@@ -455,20 +473,68 @@ def iter_jsonl(
     for text in lines:
         if not text.strip():
             continue
+        yield f"line {lines.line_no}", parse_jsonl_line(text)
+
+
+@dataclass
+class JsonlBlock:
+    """Up to ``rows`` consecutive non-blank lines of a JSON-lines file.
+
+    ``objects``: every line parsed in one call (``[line,line,...]``), when that
+    parse succeeded; None otherwise (then the lines are parsed one by one).  It
+    holds one value per line only if no value spans a line break: the caller
+    checks that (:func:`arena.ingest.records.json_block_parser` does, from
+    ``key_marks``, before it trusts any of it).  Bad UTF-8 or an overlong line
+    is raised while the block is read, before any of its records is looked
+    at, as the line-by-line chunks do.
+    """
+
+    lines: list[int]
+    texts: list[str]
+    objects: list | None = None
+
+    def key_marks(self) -> list[int]:
+        """Per line, how often ``":`` occurs: a line names at most this many keys."""
+        return list(map(str.count, self.texts, repeat('":')))
+
+    @property
+    def spaced(self) -> bool:
+        """Some line has white space between a key and its colon (or a value looks so)."""
+        return any(map(_SPACED_KEY_END.search, self.texts))
+
+
+def jsonl_blocks(
+    source: InputFile, binary: IO[bytes], *, rows: int, first_line: int = 0
+) -> Iterator[JsonlBlock]:
+    """The file in blocks of ``rows`` non-blank lines, each parsed in one C call when it can be.
+
+    Strings cannot span lines (each text keeps its line break, which JSON
+    forbids inside a string), so a joined parse can only mis-split lines
+    through brackets left open; see :class:`JsonlBlock`.
+    """
+    lines = _Utf8Lines(binary, source.display)
+    lines.line_no = first_line
+    it = iter(lines)
+    while True:
+        numbers: list[int] = []
+        texts: list[str] = []
+        # (bad UTF-8 or an overlong line raises here, before the block's own errors)
+        for text in it:
+            if not text.strip():
+                continue
+            numbers.append(lines.line_no)
+            texts.append(text if text.endswith("\n") else text + "\n")
+            if len(texts) >= rows:
+                break
+        if not texts:
+            return
         try:
-            obj = json.loads(text)
-            if obj.__class__ is dict and (
-                text.count('":') != _key_count(obj) or _SPACED_KEY_END.search(text)
-            ):
-                # a key given twice, or '":' inside a value, or unusual spacing: look closely
-                obj = json.loads(text, object_pairs_hook=_unique_keys)
-            yield f"line {lines.line_no}", obj
-        except json.JSONDecodeError as exc:
-            yield f"line {lines.line_no}", BadJson(exc.msg)
-        except DuplicateKey as exc:
-            yield f"line {lines.line_no}", BadJson(str(exc))
-        except RecursionError:
-            yield f"line {lines.line_no}", BadJson(_TOO_DEEP)
+            objects = json.loads("[" + ",".join(texts) + "]")
+        except (json.JSONDecodeError, RecursionError):
+            objects = None
+        if objects is not None and len(objects) != len(texts):
+            objects = None
+        yield JsonlBlock(numbers, texts, objects)
 
 
 def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
@@ -514,7 +580,7 @@ class DuplicateKey(ValueError):
 _SPACED_KEY_END = re.compile(r'"[ \t\r\n]+:')
 
 
-def _key_count(obj: dict) -> int:
+def key_count(obj: dict) -> int:
     """Keys of ``obj`` and the objects inside it (those in lists of lists are not
     counted: the count is never above the true one).
 
@@ -527,11 +593,11 @@ def _key_count(obj: dict) -> int:
     n = len(obj)
     for value in obj.values():
         if value.__class__ is dict:
-            n += _key_count(value)
+            n += key_count(value)
         elif value.__class__ is list:
             for item in value:
                 if item.__class__ is dict:
-                    n += _key_count(item)
+                    n += key_count(item)
     return n
 
 

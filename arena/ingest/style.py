@@ -32,6 +32,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import add, itemgetter
 from typing import Any, NamedTuple
 
 from arena.db.models import STYLE_FEATURES as FEATURES
@@ -337,3 +338,83 @@ def resolve_style(names: Iterable[str]) -> StyleShape | None:
     if not keys:
         return None
     return StyleShape(keys=keys, covariates=tuple(covariates))
+
+
+def _count_column(values: list) -> list[int] | None:
+    """The column form of :func:`_plain_counts` for one key: whole numbers, or
+    non-empty objects of whole numbers (all with the same keys), summed; None
+    when any value is otherwise (the row path then decides and names it).
+
+    Checked by exact type on whole columns (``bool`` is not ``int`` here, as
+    in :func:`_plain_counts`)."""
+    kinds = set(map(type, values))
+    if kinds == {int}:
+        if values and (min(values) < 0 or max(values) > COUNT_MAX):
+            return None
+        return values
+    if kinds != {dict}:
+        return None
+    shapes = set(map(tuple, values))
+    if len(shapes) != 1:
+        return None
+    (subs,) = shapes
+    if not subs:
+        return None  # {} is absent metadata: the row path decides
+    total: list[int] | None = None
+    for sub in subs:
+        part = list(map(itemgetter(sub), values))
+        if set(map(type, part)) != {int} or min(part) < 0:
+            return None
+        total = part if total is None else list(map(add, total, part))
+    assert total is not None
+    if max(total) > COUNT_MAX:
+        return None
+    return total
+
+
+def style_column(shape: StyleShape, values: Callable[[str], list]) -> list[Style] | None:
+    """The standard style counts of a block of JSON records, column by column.
+
+    ``values(column)`` gives a top-level column of the block.  Only the plain
+    case: every record has all eight counts (whole numbers or objects of them)
+    and no user covariate; nested metadata objects with identical key sets.
+    None otherwise (the row path applies :meth:`StyleShape.parse` record by
+    record).  The same result as :meth:`StyleShape.parse` where it gives one.
+    """
+    if shape.covariates:
+        return None
+    if shape.nested is not None:
+        metas = values(shape.nested)
+        if set(map(type, metas)) != {dict}:
+            return None
+        keys = set(map(tuple, metas))
+        if len(keys) != 1:
+            return None
+        (names,) = keys
+        if covariate_names(names, f"{PREFIX}.") or not set(STANDARD_KEYS) <= set(names):
+            return None
+        for key in names:  # ignored keys: only scalars (so no keys hide in them)
+            if key not in STANDARD_KEYS and set(map(type, map(itemgetter(key), metas))) & {
+                dict,
+                list,
+            }:
+                return None
+
+        def column(key: str) -> list:
+            return list(map(itemgetter(key), metas))
+    else:
+        if set(shape.keys) != set(STANDARD_KEYS) or not all(
+            isinstance(c, str) for c in shape.keys.values()
+        ):
+            return None
+
+        def column(key: str) -> list:
+            return values(shape.keys[key])  # type: ignore[arg-type]
+
+    counts = []
+    for key in STANDARD_KEYS:
+        got = _count_column(column(key))
+        if got is None:
+            return None
+        counts.append(got)
+    return list(map(Style, zip(*counts, strict=True)))
