@@ -125,7 +125,9 @@ def test_path_equals_name_and_metric(tmp_path):
 
 def test_table_and_csv_formats():
     table = run(["eval", str(DATA / "eval_results.csv"), "--seed", "0", "-q"]).stdout
-    assert "alpha" in table and "verdict" in table and "wilson_low" in table
+    assert (
+        "alpha" in table and "verdict" in table and "wilson low" in table
+    )  # words; CSV keeps keys
     out = run(["eval", str(DATA / "eval_results.csv"), "--seed", "0", "--format", "csv"]).stdout
     models_part, pairs_part = out.strip().split("\n\n")
     rows = list(csv.DictReader(models_part.splitlines()))

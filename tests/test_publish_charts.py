@@ -155,24 +155,61 @@ def test_never_met_cells_differ_from_the_diagonal_and_the_palette_is_blue_orange
 
 
 def _check_cells(root: ET.Element) -> int:
-    """Digits against their cell, and against the cell under a line of its hatch."""
+    """Digits against their cell, and against the cell under a line of its hatch, in
+    the light page's colours (``fill``) and the dark page's (``--dk``)."""
     checked = 0
     for g in _cells(root):
         paths = _children(g, "path")
-        fill = _rgb(_style(paths[0], "fill"))
         (text,) = _children(g, "text")
-        ink = _style(text, "fill")
         # Inline style: no page stylesheet (light or dark) can repaint the digits.
-        assert ink is not None and text.get("fill") is None
-        behind = [fill]
-        if len(paths) > 1:  # the hatch darkens part of the cell
-            colour, alpha = _hatch_line(root, _style(paths[1], "fill"))
-            assert alpha >= HATCH_OPACITY * 0.5  # a hatch one can see
-            behind.append(_over(fill, colour, alpha))
-        for bg in behind:
-            assert ratio(_rgb(ink), bg) >= 4.5, (_text(text), ink, bg)
+        assert text.get("fill") is None
+        for prop in ("fill", "--dk"):
+            fill = _rgb(_style(paths[0], prop))
+            ink = _style(text, prop)
+            assert ink is not None, prop
+            behind = [fill]
+            if len(paths) > 1:  # the hatch darkens part of the cell
+                colour, alpha = _hatch_line(root, _style(paths[1], prop))
+                assert alpha >= HATCH_OPACITY * 0.5  # a hatch one can see
+                behind.append(_over(fill, colour, alpha))
+            for bg in behind:
+                assert ratio(_rgb(ink), bg) >= 4.5, (prop, _text(text), ink, bg)
         checked += 1
     return checked
+
+
+def test_dark_page_cells_are_calm_and_the_diagonal_stands_apart():
+    """On the dark page no cell is pale (the light palette's middle glared there), the
+    middle is a dark grey near the page, and the diagonal differs from it in both themes."""
+    vals = np.linspace(0, 1, 144).reshape(12, 12)
+    values = [[None if i == j else float(vals[i, j]) for j in range(12)] for i in range(12)]
+    labels = [f"m{i}" for i in range(12)]
+    css = (ROOT / "templates" / "style.css").read_text(encoding="utf-8")
+    light, dark = _themes(css)
+    assert re.search(
+        r'prefers-color-scheme: dark\)\s*\{\s*svg\.heat \.cells \[style\*="--dk"\]'
+        r"\s*\{\s*fill:\s*var\(--dk\)\s*!important",
+        css,
+    )
+    for kind, vs in (
+        ("prob", values),
+        ("count", [[None if v is None else v * 900 + 1 for v in r] for r in values]),
+    ):
+        root = _svg(heatmap(labels, vs, kind=kind, title="t", desc="d", ident="hc"))
+        darks = [_rgb(_style(_children(g, "path")[0], "--dk")) for g in _cells(root)]
+        lights = [_rgb(_style(_children(g, "path")[0], "fill")) for g in _cells(root)]
+        page = _rgb(dark["--bg"])
+        # calm: no dark-page cell is brighter than the page's text by far, none glares
+        assert max(_lum(c) for c in darks) < 0.2, kind
+        assert max(ratio(c, page) for c in darks) < 5, kind
+        assert max(_lum(c) for c in lights) > 0.7  # the light page keeps its pale middle
+    mid_light, mid_dark = _rgb("f2f2f2"), _rgb("2c3036")
+    assert ratio(_rgb(light["--diag"]), mid_light) >= 1.4
+    assert ratio(_rgb(dark["--diag"]), mid_dark) >= 1.4
+    # never met: an outline (no fill) with a dot, unlike the filled diagonal
+    assert re.search(r"svg \.nm \{ fill: none;", css) and re.search(
+        r"svg \.dg \{ fill: var\(--diag\)", css
+    )
 
 
 @pytest.mark.parametrize("kind", ["prob", "count"])
@@ -406,9 +443,10 @@ def test_cells_from_few_battles_are_hatched_and_faded():
 
     assert chroma(faded) < 0.2 * chroma(sat)
     assert chroma(grey) < chroma(sat)
-    # The hatch pattern is defined once in the chart, and the count map hatches too.
+    # Each hatch pattern is defined once in the chart (dark lines for the light page's
+    # pale cells, light lines under the dark page's white digits); the count map hatches too.
     patterns = [p.get("id") for p in _all(observed, "pattern")]
-    assert patterns == ["ho-few0"]
+    assert patterns == ["ho-few0", "ho-few1"]
     assert sum(len(_children(g, "path")) == 2 for g in _cells(counts)) == 4
     # min_battles is a keyword option.
     _, observed, _ = (_svg(h.svg) for h in board_heatmaps(board, pairs, top=None, min_battles=1))

@@ -10,6 +10,7 @@ import click
 
 from arena.cli.options import format_option, quiet_option
 from arena.core.formats import render_csv, render_table, tidy, to_json
+from arena.core.words import column_word
 
 __all__ = ["emit", "format_option", "quiet_option", "warn"]
 
@@ -43,4 +44,5 @@ def emit(
         sys.stdout.write(render_csv(rows, columns))
         sys.stdout.flush()
     else:
-        click.echo(render_table(rows, columns))
+        # words for people (the site's), keys for machines (JSON, CSV)
+        click.echo(render_table(rows, columns, [column_word(c) for c in columns]))

@@ -99,7 +99,11 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> str:
+def render_table(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    headers: Sequence[str] | None = None,
+) -> str:
     """Plain aligned text table: numbers right-aligned, booleans as ``yes``/``no``.
 
     Parameters
@@ -107,15 +111,18 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> s
     rows : sequence of mappings
         One mapping per row; missing keys and ``None`` print as empty cells.
     columns : sequence of str
-        Keys to show, in order; they are also the header.
+        Keys to show, in order; they are also the header unless ``headers`` is given.
+    headers : sequence of str, optional
+        The header's words, one per column.
 
     Returns
     -------
     str
         The table without a trailing newline.
     """
+    heads = list(columns if headers is None else headers)
     cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(heads)]
     numeric = [
         bool(rows) and all(_is_number(r.get(c)) or r.get(c) is None for r in rows) for c in columns
     ]
@@ -127,7 +134,7 @@ def render_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> s
         ]
         return "  ".join(parts).rstrip()
 
-    out = [line(list(columns)), line(["-" * w for w in widths])]
+    out = [line(heads), line(["-" * w for w in widths])]
     out.extend(line(row) for row in cells)
     return "\n".join(out)
 

@@ -12,9 +12,11 @@ import re
 from collections.abc import Iterable, Sequence
 
 __all__ = [
+    "COLUMN_WORDS",
     "FLAG_WORDS",
     "MAX_NAMED",
     "board_warnings",
+    "column_word",
     "did_you_mean",
     "flag_legend",
     "flag_word",
@@ -171,3 +173,31 @@ def flag_legend(tokens: Iterable[str]) -> tuple[tuple[str, str], ...]:
         for t in sorted(seen - set(FLAG_WORDS))
     ]
     return tuple(known + other)
+
+
+#: Column headers of the command line's tables whose key is not already a word; any
+#: other key is shown with its underscores as spaces (``sample_rows`` -> ``sample rows``).
+#: JSON and CSV keep the keys.
+COLUMN_WORDS: dict[str, str] = {
+    "model_a": "model A",
+    "model_b": "model B",
+    "created_at": "created",
+    "revoked_at": "revoked",
+    "rank_ub": "best rank",
+    "rank_lb": "worst rank",
+    "p_reference": "P(reference)",
+    "p_candidate": "P(candidate)",
+    "pvalue": "p-value",
+    "p_adjusted": "adjusted p",
+    "bt_pvalue": "BT p-value",
+    "fisher_pvalue": "Fisher p-value",
+    "fastchat_log_score": "FastChat log score",
+    "se": "SE",
+    "se_discrimination": "SE discrimination",
+    "se_difficulty": "SE difficulty",
+}
+
+
+def column_word(key: str) -> str:
+    """The header a command line table shows for the column ``key``."""
+    return COLUMN_WORDS.get(key, key.replace("_", " "))

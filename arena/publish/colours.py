@@ -1,8 +1,9 @@
 """Cell colours of the charts, and text colours that stay readable on them.
 
-Heatmap cells carry their own colour (the same in light and dark page themes),
-and the digits on a cell are black or white, whichever contrasts more with
-that cell by WCAG 2 relative luminance. The palettes are chosen so that the
+Heatmap cells carry their own colour, one for the light page and a calmer one
+for the dark page (a dark grey middle, muted ends: no pale cell glares on a dark
+page), and the digits on a cell are black or white, whichever contrasts more
+with that cell by WCAG 2 relative luminance. The palettes are chosen so that the
 better of the two always reaches 4.5:1 (checked cell by cell in
 ``tests/test_publish_charts.py``).
 """
@@ -19,6 +20,9 @@ WHITE: RGB = (255, 255, 255)
 _ORANGE, _MID, _BLUE = (179, 88, 6), (242, 242, 242), (33, 102, 172)
 # Sequential (counts): pale to deep blue.
 _PALE, _DEEP = (235, 241, 250), (8, 69, 148)
+# The dark page's: the same hues, muted, around a dark grey; white digits throughout.
+_ORANGE_D, _MID_D, _BLUE_D = (160, 82, 20), (44, 48, 54), (40, 100, 165)
+_PALE_D, _DEEP_D = (30, 36, 46), (40, 100, 165)
 
 
 def mix(c0: RGB, c1: RGB, t: float) -> RGB:
@@ -26,14 +30,15 @@ def mix(c0: RGB, c1: RGB, t: float) -> RGB:
     return tuple(round(a + (b - a) * t) for a, b in zip(c0, c1, strict=True))  # type: ignore[return-value]
 
 
-def diverging(p: float) -> RGB:
-    """Colour of a probability ``p`` in [0, 1]."""
-    return mix(_MID, _BLUE, (p - 0.5) * 2) if p >= 0.5 else mix(_MID, _ORANGE, (0.5 - p) * 2)
+def diverging(p: float, *, dark: bool = False) -> RGB:
+    """Colour of a probability ``p`` in [0, 1] (``dark``: on the dark page)."""
+    lo, mid, hi = (_ORANGE_D, _MID_D, _BLUE_D) if dark else (_ORANGE, _MID, _BLUE)
+    return mix(mid, hi, (p - 0.5) * 2) if p >= 0.5 else mix(mid, lo, (0.5 - p) * 2)
 
 
-def sequential(t: float) -> RGB:
-    """Colour of a share ``t`` in [0, 1] of the largest value."""
-    return mix(_PALE, _DEEP, t)
+def sequential(t: float, *, dark: bool = False) -> RGB:
+    """Colour of a share ``t`` in [0, 1] of the largest value (``dark``: on the dark page)."""
+    return mix(_PALE_D, _DEEP_D, t) if dark else mix(_PALE, _DEEP, t)
 
 
 def luminance(rgb: RGB) -> float:

@@ -1,8 +1,10 @@
 """Head-to-head heatmaps of the top models: predicted, observed, battle counts.
 
-Cells carry their own colour, the same in light and dark page themes, and
-their digits are black or white against that colour (WCAG contrast >= 4.5:1;
-an inline ``style`` so no page stylesheet can repaint them). Labels outside the
+Cells carry their own colour in an inline ``style`` (no page stylesheet can
+repaint them), and their digits are black or white against that colour (WCAG
+contrast >= 4.5:1). The dark page's colours ride along as ``--dk`` in the same
+``style``; one rule of ``style.css`` under ``prefers-color-scheme: dark`` paints
+them, so the dark page gets calm cells (a dark grey middle) with their own digits. Labels outside the
 cells inherit the page's text colour. Every cell has a ``<title>`` tooltip with
 both full model names and its numbers. A cell that rests on fewer than
 ``min_battles`` direct battles is hatched, says so in its tooltip, and an
@@ -124,24 +126,31 @@ def heatmap(
             few = k is not None and k < min_battles
             if kind == "prob":
                 shown = 0.5 + (v - 0.5) * (k / min_battles) if few else v
-                rgb = colours.diverging(shown)
+                rgb, rgb_d = colours.diverging(shown), colours.diverging(shown, dark=True)
             else:
-                rgb = colours.sequential(math.sqrt(v / vmax))
+                t = math.sqrt(v / vmax)
+                rgb, rgb_d = colours.sequential(t), colours.sequential(t, dark=True)
             tip = _tip(kind, labels[i], labels[j], v, k, predicted)
-            text_rgb = colours.ink(rgb)
+            text_rgb, text_d = colours.ink(rgb), colours.ink(rgb_d)
             hatch = ""
             if few:
-                hatch = _hatch_key(rgb, text_rgb)
-                hatches.add(hatch)
+                hatch, hatch_d = _hatch_key(rgb, text_rgb), _hatch_key(rgb_d, text_d)
+                hatches.update((hatch, hatch_d))
                 tip += f" (fewer than {min_battles}: hatched"
                 tip += ", colour faded)" if kind == "prob" else ")"
             x, y = left + cell * j, top + cell * i
             square = f"M{x} {y}h{cell - 1}v{cell - 1}h-{cell - 1}z"
             body.append(
-                f'<g><title>{escape(tip)}</title><path d="{square}" style="fill:{rgb_hex(rgb)}"/>'
-                + (f'<path d="{square}" style="fill:url(#{ident}-few{hatch})"/>' if few else "")
+                f'<g><title>{escape(tip)}</title><path d="{square}" '
+                f'style="fill:{rgb_hex(rgb)};--dk:{rgb_hex(rgb_d)}"/>'
+                + (
+                    f'<path d="{square}" style="fill:url(#{ident}-few{hatch});'
+                    f'--dk:url(#{ident}-few{hatch_d})"/>'
+                    if few
+                    else ""
+                )
                 + f'<text x="{num(x + cell / 2 - 0.5)}" y="{y + cell / 2 + 4}" '
-                f'style="fill:{rgb_hex(text_rgb)}">{_cell_text(kind, v)}</text></g>'
+                f'style="fill:{rgb_hex(text_rgb)};--dk:{rgb_hex(text_d)}">{_cell_text(kind, v)}</text></g>'
             )
     parts = [
         # Never drawn narrower than its viewBox (phones scroll it sideways): the
@@ -231,8 +240,8 @@ def board_heatmaps(
                 predicted=True,
                 title=f"Predicted probability (percent) that the row model beats the "
                 f"column model, top {n}",
-                desc="From the Bradley-Terry ratings, ignoring ties. Red: row model "
-                "favoured; blue: column model favoured.",
+                desc="From the Bradley-Terry ratings, ignoring ties. Blue: row model "
+                "favoured; orange: column model favoured.",
             ),
             "Percent chance that the row model beats the column model, from the ratings.",
         ),
