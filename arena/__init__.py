@@ -26,8 +26,9 @@ demo_data
 evaluate, FileEvaluation
     ``arena eval`` on per-item result files (no database):
     :func:`arena.evals.files.evaluate_files`.
-irt_fit, IrtFit
-    ``arena irt fit``: :func:`arena.evals.irt_files.irt_fit`.
+irt_fit, IrtFit, irt_select, IrtSelection, irt_adapt, IrtAdaptive
+    ``arena irt fit / select / adapt``: :func:`arena.evals.irt_files.irt_fit`,
+    :func:`~arena.evals.irt_files.irt_select`, :func:`~arena.evals.irt_files.irt_adapt`.
 OptionError
     A bad option value, named by its parameter.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
@@ -73,7 +74,14 @@ if TYPE_CHECKING:
     from arena.core.resources import demo_data
     from arena.evals.files import FileEvaluation
     from arena.evals.files import evaluate_files as evaluate
-    from arena.evals.irt_files import IrtFit, irt_fit
+    from arena.evals.irt_files import (
+        IrtAdaptive,
+        IrtFit,
+        IrtSelection,
+        irt_adapt,
+        irt_fit,
+        irt_select,
+    )
 
 _API = (
     "Annotated",
@@ -105,7 +113,9 @@ __all__ = [
     "DiffResult",
     "FileEvaluation",
     "Ingested",
+    "IrtAdaptive",
     "IrtFit",
+    "IrtSelection",
     "Labelled",
     "Leaderboard",
     "Models",
@@ -121,7 +131,9 @@ __all__ = [
     "__version__",
     "demo_data",
     "evaluate",
+    "irt_adapt",
     "irt_fit",
+    "irt_select",
     "open",
 ]
 
@@ -139,7 +151,7 @@ def __getattr__(name: str) -> Any:
         from arena.core.resources import demo_data
 
         return demo_data
-    if name in ("irt_fit", "IrtFit"):
+    if name in ("irt_fit", "IrtFit", "irt_select", "IrtSelection", "irt_adapt", "IrtAdaptive"):
         import arena.evals.irt_files
 
         return getattr(arena.evals.irt_files, name)

@@ -103,3 +103,28 @@ def test_fit_is_the_front_doors_irt_fit(results_csv):
     ]:  # fmt: skip
         out = run(["irt", "fit", str(results_csv), *args, "--format", "json", "-q"]).stdout
         assert out == to_json(arena.irt_fit([str(results_csv)], **kwargs).to_dict()) + "\n"
+
+
+def test_select_and_adapt_are_the_front_doors_irt_select_and_irt_adapt(results_csv, tmp_path):
+    """``arena.irt_select`` / ``arena.irt_adapt`` (options named as the flags) give the
+    commands' ``--format json`` documents, for the defaults and for other values."""
+    import arena
+    from arena.core.formats import to_json
+
+    for args, kwargs in [
+        (["--n", "25"], dict(n=25)),
+        (["--n", "15", "--holdout", "5", "--seed", "3", "--level", "0.9", "--no-prior"], dict(n=15, holdout=5, seed=3, level=0.9, no_prior=True)),
+    ]:  # fmt: skip
+        out = run(["irt", "select", str(results_csv), *args, "--format", "json", "-q"]).stdout
+        assert out == to_json(arena.irt_select([str(results_csv)], **kwargs).to_dict()) + "\n"
+    bank = tmp_path / "bank.json"
+    run(["irt", "fit", str(results_csv), "--save", str(bank), "-q"])
+    for args, kwargs in [
+        ([], {}),
+        (["--simulate", "40", "--se", "0.4", "--max-items", "20", "--seed", "5"], dict(simulate=40, se=0.4, max_items=20, seed=5)),
+    ]:  # fmt: skip
+        out = run(["irt", "adapt", str(bank), *args, "--format", "json", "-q"]).stdout
+        assert out == to_json(arena.irt_adapt(str(bank), **kwargs).to_dict()) + "\n"
+    # a library error names the parameter, not the flag
+    with pytest.raises(arena.OptionError, match="max_items"):
+        arena.irt_adapt(str(bank), max_items=0)

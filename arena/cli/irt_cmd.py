@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from arena.cli.options import format_option, level_option, quiet_option, seed_option
@@ -18,34 +16,6 @@ _PRIOR_HELP = (
 def _say(quiet: bool, message: str) -> None:
     if not quiet:
         click.echo(message, err=True)
-
-
-def _matrix(results, metric, filter_name):
-    """(models, items, responses with NaN where missing): :func:`arena.evals.files.read_responses`."""
-    from arena.evals.files import read_responses
-
-    r = read_responses(list(results), metric=metric, filter_name=filter_name)
-    return list(r.models), list(r.items), r.y
-
-
-def _load_bank(path: str):
-    from arena.evals import ItemBank
-
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as exc:
-        raise click.ClickException(f"{path}: cannot read: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise click.ClickException(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    try:
-        return ItemBank.from_dict(doc)
-    except ValueError as exc:
-        raise click.ClickException(f"{path}: {exc}") from None
-
-
-def _prior(prior_sd: float, no_prior: bool) -> float | None:
-    return None if no_prior else prior_sd
 
 
 @click.group("irt")
@@ -179,51 +149,22 @@ def irt_select(results, metric, filter_name, prior_sd, no_prior, n_items, holdou
     \b
         arena irt select results.csv --n 100 --holdout 10 --format json
     """
-    import numpy as np
+    from arena.evals.irt_files import irt_select as select
 
-    from arena.evals.subset import MIN_CORRELATION_MODELS, validate_subset
-
-    models, items, y = _matrix(results, metric, filter_name)
-    holdout = holdout or max(2, len(models) // 5)
-    _say(quiet, f"calibrating on {len(models) - holdout} models, validating on {holdout} ...")
-    try:
-        v = validate_subset(
-            y, np.random.default_rng(seed), n=n_items, holdout=holdout, items=items,
-            prior_sd=_prior(prior_sd, no_prior), level=level,
-        )  # fmt: skip
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-    chosen = [
-        {
-            "item": item,
-            "discrimination": float(v.bank.discrimination[j]),
-            "difficulty": float(v.bank.difficulty[j]),
-        }  # fmt: skip
-        for item, j in zip(v.selection.items, v.selection.indices, strict=True)
-    ]
-    if np.isnan(v.spearman):
-        _say(
-            quiet,
-            f"warning: {holdout} held-out models are too few for a rank correlation "
-            f"(fewer than {MIN_CORRELATION_MODELS}); spearman and kendall are left empty, "
-            "judge the subset by its pairs",
-        )
-    summary = {
-        "n": len(chosen),
-        "heldout_models": [models[i] for i in v.heldout],
-        "spearman": None if np.isnan(v.spearman) else v.spearman,
-        "kendall": None if np.isnan(v.kendall) else v.kendall,
-        "pairs": v.pairs,
-        "same_order": v.same_order,
-        "not_contradicted": v.not_contradicted,
-        "resolved": v.resolved,
-        "level": level,
-        "seed": seed,
-    }
+    _say(quiet, f"calibrating, then validating {n_items} items on held-out models ...")
+    result = select(
+        list(results), n=n_items, metric=metric, filter_name=filter_name, prior_sd=prior_sd,
+        no_prior=no_prior, holdout=holdout, seed=seed, level=level,
+    )  # fmt: skip
+    for message in result.warnings:
+        _say(quiet, f"warning: {message}")
+    _say(quiet, f"held out {len(result.heldout_models)} models: {', '.join(result.heldout_models)}")
     if fmt == "json":
-        emit([], [], fmt, json_obj={**summary, "items": chosen})
+        emit([], [], fmt, json_obj=result.to_dict())
         return
+    chosen = [dict(i) for i in result.items]
     if fmt == "table":
+        summary = result.summary()
         rows = [{"measure": k, "value": summary[k]} for k in ("n", "spearman", "kendall", "pairs", "same_order", "not_contradicted", "resolved")]  # fmt: skip
         emit(rows, ["measure", "value"], fmt)
         click.echo()
@@ -256,27 +197,12 @@ def irt_adapt(bank_path, n_sim, se_target, max_items, seed, fmt, quiet):
         arena irt fit results.csv --save bank.json
         arena irt adapt bank.json --simulate 500 --se 0.3 --max-items 40
     """
-    import numpy as np
+    from arena.evals.irt_files import irt_adapt as adapt
+    from arena.evals.irt_files import load_bank
 
-    from arena.evals import simulate_adaptive
-
-    bank = _load_bank(bank_path)
+    bank = load_bank(bank_path)
     _say(quiet, f"simulating {n_sim} adaptive tests on {len(bank.items)} items ...")
-    sim = simulate_adaptive(bank, np.random.default_rng(seed), n_examinees=n_sim, se_target=se_target, max_items=max_items)  # fmt: skip
-    doc = {
-        "examinees": n_sim,
-        "se_target": se_target,
-        "max_items": max_items,
-        "adaptive_mean_items": float(sim.n_items.mean()),
-        "adaptive_median_items": float(np.median(sim.n_items)),
-        "reached_target": sim.reached,
-        "fixed_informative_items": sim.fixed_items,
-        "fixed_random_items": sim.random_items,
-        "fixed_max_tried": sim.fixed_max,
-        "rmse": sim.rmse,
-        "mean_se": float(sim.se.mean()),
-        "seed": seed,
-    }
+    doc = adapt(bank, simulate=n_sim, se=se_target, max_items=max_items, seed=seed).to_dict()
     if fmt == "json":
         emit([], [], fmt, json_obj=doc)
         return
