@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -297,6 +298,48 @@ def test_chart_text_at_least_11_px(seen, page, width, theme):
     assert f["minChartText"] >= 10.99, (
         f"{page} at {width} px: chart text drawn at {f['minChartText']:.1f} px"
     )
+
+
+def _rgb_text(colour: str) -> tuple[int, int, int]:
+    """``rgb(1, 2, 3)`` or ``#010203`` as a tuple."""
+    colour = colour.strip()
+    if colour.startswith("#"):
+        if len(colour) == 4:  # #fff
+            colour = "#" + "".join(c * 2 for c in colour[1:])
+        return tuple(int(colour[k : k + 2], 16) for k in (1, 3, 5))  # type: ignore[return-value]
+    found = re.fullmatch(r"rgba?\((\d+),\s*(\d+),\s*(\d+).*\)", colour)
+    assert found, colour
+    return tuple(int(g) for g in found.groups())  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(
+    ("page", "width", "theme"), [v for v in VIEWS if v[0] in ("board", "category")]
+)
+def test_heatmap_cells_take_the_theme_colours(seen, page, width, theme):
+    """The browser draws each cell's light colour on the light page and its calm dark
+    colour (``--dk``) on the dark page: the one stylesheet rule really wins."""
+    cells = seen[page, width, theme].facts["heatCells"]
+    assert len(cells) >= 20, f"{page}: no heatmap cells found"
+    want = "light" if theme == "light" else "dark"
+    wrong = [
+        c
+        for c in cells
+        if c["dark"].startswith("#") and _rgb_text(c["drawn"]) != _rgb_text(c[want])
+    ]
+    assert wrong == [], f"{page} {width} {theme}: cells not in the {theme} colours: {wrong[:3]}"
+    if theme == "dark":  # and the dark colours differ from the light ones (not a no-op)
+        assert any(c["light"] != c["dark"] for c in cells if c["dark"].startswith("#"))
+
+
+@pytest.mark.parametrize(("width", "theme"), [(w, t) for w in SIZES for t in THEMES])
+def test_site_opens_on_the_style_controlled_board(seen, width, theme):
+    """index.html is the style-controlled main board with the raw board one click away;
+    Hard Prompts (no style metadata in its battles) says it is raw."""
+    board = seen["board", width, theme].facts
+    assert board["switchCurrent"] == "Style-controlled", board["switchCurrent"]
+    assert "style-controlled" in board["heading"].lower(), board["heading"]
+    hard = seen["category", width, theme].facts
+    assert hard["heading"].startswith("Hard Prompts"), hard["heading"]
 
 
 @pytest.mark.parametrize(("page", "width", "theme"), views("console"))

@@ -67,5 +67,16 @@
       99
     ),
     title: document.title,
+    heading: (document.querySelector("main h1") || {}).innerText || "",
+    // the board's Raw / Style-controlled switch: the entry this page is
+    switchCurrent: (document.querySelector(".switch a[aria-current=page]") || {}).innerText || null,
+    // heatmap cells: the colour drawn, and the light (fill) and dark (--dk) ones they carry
+    heatCells: [...document.querySelectorAll("svg.heat .cells [style*='--dk']")]
+      .slice(0, 60)
+      .map((el) => ({
+        drawn: getComputedStyle(el).fill,
+        light: el.style.fill,
+        dark: el.style.getPropertyValue("--dk").trim(),
+      })),
   };
 })()
