@@ -40,39 +40,91 @@ PG = os.environ.get("ARENA_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@12
 
 
 class Conn:
-    """One keep-alive HTTP/1.1 connection."""
+    """One keep-alive HTTP/1.1 connection (headers built once, responses parsed by
+    one ``readuntil``: the load generator shares the cores with the server, so its
+    CPU per request is kept small and is reported beside the server's)."""
 
     def __init__(self, host: str, port: int, token: str) -> None:
         self.host, self.port, self.token = host, port, token
         self.reader = self.writer = None
+        self._heads: dict[tuple[str, str], bytes] = {}
 
     async def open(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
 
+    def _head(self, method: str, path: str, body: bool) -> bytes:
+        head = self._heads.get((method, path))
+        if head is None:
+            head = (
+                f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n"
+                f"Authorization: Bearer {self.token}\r\n"
+                + ("Content-Type: application/json\r\n" if body else "")
+            ).encode()
+            self._heads[(method, path)] = head
+        return head
+
     async def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, bytes]:
-        head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\n"
-            f"Authorization: Bearer {self.token}\r\n"
-        )
+        head = self._head(method, path, body is not None)
         if body is not None:
-            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-        self.writer.write((head + "\r\n").encode() + (body or b""))
-        status_line = await self.reader.readline()
-        status = int(status_line.split()[1])
-        length = 0
-        while True:
-            line = await self.reader.readline()
-            if line in (b"\r\n", b""):
-                break
-            name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
+            self.writer.write(b"%sContent-Length: %d\r\n\r\n%s" % (head, len(body), body))
+        else:
+            self.writer.write(head + b"\r\n")
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(raw[9:12])
+        at = raw.lower().find(b"content-length:")
+        length = int(raw[at + 15 : raw.index(b"\r\n", at)]) if at >= 0 else 0
         data = await self.reader.readexactly(length) if length else b""
         return status, data
 
     def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its live descendants (Linux /proc)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    wanted, total, grew = {pid}, 0.0, True
+    while grew:
+        grew = False
+        for child, (parent, _) in stats.items():
+            if parent in wanted and child not in wanted:
+                wanted.add(child)
+                grew = True
+    for p in wanted:
+        total += stats.get(p, (0, 0.0))[1]
+    return total
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
+
+
+class Meter:
+    """Wall time and CPU (server tree, load generator) of one phase."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.pid = server_pid
+
+    def __enter__(self) -> Meter:
+        self.t0, self.s0, self.c0 = time.perf_counter(), _tree_cpu(self.pid), _own_cpu()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall = time.perf_counter() - self.t0
+        self.server = _tree_cpu(self.pid) - self.s0
+        self.client = _own_cpu() - self.c0
 
 
 def _free_port() -> int:
@@ -110,6 +162,10 @@ def prepare(url: str, tmp: Path, models: int = 30, battles: int = 20_000) -> dic
     }
 
 
+#: the checkout whose server is measured (--server-root: an older one, side by side)
+SERVER_ROOT = ROOT
+
+
 def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
     port = _free_port()
     proc = subprocess.Popen(
@@ -128,7 +184,7 @@ def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
             "--seed",
             "1",
         ],  # fmt: skip
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(SERVER_ROOT)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -177,16 +233,17 @@ async def run_votes(
     await asyncio.gather(*(c.open() for c in conns))
     latencies: list[float] = []
     codes: dict[int, int] = {}
-    queue = list(reversed(tickets))
+    # bodies are made before the clock starts: the phase measures the server
+    bodies = [b'{"battle":"%s","winner":"model_a"}' % t.encode() for t in reversed(tickets)]
     deadline = time.perf_counter() + limit_s
+    clock = time.perf_counter
 
     async def one(c: Conn) -> None:
-        while queue and time.perf_counter() < deadline:
-            ticket = queue.pop()
-            body = json.dumps({"battle": ticket, "winner": "model_a"}).encode()
-            t = time.perf_counter()
+        while bodies and clock() < deadline:
+            body = bodies.pop()
+            t = clock()
             status, _ = await c.request("POST", "/v1/votes", body)
-            latencies.append(time.perf_counter() - t)
+            latencies.append(clock() - t)
             codes[status] = codes.get(status, 0) + 1
 
     t0 = time.perf_counter()
@@ -238,31 +295,48 @@ async def run_batches(
     return stored, elapsed, latencies
 
 
+def _run(coro):
+    """asyncio.run on uvloop when it is installed (uvicorn[standard] brings it): the
+    client's event loop then costs less of the shared CPU."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
 def bench(engine: str, url: str, args, workers: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         keys = prepare(url, Path(tmp))
         proc, port = start(url, workers)
         try:
-            tickets, pair_rps = asyncio.run(run_pairs(port, keys["vote"], args.votes, args.clients))
-            acked, elapsed, lat, codes = asyncio.run(
-                run_votes(port, keys["vote"], tickets, args.clients, args.seconds)
-            )
-            stored, b_elapsed, b_lat = asyncio.run(
-                run_batches(port, keys["ingest"], args.batches, args.batch)
-            )
+            with Meter(proc.pid) as m_pair:
+                tickets, pair_rps = _run(run_pairs(port, keys["vote"], args.votes, args.clients))
+            with Meter(proc.pid) as m_vote:
+                acked, elapsed, lat, codes = _run(
+                    run_votes(port, keys["vote"], tickets, args.clients, args.seconds)
+                )
+            with Meter(proc.pid) as m_batch:
+                stored, b_elapsed, b_lat = _run(
+                    run_batches(port, keys["ingest"], args.batches, args.batch)
+                )
         finally:
             proc.terminate()
             proc.wait(60)
+    sent = sum(codes.values())
     return {
         "engine": engine,
         "workers": workers,
         "pair_rps": pair_rps,
+        "pair_cpu_us": (1e6 * m_pair.server / len(tickets), 1e6 * m_pair.client / len(tickets)),
         "votes": acked,
         "vote_rps": acked / elapsed,
+        "vote_cpu_us": (1e6 * m_vote.server / sent, 1e6 * m_vote.client / sent),
         "p50_ms": pct(lat, 0.50),
         "p99_ms": pct(lat, 0.99),
         "codes": codes,
         "battles_per_s": stored / b_elapsed,
+        "battle_cpu_us": (1e6 * m_batch.server / stored, 1e6 * m_batch.client / stored),
         "batch_p99_ms": pct(b_lat, 0.99),
     }
 
@@ -275,15 +349,27 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--batches", type=int, default=200)
     p.add_argument("--postgres", action="store_true", help="also PostgreSQL (1 and 2 workers)")
+    p.add_argument("--no-sqlite", action="store_true", help="PostgreSQL only (with --postgres)")
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="PostgreSQL workers")
+    p.add_argument(
+        "--server-root",
+        type=Path,
+        help="serve from this checkout instead (e.g. an older commit, for before/after)",
+    )
     args = p.parse_args()
+    global SERVER_ROOT
+    if args.server_root is not None:
+        SERVER_ROOT = args.server_root.resolve()
+    print(f"server from {SERVER_ROOT}")
     print(f"load before: {os.getloadavg()[0]:.2f} (1-min load average), {os.cpu_count()} cores")
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        rows.append(bench("sqlite", f"sqlite:///{tmp}/bench.db", args, 1))
+    if not args.no_sqlite:
+        with tempfile.TemporaryDirectory() as tmp:
+            rows.append(bench("sqlite", f"sqlite:///{tmp}/bench.db", args, 1))
     if args.postgres:
         from sqlalchemy import create_engine, text
 
-        for workers in (1, 2):
+        for workers in args.workers:
             schema = f"bench_{uuid.uuid4().hex[:10]}"
             admin = create_engine(PG, isolation_level="AUTOCOMMIT")
             with admin.connect() as conn:
@@ -307,6 +393,15 @@ def main() -> None:
             f"{r['engine']:<11}{r['workers']:>8}{r['pair_rps']:>10.0f}{r['votes']:>8}"
             f"{r['vote_rps']:>10.0f}{r['p50_ms']:>9.1f}{r['p99_ms']:>9.1f}"
             f"{r['battles_per_s']:>11.0f}{r['batch_p99_ms']:>9.0f}ms  {r['codes']}"
+        )
+    print()
+    print("CPU microseconds per request (per battle for batches): server / load generator")
+    for r in rows:
+        print(
+            f"{r['engine']:<11}{r['workers']:>8}  pair {r['pair_cpu_us'][0]:.0f} / "
+            f"{r['pair_cpu_us'][1]:.0f}   vote {r['vote_cpu_us'][0]:.0f} / "
+            f"{r['vote_cpu_us'][1]:.0f}   battle {r['battle_cpu_us'][0]:.1f} / "
+            f"{r['battle_cpu_us'][1]:.1f}"
         )
 
 
