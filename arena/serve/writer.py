@@ -25,11 +25,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, update
-from sqlalchemy.orm import aliased
+from sqlalchemy import Connection, Engine, insert
 
 from arena.db.advisory import advisory_key
-from arena.db.models import Battle, BattleKey, IngestBatch, Model, utcnow
+from arena.db.models import IngestBatch, utcnow
 from arena.db.session import take_write_lock
 from arena.ingest.errors import RowError
 from arena.ingest.records import ParsedBattle, parse_json_object
@@ -122,21 +121,28 @@ def _content(b: ParsedBattle, source: str | None) -> tuple:
     return (b.model_a, b.model_b, b.outcome, float(b.weight), source)
 
 
+#: what a stored battle says, by external id (driver SQL: compiling the same
+#: select with aliased models through the expression layer, once per group,
+#: cost more CPU than the lookup itself)
+_STORED_SELECT = (
+    "SELECT k.external_id, ma.name, mb.name, b.outcome, b.weight, b.source "
+    "FROM battle_keys k JOIN battles b ON b.id = k.battle_id "
+    "JOIN models ma ON ma.id = b.model_a_id JOIN models mb ON mb.id = b.model_b_id "
+    "WHERE k.external_id "
+)
+
+
 def _stored_contents(conn: Connection, ids: list[str]) -> dict[str, tuple]:
     """External id -> what the stored battle says, for the ids that are stored."""
     out: dict[str, tuple] = {}
-    a, b = aliased(Model), aliased(Model)
+    postgres = conn.dialect.name == "postgresql"
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
-        rows = conn.execute(
-            select(
-                BattleKey.external_id, a.name, b.name, Battle.outcome, Battle.weight, Battle.source
-            )
-            .join(Battle, Battle.id == BattleKey.battle_id)
-            .join(a, a.id == Battle.model_a_id)
-            .join(b, b.id == Battle.model_b_id)
-            .where(BattleKey.external_id.in_(part))
-        )
+        if postgres:
+            rows = conn.exec_driver_sql(_STORED_SELECT + "= ANY(%(ids)s)", {"ids": part})
+        else:
+            marks = ",".join("?" * len(part))
+            rows = conn.exec_driver_sql(_STORED_SELECT + f"IN ({marks})", tuple(part))
         for ext, ma, mb, outcome, weight, source in rows:
             out[ext] = (ma, mb, outcome, float(weight), source)
     return out
@@ -312,33 +318,38 @@ class GroupWriter:
 
     @staticmethod
     def _store(conn: Connection, source: str, battles: list[ParsedBattle]) -> int:
+        # The pre-check (_write) made every battle of the group fresh, so the batch
+        # row is written once with its final counts (one statement, built once),
+        # and the writer's result is checked against them before the commit.
+        now = utcnow()
+        excluded = sum(b.excluded_reason is not None for b in battles)
         batch_id = conn.execute(
-            insert(IngestBatch)
-            .values(
-                file_name="arena serve",
-                sha256=secrets.token_hex(32),
-                format="serve",
-                source=source,
-            )
-            .returning(IngestBatch.id)
+            _BATCH_INSERT,
+            {
+                "file_name": "arena serve",
+                "sha256": secrets.token_hex(32),
+                "format": "serve",
+                "source": source,
+                "rows_read": len(battles),
+                "inserted": len(battles),
+                "excluded": excluded,
+                "started_at": now,
+                "finished_at": now,
+            },
         ).scalar_one()
         writer = BattleWriter(conn, batch_id=batch_id, source=source)
         writer.bulk = False
         result = writer.write(battles)
         writer.finish()
-        if result.duplicates or result.repeated:  # the pre-check makes this impossible
+        if (result.inserted, result.excluded) != (len(battles), excluded):
+            # the pre-check makes this impossible; raising rolls the group back
             raise RuntimeError(
-                f"arena serve: {result.duplicates + len(result.repeated)} battles were "
-                "already stored although the pre-check found none (a bug; nothing committed)"
+                f"arena serve: stored {result.inserted} of {len(battles)} battles "
+                f"({result.duplicates + len(result.repeated)} already stored although the "
+                "pre-check found none; a bug; nothing committed)"
             )
-        conn.execute(
-            update(IngestBatch)
-            .where(IngestBatch.id == batch_id)
-            .values(
-                rows_read=len(battles),
-                inserted=result.inserted,
-                excluded=result.excluded,
-                finished_at=utcnow(),
-            )
-        )
         return result.inserted
+
+
+#: the batch row of one group's battles of one source (see GroupWriter._store)
+_BATCH_INSERT = insert(IngestBatch).returning(IngestBatch.id)
