@@ -40,6 +40,9 @@ _COUNT_MERGE = f"ON CONFLICT ({_COUNT_KEY}) DO UPDATE SET n = battle_counts.n + 
 _SAME_CELL = " AND ".join(f"c.{col} = s.{col}" for col in _COUNT_KEY.split(", "))
 #: count-table cells a statement on SQLite (4-5 parameters each: under 999, the old limit)
 _MERGE_ROWS = 100
+#: PostgreSQL: up to this many count-table cells are merged by one upsert statement
+#: (a served group's few cells: one round trip instead of the stage-and-merge's six)
+_UPSERT_CELLS = 500
 _LOOKUP_SELECT = (
     "SELECT k.external_id, b.batch_id, b.id, ma.name, mb.name, b.outcome, b.weight, "
     "b.source FROM battle_keys k JOIN battles b ON b.id = k.battle_id "
@@ -203,17 +206,29 @@ class PostgresRows:
     name = "postgresql"
     time_format: str | None = None
 
-    def __init__(self, conn: Connection, *, batch_id: int, source: str | None, next_id: int):
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        batch_id: int,
+        source: str | None,
+        next_id: int,
+        few_rows: bool = False,
+        ids_locked: bool = False,
+    ):
         self.conn = conn
         self.batch_id = batch_id
         self.source = source
         self.first_id = next_id
         self.last_id = 0
-        self._locked = False
+        #: the battle-id lock (hold_battle_ids) is held: taken by the caller, or here
+        self._locked = ids_locked
         self._locked_first = False
         self._conflicts_seen = False
-        #: foreign keys are verified set-wise at the end (see defer_references)
-        self.triggers_off = self.defer_references()
+        #: foreign keys are verified set-wise at the end (see defer_references); a
+        #: writer of a few rows (``few_rows``: arena serve's group commits) keeps the
+        #: per-row checks, cheaper for a few dozen rows than the four statements
+        self.triggers_off = False if few_rows else self.defer_references()
         #: checking foreign keys row by row: a bulk load drops and re-adds them
         self.fk_per_row = not self.triggers_off
 
@@ -297,6 +312,11 @@ class PostgresRows:
             for category_id, weight, rated, a_ids, b_ids, outcomes, n in groups
         )
         columns = [*_COUNT_KEY.split(", "), "n"]
+        cells = sum(len(g[3]) for g in groups)
+        if cells <= _UPSERT_CELLS:
+            if cells:
+                self._upsert_counts(groups, cells)
+            return
         if self.conn.exec_driver_sql("SELECT NOT EXISTS (SELECT 1 FROM battle_counts)").scalar():
             self._copy("battle_counts", columns, text)
             return
@@ -315,6 +335,20 @@ class PostgresRows:
             f"WHERE NOT EXISTS (SELECT 1 FROM battle_counts c WHERE {_SAME_CELL})"
         )
         self.conn.exec_driver_sql("DROP TABLE arena_count_stage")
+
+    def _upsert_counts(self, groups: list[tuple], cells: int) -> None:
+        """A few cells (at most ``_UPSERT_CELLS``) by one upsert statement."""
+        params: list = []
+        for category_id, weight, rated, a_ids, b_ids, outcomes, n in groups:
+            for a, b, outcome, k in zip(a_ids, b_ids, outcomes, n, strict=True):
+                params += (int(category_id), int(a), int(b), outcome, float(weight), bool(rated))
+                params.append(int(k))
+        cell = "(%s, %s, %s, %s, %s, %s, %s)"
+        self.conn.exec_driver_sql(
+            f"INSERT INTO battle_counts ({_COUNT_KEY}, n) VALUES {', '.join([cell] * cells)} "
+            + _COUNT_MERGE,
+            tuple(params),
+        )
 
     def insert(
         self,
@@ -425,10 +459,26 @@ def hold_battle_ids(conn: Connection, what: str = "another ingest") -> None:
         conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
 
 
-def rows_for(conn: Connection, *, batch_id: int, source: str | None, next_id: int):
+def rows_for(
+    conn: Connection,
+    *,
+    batch_id: int,
+    source: str | None,
+    next_id: int,
+    few_rows: bool = False,
+    ids_locked: bool = False,
+):
     """The engine's :class:`SqliteRows` or :class:`PostgresRows`, chosen once."""
-    cls = PostgresRows if conn.dialect.name == "postgresql" else SqliteRows
-    return cls(conn, batch_id=batch_id, source=source, next_id=next_id)
+    if conn.dialect.name == "postgresql":
+        return PostgresRows(
+            conn,
+            batch_id=batch_id,
+            source=source,
+            next_id=next_id,
+            few_rows=few_rows,
+            ids_locked=ids_locked,
+        )
+    return SqliteRows(conn, batch_id=batch_id, source=source, next_id=next_id)
 
 
 def dialect_insert(conn: Connection):

@@ -75,21 +75,100 @@ def _conflict(ext: str, have: StoredBattle, row: tuple) -> str:
     )
 
 
+@dataclass
+class StoredNames:
+    """What a writer starts from: the name -> id maps of models, categories and
+    style features, the derived-category rules, and the next battle id (five reads).
+
+    arena serve keeps one between its group commits and reads it again only when
+    :func:`names_fingerprint` changed (:mod:`arena.serve.writer`).
+    """
+
+    models: dict[str, int]
+    categories: dict[str, int]
+    features: dict[str, int]
+    rules: list
+    next_id: int
+
+    @classmethod
+    def read(cls, conn: Connection, next_id: int | None = None) -> StoredNames:
+        if next_id is None:
+            next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
+        return cls(
+            models=dict(conn.execute(select(Model.name, Model.id)).all()),
+            categories=dict(conn.execute(select(Category.name, Category.id)).all()),
+            features=dict(conn.execute(select(StyleFeature.name, StyleFeature.id)).all()),
+            rules=load_rules(conn),
+            next_id=next_id,
+        )
+
+
+def names_fingerprint(conn: Connection) -> tuple[tuple, int]:
+    """(what :class:`StoredNames` maps, in brief; the next battle id), one statement.
+
+    Models, categories and style features are only ever added (never renamed or
+    removed), so their counts and largest ids tell whether a kept map is current;
+    the rules are few and compared whole (a rule may be redefined under its name).
+    """
+    if conn.dialect.name == "postgresql":
+        rules = (
+            "SELECT string_agg(name || ' ' || tags || ' ' || at_least, ',' ORDER BY name) "
+            "FROM derived_categories"
+        )
+    else:
+        rules = (
+            "SELECT group_concat(name || ' ' || tags || ' ' || at_least, ',') "
+            "FROM (SELECT * FROM derived_categories ORDER BY name)"
+        )
+    row = conn.exec_driver_sql(
+        "SELECT (SELECT count(*) FROM models), (SELECT max(id) FROM models), "
+        "(SELECT count(*) FROM categories), (SELECT max(id) FROM categories), "
+        "(SELECT count(*) FROM style_features), (SELECT max(id) FROM style_features), "
+        f"({rules}), (SELECT max(id) FROM battles)"
+    ).one()
+    return tuple(row[:7]), (row[7] or 0) + 1
+
+
 class BattleWriter:
     """Insert chunks of :class:`ParsedBattle` for one ingest batch."""
 
-    def __init__(self, conn: Connection, *, batch_id: int, source: str | None) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        batch_id: int,
+        source: str | None,
+        few_rows: bool = False,
+        names: StoredNames | None = None,
+        ids_locked: bool = False,
+        keys_new: bool = False,
+    ) -> None:
         self.conn = conn
         self.batch_id = batch_id
         self.source = source
-        self.models = dict(conn.execute(select(Model.name, Model.id)).all())
-        self.categories = dict(conn.execute(select(Category.name, Category.id)).all())
-        self.features = dict(conn.execute(select(StyleFeature.name, StyleFeature.id)).all())
+        if names is None:
+            names = StoredNames.read(conn)
+        self.models = names.models
+        self.categories = names.categories
+        self.features = names.features
         #: derived categories (arena.store.derived): linked here, like the tags they read
-        self.rules = load_rules(conn)
-        self._next_id = (conn.execute(select(func.max(Battle.id))).scalar() or 0) + 1
-        #: what differs between the engines, chosen once (arena.ingest.dialects)
-        self.rows = rows_for(conn, batch_id=batch_id, source=source, next_id=self._next_id)
+        self.rules = names.rules
+        self._next_id = names.next_id
+        #: ``keys_new``: the caller found, under the battle-id lock, that no external
+        #: id it writes is stored (arena serve's pre-check): keys go in unchecked
+        self.keys_new = keys_new
+        #: what differs between the engines, chosen once (arena.ingest.dialects);
+        #: ``few_rows``: a writer of a few dozen rows (arena serve's group commits)
+        #: takes the way with the fewest statements (see PostgresRows);
+        #: ``ids_locked``: the caller holds the battle-id lock (hold_battle_ids) already
+        self.rows = rows_for(
+            conn,
+            batch_id=batch_id,
+            source=source,
+            next_id=self._next_id,
+            few_rows=few_rows,
+            ids_locked=ids_locked,
+        )
         self._insert_construct = dialect_insert(conn)
         self.new_models = 0
         #: bulk mode (see :meth:`start_bulk`): None = not decided yet
@@ -244,7 +323,9 @@ class BattleWriter:
             if has_ext and not self.bulk
             else None
         )
-        inserted = self._insert(columns, rows, ids, keys, may_conflict=has_ext and not self.bulk)
+        inserted = self._insert(
+            columns, rows, ids, keys, may_conflict=has_ext and not self.bulk and not self.keys_new
+        )
 
         repeated: list[tuple[int, str]] = []
         duplicates = 0
@@ -363,7 +444,7 @@ class BattleWriter:
             None
             if block.external_id is None or self.bulk
             else list(zip(block.external_id, ids, strict=True)),
-            may_conflict=block.external_id is not None and not self.bulk,
+            may_conflict=block.external_id is not None and not self.bulk and not self.keys_new,
             copy_text=copy_text,
         )
         repeated: list[tuple[int, str]] = []

@@ -33,7 +33,7 @@ from arena.db.session import take_write_lock
 from arena.ingest.errors import RowError
 from arena.ingest.records import ParsedBattle, parse_json_object
 from arena.ingest.shapes import EXPAND_MAX, resolve_schema
-from arena.ingest.writer import BattleWriter
+from arena.ingest.writer import BattleWriter, StoredNames, names_fingerprint
 
 __all__ = [
     "BatchJob",
@@ -177,6 +177,11 @@ class GroupWriter:
         self._on_commit = on_commit
         self._stop = threading.Event()
         self._lock_key: int | None = None
+        #: the writer's name -> id maps, kept between groups while the store's
+        #: fingerprint of them holds (dropped after a failed group: its new names
+        #: were rolled back)
+        self._names: StoredNames | None = None
+        self._names_print: tuple | None = None
         self._thread = threading.Thread(target=self._run, name="arena-serve-writer", daemon=True)
         self._thread.start()
 
@@ -230,14 +235,25 @@ class GroupWriter:
         try:
             with self.engine.connect() as conn, conn.begin():
                 take_write_lock(conn, "arena serve")
-                if conn.dialect.name == "postgresql":
+                postgres = conn.dialect.name == "postgresql"
+                if postgres:
+                    # The battle-id lock of every ingest (hold_battle_ids): workers and
+                    # file ingests queue on it, so the "already stored?" pre-check is
+                    # exact and the writer below need not take it again.
                     if self._lock_key is None:  # this arena's (database, schema) never changes
-                        self._lock_key = advisory_key(conn, "serve")
+                        self._lock_key = advisory_key(conn, "battle-ids")
                     conn.exec_driver_sql(
                         "SELECT pg_advisory_xact_lock(%(k)s)", {"k": self._lock_key}
                     )
-                results, votes, battles = self._write(conn, group)
+                fingerprint, next_id = names_fingerprint(conn)
+                if self._names is None or fingerprint != self._names_print:
+                    self._names = StoredNames.read(conn, next_id)
+                    self._names_print = fingerprint
+                else:
+                    self._names.next_id = next_id
+                results, votes, battles = self._write(conn, group, ids_locked=postgres)
         except Exception as exc:  # a bug or the database failed: every job of the group fails
+            self._names = None
             for job in group:
                 if not job.future.done():
                     job.future.set_exception(exc)
@@ -250,7 +266,7 @@ class GroupWriter:
         if self._on_commit is not None:
             self._on_commit(votes, battles)
 
-    def _write(self, conn: Connection, group: list[VoteJob | BatchJob]):
+    def _write(self, conn: Connection, group: list[VoteJob | BatchJob], *, ids_locked: bool):
         ids = [
             b.external_id
             for job in group
@@ -310,14 +326,19 @@ class GroupWriter:
             seen.update(mine)
             by_source.setdefault(job.source, []).extend(fresh)
             results.append((job.future, BatchResult(len(fresh), duplicates)))
-        total = 0
+        total, first = 0, True
         for source, battles in by_source.items():
             if battles:
-                total += self._store(conn, source, battles)
+                if not first:  # a second source in this group: its ids follow the first's
+                    assert self._names is not None
+                    self._names.next_id = names_fingerprint(conn)[1]
+                total += self._store(conn, source, battles, ids_locked=ids_locked)
+                first = False
         return results, votes, total
 
-    @staticmethod
-    def _store(conn: Connection, source: str, battles: list[ParsedBattle]) -> int:
+    def _store(
+        self, conn: Connection, source: str, battles: list[ParsedBattle], *, ids_locked: bool
+    ) -> int:
         # The pre-check (_write) made every battle of the group fresh, so the batch
         # row is written once with its final counts (one statement, built once),
         # and the writer's result is checked against them before the commit.
@@ -337,7 +358,15 @@ class GroupWriter:
                 "finished_at": now,
             },
         ).scalar_one()
-        writer = BattleWriter(conn, batch_id=batch_id, source=source)
+        writer = BattleWriter(
+            conn,
+            batch_id=batch_id,
+            source=source,
+            few_rows=True,
+            names=self._names,
+            ids_locked=ids_locked,
+            keys_new=True,  # the pre-check (_write), under the battle-id lock
+        )
         writer.bulk = False
         result = writer.write(battles)
         writer.finish()
