@@ -263,7 +263,20 @@ def test_replayed_expired_forged_and_foreign_tokens_store_nothing(server):
     assert foreign.status_code == 403 and "another key" in foreign.json()["error"]["message"]
     bad_winner = c.post("/v1/votes", json={"battle": mine, "winner": "left"})
     assert bad_winner.status_code == 422 and bad_winner.json()["error"]["field"] == "winner"
+    # the body checked as the documented VoteIn schema: 422 naming the field
+    for body, field in [
+        ({"winner": "tie"}, "battle"),
+        ({"battle": 7, "winner": "tie"}, "battle"),
+        ({"battle": mine, "winner": "tie", "voter": 3}, "voter"),
+        ({"battle": mine, "winner": "tie", "conv_metadata": [1]}, "conv_metadata"),
+        ([mine], None),
+    ]:
+        r = c.post("/v1/votes", json=body)
+        assert r.status_code == 422 and r.json()["error"]["field"] == field, (body, r.text)
+    r = c.post("/v1/votes", content=b"{not json", headers={"Content-Type": "application/json"})
+    assert r.status_code == 422 and r.json()["error"]["field"] is None
     assert len(_stored_votes(server.url)) == before
+    assert 'method="POST",route="/v1/votes",status="409"' in c.get("/metrics").text
 
 
 def test_battle_batches_are_atomic_and_deduplicated(server):
