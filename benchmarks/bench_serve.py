@@ -106,6 +106,25 @@ def _tree_cpu(pid: int) -> float:
     return total
 
 
+def _postgres_cpu() -> float:
+    """CPU seconds of every process named ``postgres`` (the database's share of the
+    cores; other users of the same PostgreSQL count too, so it is an upper bound)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                head, _, rest = f.read().rpartition(")")
+        except OSError:
+            continue
+        if head.endswith("(postgres"):
+            fields = rest.split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def _own_cpu() -> float:
     t = os.times()
     return t.user + t.system
@@ -119,12 +138,14 @@ class Meter:
 
     def __enter__(self) -> Meter:
         self.t0, self.s0, self.c0 = time.perf_counter(), _tree_cpu(self.pid), _own_cpu()
+        self.d0 = _postgres_cpu()
         return self
 
     def __exit__(self, *exc) -> None:
         self.wall = time.perf_counter() - self.t0
         self.server = _tree_cpu(self.pid) - self.s0
         self.client = _own_cpu() - self.c0
+        self.database = _postgres_cpu() - self.d0
 
 
 def _free_port() -> int:
@@ -185,6 +206,7 @@ def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
             "1",
         ],  # fmt: skip
         env={**os.environ, "PYTHONPATH": str(SERVER_ROOT)},
+        cwd=SERVER_ROOT,  # `python -m` puts the working directory first on sys.path
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -337,6 +359,7 @@ def bench(engine: str, url: str, args, workers: int) -> dict:
         "codes": codes,
         "battles_per_s": stored / b_elapsed,
         "battle_cpu_us": (1e6 * m_batch.server / stored, 1e6 * m_batch.client / stored),
+        "db_cpu_us": (1e6 * m_vote.database / sent, 1e6 * m_batch.database / stored),
         "batch_p99_ms": pct(b_lat, 0.99),
     }
 
@@ -395,13 +418,21 @@ def main() -> None:
             f"{r['battles_per_s']:>11.0f}{r['batch_p99_ms']:>9.0f}ms  {r['codes']}"
         )
     print()
-    print("CPU microseconds per request (per battle for batches): server / load generator")
+    print(
+        "CPU microseconds per request (per battle for batches): server / load generator"
+        " [/ PostgreSQL]"
+    )
     for r in rows:
         print(
             f"{r['engine']:<11}{r['workers']:>8}  pair {r['pair_cpu_us'][0]:.0f} / "
             f"{r['pair_cpu_us'][1]:.0f}   vote {r['vote_cpu_us'][0]:.0f} / "
             f"{r['vote_cpu_us'][1]:.0f}   battle {r['battle_cpu_us'][0]:.1f} / "
             f"{r['battle_cpu_us'][1]:.1f}"
+            + (
+                f"   PostgreSQL: vote {r['db_cpu_us'][0]:.0f}, battle {r['db_cpu_us'][1]:.1f}"
+                if r["engine"] == "postgresql"
+                else ""
+            )
         )
 
 
