@@ -83,6 +83,9 @@ def test_style_board_by_default_raw_one_click_away(engine, tmp_path):
     assert "Raw ratings, not adjusted for answer style" in notes
     # ... and a derived category states its rule and its source
     assert "at least 6 of the 7 criteria.* tags" in notes
+    # ... naming the tags as the site does, without the shared "Criterion: "
+    assert "(complexity, creativity, domain knowledge, problem solving, real world, " in notes
+    assert "Criterion:" not in notes
     assert "Introducing Hard Prompts Category" in notes
 
 

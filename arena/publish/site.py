@@ -45,7 +45,7 @@ from arena.boards.snapshots import (
 from arena.core.defaults import DEFAULT_HEATMAP_TOP
 from arena.core.formats import render_csv, tidy, to_json
 from arena.core.resources import templates_dir
-from arena.core.words import too_many_boards
+from arena.core.words import name_list, too_many_boards
 from arena.db.models import Snapshot
 from arena.publish import context as ctx
 from arena.publish.agreement_view import agreement_views
@@ -60,7 +60,7 @@ from arena.publish.atomic import (
 from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
 from arena.publish.views import BoardsPage
-from arena.store.categories import stored_labels
+from arena.store.categories import label_for, stored_labels
 from arena.store.derived import Rule, load_rules
 from arena.store.sources import source_infos
 
@@ -169,7 +169,7 @@ def _load_site_boards(
                 history=history,
                 label=_source_kind(ctx.board_label(info.key, labels), info, kinds),
                 rank_alone=ranks_alone(conn, board),
-                rule=_rule_text(rules.get(info.category or "")),
+                rule=_rule_text(rules.get(info.category or ""), labels),
                 group=_group(info, parts),
             )
         )
@@ -212,10 +212,17 @@ def _source_kind(label: str, info, kinds: dict) -> str:
     return label.replace(f"Source: {info.source}", f"{info.source} ({words[kind]})", 1)
 
 
-def _rule_text(rule: Rule | None) -> str:
+def _rule_text(rule: Rule | None, labels: Mapping[str, str] | None = None) -> str:
+    """The rule in words, with the tags by the names the site shows them (a shared
+    ``Criterion: `` left off): ``... of the 7 criteria.* tags (complexity, ...)``."""
     if rule is None:
         return ""
     text = f"The battles whose prompt carries {rule.short()}"
+    if len(rule.tags) > 1:
+        names = [label_for(t, labels) for t in rule.tags]
+        head = os.path.commonprefix(names)
+        head = head[: head.rfind(": ") + 2] if ": " in head else ""
+        text += f" ({name_list([n[len(head) :] for n in names], limit=len(names))})"
     return f"{text}: {rule.note}." if rule.note else f"{text}."
 
 
