@@ -233,7 +233,7 @@ def _no_cyclic_gc() -> Iterator[None]:
     Parsing makes millions of small dicts, lists and tuples, none in a cycle;
     each collection walked all that were alive (a JSON-lines block of 20,000
     records holds about 200,000 objects), which cost ~40 % of the JSON parse.
-    Reference counting still frees everything; a collection runs at the end.
+    Reference counting still frees everything; collection resumes afterwards.
     """
     enabled = gc.isenabled()
     gc.disable()
