@@ -219,7 +219,7 @@ def test_malformed_csv_is_a_one_line_error(tmp_path, content, needle):
                 '{"doc_id": 0, "acc": 0, "filter": "flex"}',
             ],
             [],
-            "choose one with --filter",
+            "choose one",
         ),
     ],
 )

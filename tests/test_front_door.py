@@ -127,6 +127,35 @@ def test_errors_name_the_parameter_and_the_cli_the_flag(front, db_url):
     assert bad.exit_code != 0 and "--rounds must be at least 10" in bad.output
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "args", "library", "cli"),
+    [
+        (
+            {"read": "counts", "since": "2024-01-01"},
+            ("rebuild", "--read", "counts", "--since", "2024-01-01"),
+            "read counts: since/until select battles by time; use read battles (or auto)",
+            "--read counts: --since/--until select battles by time; use --read battles (or auto)",
+        ),
+        (
+            {"all_sources": True, "source": "human"},
+            ("rebuild", "--all-sources", "--source", "human"),
+            "all_sources rates every source: give it without source",
+            "--all-sources rates every source: give it without --source",
+        ),
+    ],
+)
+def test_messages_naming_several_parameters_name_flags_on_the_cli(
+    front, db_url, kwargs, args, library, cli
+):
+    """A message may name more than one option: each is a parameter in Python, a flag in the CLI."""
+    with pytest.raises(OptionError) as err:
+        front.rebuild(rounds=ROUNDS, **kwargs)
+    assert str(err.value).startswith(library), str(err.value)
+    assert "--" not in str(err.value)
+    bad = cli_for(db_url)(*args, "--rounds", str(ROUNDS), ok=False)
+    assert bad.exit_code == 1 and f"Error: {cli}" in bad.output, bad.output
+
+
 def test_methods_own_their_transaction_and_lock(front):
     """Write methods commit by themselves: a second object sees the change."""
     assert front.annotate("m-1", organisation="Acme").changed == 1

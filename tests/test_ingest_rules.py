@@ -73,7 +73,7 @@ def test_aggregated_rows_expand_to_at_most_max_expand(run_cli, engine, tmp_path)
     result = run_cli("ingest", path, ok=False)
     assert result.exit_code == 1
     assert "agg.csv: line 3: field 'home.wins'" in result.output
-    assert "2000000 battles, more than --max-expand 10000" in result.output
+    assert "2000000 battles, more than max_expand=10000 allows" in result.output
     assert count(engine, Battle) == 0
     small = write_csv(
         tmp_path / "small.csv", header, [["x", "y", "3", "4"], ["x", "y", "12000", "1"]]
@@ -101,5 +101,5 @@ def test_map_to_a_missing_key_in_json_names_the_record(run_cli, engine, tmp_path
     path = tmp_path / "m.jsonl"
     path.write_text(json.dumps({"model_a": "a", "model_b": "b", "winner": "tie"}) + "\n")
     result = run_cli("ingest", str(path), "--map", "id=uid", ok=False)
-    assert "m.jsonl: line 1: field 'id': --map id=uid: no column uid" in result.output
+    assert "m.jsonl: line 1: field 'id': no column uid to map it to" in result.output
     assert count(engine, Battle) == 0

@@ -16,6 +16,7 @@ import shutil
 import pytest
 from sqlalchemy import func, select
 
+from arena.core.errors import OptionError
 from arena.db.models import Battle
 from arena.ingest import sources
 from arena.jobs import nightly as nightly_mod
@@ -164,7 +165,7 @@ def test_output_folder_equal_to_drop_folder_refused(run_cli, tmp_path, option):
     args[option] = incoming / "." if option != "--site" else incoming
     flat = [x for k, v in args.items() for x in (k, str(v))]
     res = run_cli("nightly", "--incoming", str(incoming), *flat, "--rounds", "50", "-q", ok=False)
-    assert res.exit_code == 1 and "is the drop folder" in res.output, res.output
+    assert res.exit_code == 1 and f"{option} is the --incoming folder" in res.output, res.output
     assert "nothing was done" in res.output and "Traceback" not in res.output
     assert sorted(os.listdir(incoming)) == ["a.csv"]
 
@@ -180,11 +181,21 @@ def test_keep_days_validated(run_cli, tmp_path, days):
     assert not (tmp_path / "site").exists()  # no status.json claiming anything
 
 
+def test_library_names_folder_parameters_not_flags(engine, tmp_path):
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    with pytest.raises(NightlyError, match=r"^done is the incoming folder \(") as caught:
+        nightly(engine, incoming, tmp_path / "site", RebuildOptions(), done=incoming, wait=5)
+    assert "--" not in str(caught.value)
+    with pytest.raises(NightlyError, match="^site must not be the done or failed folder$"):
+        nightly(engine, incoming, tmp_path / "d", RebuildOptions(), done=tmp_path / "d", wait=5)
+
+
 def test_library_refuses_bad_retention_before_work(engine, tmp_path):
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     synth_battles(incoming / "a.csv", n=20, models=3, seed=1)
-    with pytest.raises(NightlyError, match="keep-days"):
+    with pytest.raises(OptionError, match="^prune_keep_days must be a number of days"):
         nightly(
             engine,
             incoming,

@@ -606,7 +606,7 @@ def test_heatmaps_show_the_top_n_and_say_so(engine, tmp_path):
         assert "top 4" in box.find("h2").text()
         assert "top 4 by rating shown" in box.find("p", "note").text()
         assert "top 4" in box.find("svg").find("title").text()
-    with pytest.raises(PublishError, match="--heatmap-top"):
+    with pytest.raises(PublishError, match="^heatmap_top must be at least 2"):
         publish_site(engine, tmp_path / "t", top=1)
 
 

@@ -155,5 +155,5 @@ def test_png_card_and_absolute_urls_only_with_base_url(engine, tmp_path):
     model = next((out / "models").glob("*.html")).read_text(encoding="utf-8")
     assert 'content="https://example.org/arena/og.png"' in model
     assert 'og:url" content="https://example.org/arena/models/' in model
-    with pytest.raises(PublishError, match="--base-url"):
+    with pytest.raises(PublishError, match="^base_url must be"):
         publish_site(engine, out, base_url="example.org")

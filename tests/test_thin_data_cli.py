@@ -125,7 +125,7 @@ def test_some_judges_missing_is_a_counted_warning(run_cli, tmp_path):
     path.write_text("\n".join(lines) + "\n")
     run_cli("ingest", str(path))
     out = run_cli("rebuild", "--rounds", ROUNDS, "--cluster", "judge").output
-    assert "--cluster judge: 36 of 180 battles have no judge" in out
+    assert "resampling by judge: 36 of 180 battles have no judge" in out
     assert "own cluster" in out
 
 

@@ -745,11 +745,7 @@ class Arena:
         if keep_days is None and keep_last is None:
             raise OptionError("keep_days", "give {name}, keep_last or both")
         check_at_least("keep_last", keep_last, 1)
-        try:
-            check_retention(keep_days=keep_days, keep_last=keep_last)
-        except ValueError as exc:  # "keep-days must be ...": name the parameter
-            option, _, reason = str(exc).partition(" ")
-            raise OptionError(option.replace("-", "_"), "{name} " + escape(reason)) from None
+        check_retention(keep_days=keep_days, keep_last=keep_last)
         with self.engine().begin() as conn:
             take_write_lock(conn, "prune snapshots")
             return Pruned(

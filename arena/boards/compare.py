@@ -112,7 +112,7 @@ def resolve_snapshot_id(
             raise SnapshotError(
                 f"no style-controlled board {str(key)!r}: the battles of its raw board carry "
                 "no style metadata (conv_metadata at ingest), so a rebuild cannot write one; "
-                "leave out --style-control for the raw board"
+                "ask without style control for the raw board"
             )
         command = "arena rebuild" + "".join(
             f" --{name} {value}"
@@ -165,7 +165,7 @@ def resolve_board(
             raise SnapshotError(
                 f"snapshot {snapshot_id} ({board.snapshot.board}) has no style-controlled board "
                 "from the same rebuild (its battles carry no style metadata, or the rebuild "
-                "ran with --style-control off)"
+                "ran without style control)"
             )
         board = load_board(conn, board.paired_snapshot)
     return board

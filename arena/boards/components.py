@@ -16,9 +16,11 @@ from arena.boards.snapshots import (
     Board,
     SnapshotError,
     SnapshotInfo,
+    SnapshotOptionError,
     latest_snapshot_id,
     load_board,
 )
+from arena.core.errors import escape
 from arena.db.models import Snapshot
 
 __all__ = [
@@ -93,10 +95,13 @@ def component_board(conn: Connection, board: Board, number: int) -> Board:
         return load_board(conn, found[number])
     main = str(board.key.main)
     if len(found) <= 1:
-        raise SnapshotError(
-            f"the rebuild of board {main!r} (snapshot {board.snapshot.id}) wrote no board for "
-            f"comparable set {number}: it ranked one set (built with --components largest, or "
-            "every model is connected); `arena rebuild --components separate` writes one per set"
+        raise SnapshotOptionError(
+            "component",
+            escape(f"the rebuild of board {main!r} (snapshot {board.snapshot.id}) wrote no board")
+            + f" for comparable set {number} ({{name}} {number}): it ranked one set "
+            "({components} largest, or every model is connected); a rebuild with "
+            "{components} separate writes one board per set",
+            also=("components",),
         )
     raise SnapshotError(
         f"no comparable set {number} in the rebuild of board {main!r} (snapshot "

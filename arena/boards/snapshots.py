@@ -20,6 +20,7 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from arena.boards.keys import OVERALL, BoardKey
+from arena.core.errors import OptionError
 from arena.core.formats import count, iso_utc
 from arena.db.models import (
     Model,
@@ -34,6 +35,13 @@ from arena.engine.tiers import unranked_reason
 
 class SnapshotError(LookupError):
     """No such snapshot, no snapshot of a board yet, or a model not on the board."""
+
+
+class SnapshotOptionError(SnapshotError, OptionError):
+    """A board asked for by an option no rebuild wrote, naming the parameters (CLI: flags)."""
+
+    # LookupError precedes OptionError in the MRO; its __init__ takes no keywords
+    __init__ = OptionError.__init__
 
 
 #: Row fields of the leaderboard JSON/CSV documents, in column order. There is

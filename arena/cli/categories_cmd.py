@@ -84,6 +84,7 @@ def derive_command(app, key: str, tags: str | None, at_least: int | None, note: 
           criteria.technical_accuracy
         arena categories derive hard_prompts --remove
     """
+    from arena.cli.errors import as_click_error
     from arena.store.derived import DerivedError, define, drop, make_rule
 
     try:
@@ -92,11 +93,9 @@ def derive_command(app, key: str, tags: str | None, at_least: int | None, note: 
                 drop(conn, key)
                 click.echo(f"derived category {key} removed (its snapshots stay)")
                 return
-            if not tags:
-                raise DerivedError(f"derived category {key!r}: give --tags a,b,c")
-            done = define(conn, make_rule(key, tags.split(","), at_least, note))
+            done = define(conn, make_rule(key, (tags or "").split(","), at_least, note))
     except DerivedError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise as_click_error(exc) from None
     verb = "replaced" if done.replaced else "defined"
     click.echo(f"category {key} {verb}: {done.rule.describe()}; {done.battles:,} battles")
 

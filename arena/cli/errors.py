@@ -37,7 +37,7 @@ def as_click_error(exc: Exception) -> click.ClickException:
     from arena.core.errors import OptionError
 
     if isinstance(exc, OptionError):
-        return click.ClickException(exc.named(flag_for(exc.name)))
+        return click.ClickException(exc.spelled(flag_for))
     return click.ClickException(str(exc))
 
 

@@ -103,6 +103,8 @@ def nightly_command(
         arena --db postgresql+psycopg://arena@db/arena nightly --incoming drop/ --site site/ -q
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
+    from arena.cli.errors import as_click_error
+    from arena.core.errors import OptionError
     from arena.db.lock import LockHeld
     from arena.jobs.nightly import EXIT_LOCKED, NightlyError
 
@@ -123,8 +125,8 @@ def nightly_command(
             **fit_values(**fit),
         )
         result = night.result
-    except NightlyError as exc:
-        raise click.ClickException(f"{exc}; nothing was done") from None
+    except (NightlyError, OptionError) as exc:  # parameter names become flags
+        raise click.ClickException(f"{as_click_error(exc).message}; nothing was done") from None
     except LockHeld as exc:
         if fmt == "json":
             emit([], _COLUMNS, fmt, json_obj={"outcome": "locked", "exit_code": EXIT_LOCKED})

@@ -142,13 +142,15 @@ def _moved(row: dict) -> bool:
     return (row["ci_low"], row["ci_high"]) != (row["old_ci_low"], row["old_ci_high"])
 
 
-def _keep_days(_ctx, _param, value):
+def _keep_days(_ctx, param, value):
+    from arena.cli.errors import flag_for
+    from arena.core.errors import OptionError
     from arena.jobs.retention import check_retention
 
     try:
         check_retention(keep_days=value, keep_last=None)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
+    except OptionError as exc:  # named as the flag it came from (--keep-days, --prune-keep-days)
+        raise click.BadParameter(exc.spelled(lambda _name: flag_for(param.name))) from None
     return value
 
 

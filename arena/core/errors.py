@@ -8,6 +8,8 @@ command), so no library message names a CLI flag.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class OptionError(ValueError):
     """A bad value for parameter ``name``.
@@ -20,21 +22,25 @@ class OptionError(ValueError):
         The message with ``{name}`` where the option is named, e.g.
         ``"{name} must be at least 10"``; ``str(error)`` fills in ``name``,
         the CLI fills in the flag.
+    also : tuple of str
+        Other parameters the message names, each as ``{parameter}`` in
+        ``template`` (``"{name} must not be the {done} folder"``).
     """
 
-    def __init__(self, name: str, template: str) -> None:
+    def __init__(self, name: str, template: str, *, also: tuple[str, ...] = ()) -> None:
         self.name = name
         self.template = template
-        super().__init__(template.format(name=name))
+        self.also = also
+        super().__init__(self.spelled(lambda n: n))
 
     @classmethod
     def about(cls, name: str, message: str) -> OptionError:
         """``NAME: message`` for an error found while using the option (any text)."""
         return cls(name, "{name}: " + escape(message))
 
-    def named(self, spelled: str) -> str:
-        """The message with the option spelled as ``spelled`` (a CLI flag, say)."""
-        return self.template.format(name=spelled)
+    def spelled(self, spell: Callable[[str], str]) -> str:
+        """The message with every parameter it names spelled by ``spell`` (flags, say)."""
+        return self.template.format(name=spell(self.name), **{n: spell(n) for n in self.also})
 
 
 def escape(text: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.errors import OptionError, escape
 from arena.engine.multiple import adjust_pvalues
 from arena.evals.binomial import mcnemar_counts, wilson_interval
 from arena.evals.itemfile import ItemScores, item_sort_key
@@ -37,6 +38,10 @@ SHOW_MISSING = 5
 
 class EvaluateError(ValueError):
     """Scores that cannot be evaluated, or battles that cannot be written."""
+
+
+class EvaluateOptionError(EvaluateError, OptionError):
+    """A bad evaluation option, named by its parameter (the CLI names the flag)."""
 
 
 @dataclass(frozen=True)
@@ -319,9 +324,11 @@ def write_battles(
     """
     if benchmark is None:
         if len(evaluation.benchmarks) != 1:
-            raise EvaluateError(
-                "--to-battles: inputs name several benchmarks "
-                f"({', '.join(evaluation.benchmarks)}); give one with --benchmark NAME"
+            raise EvaluateOptionError(
+                "benchmark",
+                "battles from per-item results: the inputs name several benchmarks "
+                + escape(f"({', '.join(evaluation.benchmarks)})")
+                + "; choose one with {name}",
             )
         (benchmark,) = evaluation.benchmarks
     models, correct, present = evaluation.names, evaluation.correct, evaluation.present
@@ -352,7 +359,7 @@ def write_battles(
                     clash = seen_ids.intersection(ids)
                     if clash or len(set(ids)) != len(ids):
                         raise EvaluateError(
-                            f"--to-battles: battle ids are ambiguous (e.g. "
+                            f"battles from per-item results: battle ids are ambiguous (e.g. "
                             f"{next(iter(clash), ids[0])!r}: a model or item name contains "
                             "':'); rename models with PATH=NAME"
                         )

@@ -194,14 +194,14 @@ def harness_rows(path: Path, metric: str, filter_name: str | None) -> list[tuple
                 k for k, v in rec.items() if isinstance(v, (int, float)) and k != "doc_id"
             )
             hint = f" (numeric fields: {', '.join(numeric)})" if numeric else ""
-            raise ItemFileError(path, lineno, metric, f"missing; choose with --metric{hint}")
+            raise ItemFileError(path, lineno, metric, f"missing; choose the metric{hint}")
         rows.append((lineno, str(rec["doc_id"]), rec[metric]))
     if len(filters) > 1:
         raise ItemFileError(
             path,
             None,
             "filter",
-            f"records from several filters ({', '.join(sorted(filters))}); choose one with --filter",
+            f"records from several filters ({', '.join(sorted(filters))}); choose one",
         )
     if filter_name is not None and not rows:
         raise ItemFileError(path, None, "filter", f"no records with filter {filter_name!r}")

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
+from arena.core.errors import OptionError, escape
 from arena.core.text import text_problem
 from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch, utcnow
@@ -44,6 +45,10 @@ Progress = Callable[[int], None]  # called with the number of input bytes consum
 
 class IngestError(Exception):
     """The file was rejected as a whole; nothing of it was written."""
+
+
+class IngestOptionError(IngestError, OptionError):
+    """A bad ingest option, named by its parameter (the CLI names the flag)."""
 
 
 class IngestChanged(IngestError):
@@ -289,7 +294,7 @@ def ingest_file(
     if source is not None:
         problem = text_problem(source, limit=SOURCE_MAX)
         if problem is not None:
-            raise IngestError(f"--source {source!r}: {problem}")
+            raise IngestOptionError("source", "{name} " + escape(f"{source!r}: {problem}"))
     try:
         src = open_input(path)
         fmt = detect_format(src, fmt)

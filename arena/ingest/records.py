@@ -81,7 +81,7 @@ def _expand_counts(schema: Schema, get: Getter, model_a: str, model_b: str) -> l
     if total > schema.max_expand:
         raise RowError(
             schema.counts[0],
-            f"this row stands for {total} battles, more than --max-expand {schema.max_expand}",
+            f"this row stands for {total} battles, more than max_expand={schema.max_expand} allows",
         )
     out: list[ParsedBattle] = []
     for n, outcome in kinds:

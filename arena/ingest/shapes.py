@@ -206,12 +206,12 @@ def resolve_schema(
             columns.pop(fld, None)
         elif column not in present:
             listed = ", ".join(names)
-            raise RowError(fld, f"--map {fld}={column}: no column {column} (columns: {listed})")
+            raise RowError(fld, f"no column {column} to map it to (columns: {listed})")
         else:
             columns[fld] = column
     for fld in REQUIRED:
         if fld not in columns or columns[fld] not in present:
-            raise RowError(fld, "missing (no such column; use --map FIELD=COLUMN)")
+            raise RowError(fld, f"missing (no such column; map one to it: {fld}=COLUMN)")
     if shape.counts is not None:
         outcomes = None
     elif "winner" in columns:

@@ -15,7 +15,12 @@ from dataclasses import replace
 
 from sqlalchemy import Engine
 
-from arena.jobs.rebuild import RebuildError, RebuildOptions, RebuildResult, rebuild
+from arena.jobs.rebuild import (
+    RebuildOptionError,
+    RebuildOptions,
+    RebuildResult,
+    rebuild,
+)
 from arena.store.sources import sources
 
 
@@ -38,12 +43,16 @@ def rebuild_all_sources(
         ``opts`` already selects a source, no battle has a source, or a rebuild failed.
     """
     if opts.source is not None:
-        raise RebuildError("--all-sources rates every source: give it without --source")
+        raise RebuildOptionError(
+            "all_sources", "{name} rates every source: give it without {source}", also=("source",)
+        )
     with engine.connect() as conn:
         names = sources(conn)
     if not names:
-        raise RebuildError(
-            "--all-sources: no battle was ingested with --source NAME, so there is one source"
+        raise RebuildOptionError(
+            "all_sources",
+            "{name}: no battle was ingested with a {source} name, so there is one source",
+            also=("source",),
         )
     say = progress or (lambda _msg: None)
     kwargs = {

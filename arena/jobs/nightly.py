@@ -25,6 +25,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 
 from arena.core.defaults import DEFAULT_HEATMAP_TOP, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS
+from arena.core.errors import OptionError, escape
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import take_write_lock
@@ -53,6 +54,10 @@ STATUS_FILE = "status.json"
 
 class NightlyError(ValueError):
     """A configuration the nightly job refuses (before doing anything)."""
+
+
+class NightlyOptionError(NightlyError, OptionError):
+    """A refused folder option, named by its parameter (the CLI names the flag)."""
 
 
 @dataclass
@@ -221,7 +226,7 @@ def _unusable(path: Path, *, follow_symlinks: bool) -> tuple[str, str] | None:
         if not follow_symlinks:
             return "rejected", (
                 "a symbolic link (not followed: anyone who can write the drop folder could "
-                "make arena read any file; move the file itself in, or use --follow-symlinks)"
+                "make arena read any file; move the file itself in, or follow symbolic links)"
             )
         st = path.stat()
     if stat.S_ISDIR(st.st_mode):
@@ -425,14 +430,19 @@ def ingest_folder(
 def check_folders(incoming: Path, site: Path, done: Path | None, failed: Path | None) -> None:
     """Refuse folder settings that would make every night redo or undo work."""
     inc = incoming.resolve()
-    for option, folder in (("--done", done), ("--failed", failed), ("--site", site)):
+    for option, folder in (("done", done), ("failed", failed), ("site", site)):
         if folder is not None and folder.resolve() == inc:
-            raise NightlyError(
-                f"{option} is the drop folder ({display_path(incoming)}): every night would "
-                "read its own output again; give a separate folder"
+            raise NightlyOptionError(
+                option,
+                "{name} is the {incoming} folder ("
+                + escape(display_path(incoming))
+                + "): every night would read its own output again; give a separate folder",
+                also=("incoming",),
             )
     if site.resolve() in {p.resolve() for p in (done, failed) if p is not None}:
-        raise NightlyError("--site must not be the --done or --failed folder")
+        raise NightlyOptionError(
+            "site", "{name} must not be the {done} or {failed} folder", also=("done", "failed")
+        )
 
 
 def _rated_up_to(engine: Engine) -> tuple[int, int | None, list[int], list[str]]:
@@ -486,20 +496,14 @@ def nightly(
         nothing was done.
     """
     say = progress or (lambda _m: None)
-    try:
-        opts.validate()  # a bad option (an --anchor out of range) before any file moves
-    except RebuildError as exc:
-        raise NightlyError(str(exc)) from None
+    opts.validate()  # a bad option (an anchor out of range) before any file moves
     check_folders(
         Path(incoming),
         Path(site),
         Path(done) if done is not None else None,
         Path(failed) if failed is not None else None,
     )
-    try:
-        check_retention(keep_days=prune_keep_days, keep_last=prune_keep_last)
-    except ValueError as exc:
-        raise NightlyError(f"--prune-{exc}") from None
+    check_retention(keep_days=prune_keep_days, keep_last=prune_keep_last, prefix="prune_")
     started = datetime.now(UTC)
     clock = time.perf_counter()
     result = NightlyResult(started=started)

@@ -263,7 +263,7 @@ class RebuildJob:
         try:
             self.source = what_to_read(opts.selection(), self.read_mode)
         except OptionError as exc:
-            raise RebuildOptionError(exc.name, exc.template) from None
+            raise RebuildOptionError(exc.name, exc.template, also=exc.also) from None
         with engine.connect() as conn:
             if conn.dialect.name == "postgresql":
                 # One consistent view for the watermark and every read.
@@ -282,7 +282,7 @@ class RebuildJob:
                         conn, opts.selection(), all_categories=self.all_categories
                     )
                 else:
-                    why = counts_unusable(opts.selection()) or "--read battles"
+                    why = counts_unusable(opts.selection()) or "read='battles'"
                     self.say(f"aggregate: counting battles per board in the database ({why})")
                     self.watermark, self.boards = read_boards(
                         conn, opts.selection(), all_categories=self.all_categories
@@ -471,7 +471,7 @@ class RebuildJob:
         """Every snapshot in one transaction: raw boards first, then their style-controlled pairs."""
         if self.missing_cluster:
             self.warnings.append(
-                f"--cluster {self.opts.cluster}: {self.missing_cluster} of "
+                f"resampling by {self.opts.cluster}: {self.missing_cluster} of "
                 f"{self.n_battles_clustered} battles have no {self.opts.cluster}; each of them "
                 "is resampled as its own cluster"
             )

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, delete, func, select, text
 
+from arena.core.errors import OptionError, escape
 from arena.db.models import Base, Snapshot, SnapshotPair, SnapshotSamples
 
 #: Payload of one ``snapshot_pairs`` row: two 4-byte model ids beside the
@@ -64,20 +65,28 @@ def _utc(t: datetime) -> datetime:
 KEEP_DAYS_MAX = 36_525
 
 
-def check_retention(*, keep_days: float | None, keep_last: int | None) -> None:
-    """Raise ValueError (the message names the option) unless ``keep_days`` is a finite
-    number from 0 to :data:`KEEP_DAYS_MAX` and ``keep_last`` a whole number >= 0."""
+def check_retention(*, keep_days: float | None, keep_last: int | None, prefix: str = "") -> None:
+    """Raise :class:`~arena.core.errors.OptionError` (naming ``prefix`` + the parameter)
+    unless ``keep_days`` is a finite number from 0 to :data:`KEEP_DAYS_MAX` and
+    ``keep_last`` a whole number >= 0 (``prefix="prune_"`` for the nightly job's names)."""
+    days, last = prefix + "keep_days", prefix + "keep_last"
     if keep_days is not None:
         if isinstance(keep_days, bool) or not isinstance(keep_days, int | float):
-            raise ValueError(f"keep-days must be a number of days, not {keep_days!r}")
+            raise OptionError(
+                days, "{name} must be a number of days, not " + escape(repr(keep_days))
+            )
         if not (math.isfinite(keep_days) and 0 <= keep_days <= KEEP_DAYS_MAX):
-            raise ValueError(
-                f"keep-days must be a number of days from 0 to {KEEP_DAYS_MAX}, not {keep_days!r}"
+            raise OptionError(
+                days,
+                f"{{name}} must be a number of days from 0 to {KEEP_DAYS_MAX}, not "
+                + escape(repr(keep_days)),
             )
     if keep_last is not None and (
         isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0
     ):
-        raise ValueError(f"keep-last must be a whole number >= 0, not {keep_last!r}")
+        raise OptionError(
+            last, "{name} must be a whole number >= 0, not " + escape(repr(keep_last))
+        )
 
 
 def prunable(

@@ -20,6 +20,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from arena.core.errors import OptionError
+
 MARKER = ".arena-site"
 _MARKER_TEXT = b"arena static leaderboard site; `arena publish` may replace this directory\n"
 _MANIFEST = "files written:"
@@ -42,7 +44,11 @@ def _own_files(out: Path) -> set[str] | None:
 
 
 class PublishError(Exception):
-    """A reason not to publish, worded for the command line."""
+    """A reason not to publish, worded for the user."""
+
+
+class PublishOptionError(PublishError, OptionError):
+    """A bad publish option, named by its parameter (the CLI names the flag)."""
 
 
 def check_target(out: Path) -> None:

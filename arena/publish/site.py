@@ -43,6 +43,7 @@ from arena.boards.snapshots import (
     rating_history,
 )
 from arena.core.defaults import DEFAULT_HEATMAP_TOP
+from arena.core.errors import escape
 from arena.core.formats import render_csv, tidy, to_json
 from arena.core.resources import templates_dir
 from arena.core.words import name_list, too_many_boards
@@ -52,6 +53,7 @@ from arena.publish.agreement_view import agreement_views
 from arena.publish.atomic import (
     MARKER,
     PublishError,
+    PublishOptionError,
     check_target,
     publish_lock,
     remove_leftovers,
@@ -114,9 +116,10 @@ def _load_site_boards(
         if snapshot_id is None:
             if conn.execute(select(Snapshot.id).limit(1)).first() is None:
                 raise PublishError("no snapshot yet: run `arena rebuild` first")
-            raise PublishError(
-                "no overall snapshot yet: run `arena rebuild`, or pick one "
-                "with --snapshot ID (see `arena snapshots`)"
+            raise PublishOptionError(
+                "snapshot",
+                "no overall snapshot yet: rebuild one, or pick a snapshot with {name} "
+                "(listed by `arena snapshots`)",
             )
     main = load_board(conn, snapshot_id)
     if main is None:
@@ -342,8 +345,10 @@ def check_base_url(base_url: str | None) -> str | None:
         return None
     url = base_url.strip()
     if not url.lower().startswith(("http://", "https://")) or len(url) < 10 or " " in url:
-        raise PublishError(
-            f"--base-url must be the http(s) address the site is served at, not {base_url!r}"
+        raise PublishOptionError(
+            "base_url",
+            "{name} must be the http(s) address the site is served at, not "
+            + escape(repr(base_url)),
         )
     return url.rstrip("/") + "/"
 
@@ -457,7 +462,7 @@ def publish_site(
     boards than ``max_boards``).
     """
     if top < 2:
-        raise PublishError("--heatmap-top must be at least 2")
+        raise PublishOptionError("heatmap_top", "{name} must be at least 2")
     base_url = check_base_url(base_url)
     out = Path(os.path.abspath(out_dir))
     check_target(out)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Integer, delete, func, literal, select
 
+from arena.core.errors import OptionError, escape
 from arena.db.models import BattleCategory, BattleCount, Category, DerivedCategory
 
 #: Longest note stored with a rule.
@@ -48,6 +49,10 @@ HARD_CRITERIA = (
 
 class DerivedError(ValueError):
     """An unusable rule (no tags, K out of range, a name taken by a tag); for the user."""
+
+
+class DerivedOptionError(DerivedError, OptionError):
+    """A bad rule option, named by its parameter (the CLI names the flag)."""
 
 
 @dataclass(frozen=True)
@@ -117,14 +122,18 @@ def make_rule(key: str, tags: Iterable[str], at_least: int | None, note: str = "
         raise DerivedError("a derived category needs a name")
     names = sorted({t.strip() for t in tags if t.strip()})
     if not names:
-        raise DerivedError(f"derived category {key!r}: give at least one tag (--tags a,b,c)")
+        raise DerivedOptionError(
+            "tags", "derived category " + escape(repr(key)) + ": give at least one tag in {name}"
+        )
     if key in names:
         raise DerivedError(f"derived category {key!r} cannot be made from itself")
     k = len(names) if at_least is None else at_least
     if not 1 <= k <= len(names):
-        raise DerivedError(
-            f"derived category {key!r}: --at-least must be between 1 and {len(names)} "
-            f"(the number of tags), not {k}"
+        raise DerivedOptionError(
+            "at_least",
+            "derived category "
+            + escape(repr(key))
+            + f": {{name}} must be between 1 and {len(names)} (the number of tags), not {k}",
         )
     note = " ".join(note.split())
     if len(note) > NOTE_MAX:

@@ -306,16 +306,37 @@ def read_boards(
     return watermark, boards
 
 
-def counts_unusable(sel: BattleSelection) -> str | None:
-    """Why the count table cannot answer ``sel`` (the option to name), or None if it can."""
+@dataclass(frozen=True)
+class CountsUnusable:
+    """Why the count table cannot answer a selection, naming the parameters that ask for more.
+
+    ``template`` names each of ``params`` as ``{param}`` (an
+    :class:`~arena.core.errors.OptionError` template), so the command line
+    can spell them as flags.
+    """
+
+    template: str
+    params: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return self.template.format(**{p: p for p in self.params})
+
+
+def counts_unusable(sel: BattleSelection) -> CountsUnusable | None:
+    """Why the count table cannot answer ``sel`` (naming the parameters), or None if it can."""
     if sel.since is not None or sel.until is not None:
-        return "--since/--until select battles by time"
+        return CountsUnusable("{since}/{until} select battles by time", ("since", "until"))
     if sel.source is not None:
-        return "--source selects battles by source"
+        return CountsUnusable("{source} selects battles by source", ("source",))
     if sel.exclude_judges:
-        return "--exclude-flagged leaves out judges"
+        return CountsUnusable("{exclude_flagged} leaves out judges", ("exclude_flagged",))
     if sel.cluster != "battle":
-        return f"--cluster {sel.cluster} resamples by a key the count table does not keep"
+        return CountsUnusable(
+            "{cluster} "
+            + escape(sel.cluster)
+            + " resamples by a key the count table does not keep",
+            ("cluster",),
+        )
     return None
 
 
@@ -331,7 +352,9 @@ def what_to_read(sel: BattleSelection, read: str) -> str:
     why_not = counts_unusable(sel)
     if read == "counts" and why_not is not None:
         raise OptionError(
-            "read", "{name} counts: " + escape(why_not) + "; use {name} battles (or auto)"
+            "read",
+            "{name} counts: " + why_not.template + "; use {name} battles (or auto)",
+            also=why_not.params,
         )
     return "battles" if read == "battles" or why_not is not None else "counts"
 

@@ -70,5 +70,6 @@ def mixing_warning(infos: list[SourceInfo], board: str) -> str | None:
     parts = ", ".join(f"{i.name} ({i.battles:,} battles, {what[i.kind]})" for i in infos)
     return (
         f"board {board!r} pools sources of different kinds: {parts}; votes and judge "
-        "verdicts measure different things: rate them apart with --source NAME or --all-sources"
+        "verdicts measure different things: rate them apart, one source or every source "
+        "on its own board"
     )
