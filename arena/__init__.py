@@ -29,8 +29,12 @@ evaluate, FileEvaluation
 irt_fit, IrtFit, irt_select, IrtSelection, irt_adapt, IrtAdaptive
     ``arena irt fit / select / adapt``: :func:`arena.evals.irt_files.irt_fit`,
     :func:`~arena.evals.irt_files.irt_select`, :func:`~arena.evals.irt_files.irt_adapt`.
-OptionError
-    A bad option value, named by its parameter.
+ArenaError, OptionError
+    The root of every error a user can cause (catch this one), and its
+    subclass for a bad option value, named by its parameter.
+bootstrap_ci, paired_bootstrap, significant
+    The seed design's per-item accuracy intervals, with its signatures
+    (``n_boot=2000``, positional ``rng``): :mod:`arena.evals.bootstrap`.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
 AuditResult, PlanWeights, PlanDraws, PlanPower, Published, NightResult, Models,
 Annotated, Categories, Labelled
@@ -70,8 +74,9 @@ if TYPE_CHECKING:
         Snapshots,
     )
     from arena.api import open_arena as open  # noqa: A004 -- arena.open, as sqlite-utils
-    from arena.core.errors import OptionError
+    from arena.core.errors import ArenaError, OptionError
     from arena.core.resources import demo_data
+    from arena.evals.bootstrap import bootstrap_ci, paired_bootstrap, significant
     from arena.evals.files import FileEvaluation
     from arena.evals.files import evaluate_files as evaluate
     from arena.evals.irt_files import (
@@ -107,6 +112,7 @@ _API = (
 __all__ = [
     "Annotated",
     "Arena",
+    "ArenaError",
     "AuditResult",
     "Categories",
     "Comparison",
@@ -129,12 +135,15 @@ __all__ = [
     "Rebuilt",
     "Snapshots",
     "__version__",
+    "bootstrap_ci",
     "demo_data",
     "evaluate",
     "irt_adapt",
     "irt_fit",
     "irt_select",
     "open",
+    "paired_bootstrap",
+    "significant",
 ]
 
 
@@ -143,10 +152,14 @@ def __getattr__(name: str) -> Any:
         from arena.api import open_arena
 
         return open_arena
-    if name == "OptionError":
-        from arena.core.errors import OptionError
+    if name in ("ArenaError", "OptionError"):
+        import arena.core.errors
 
-        return OptionError
+        return getattr(arena.core.errors, name)
+    if name in ("bootstrap_ci", "paired_bootstrap", "significant"):
+        import arena.evals.bootstrap
+
+        return getattr(arena.evals.bootstrap, name)
     if name == "demo_data":
         from arena.core.resources import demo_data
 

@@ -47,7 +47,7 @@ def test_old_revision_asks_for_upgrade(run_cli, db_url):
     command.upgrade(alembic_config(db_url), "0001")
     result = run_cli("models", ok=False)
     assert result.exit_code == 1
-    assert "run `arena --db" in result.output and "db upgrade`" in result.output
+    assert "upgrade it (`arena db upgrade` on " in result.output
     assert "Traceback" not in result.output
     assert "0001" in run_cli("db", "current").output
     out = run_cli("db", "upgrade").output

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 from scipy import stats
 
+import arena
 from arena.evals import (
     Interval,
     bca_interval,
@@ -53,6 +56,31 @@ def test_worked_example_at_fixed_seed():
     assert diff == pytest.approx(0.02)
     assert (lo, hi) == pytest.approx((-0.005, 0.05), abs=EXAMPLE_TOL)
     assert not significant(lo, hi)
+
+
+def test_the_seed_designs_signatures_exactly():
+    """The seed design fixes these three signatures; the rest of arena says ``rounds``."""
+    assert str(inspect.signature(arena.bootstrap_ci)) == "(correct, rng, n_boot=2000, level=0.95)"
+    assert (
+        str(inspect.signature(arena.paired_bootstrap))
+        == "(correct_a, correct_b, rng, n_boot=2000, level=0.95)"
+    )
+    assert str(inspect.signature(arena.significant)) == "(low, high)"
+
+
+def test_worked_example_as_the_seed_writes_it():
+    """A 124/200 vs B 120/200: the paired interval contains 0, ``significant`` is false."""
+    a, b = worked_example()
+    rng = np.random.default_rng(0)
+    acc_a, lo_a, hi_a = arena.bootstrap_ci(a, rng, n_boot=2000, level=0.95)
+    diff, lo, hi = arena.paired_bootstrap(a, b, rng, n_boot=2000, level=0.95)
+    assert acc_a == pytest.approx(0.62) and lo_a < 0.62 < hi_a
+    assert diff == pytest.approx(0.02) and lo <= 0 <= hi
+    assert arena.significant(lo, hi) is False
+    # the default is the seed's 2000 resamples: the same draws as n_boot=2000 written out
+    assert arena.paired_bootstrap(a, b, np.random.default_rng(3)) == arena.paired_bootstrap(
+        a, b, np.random.default_rng(3), 2000
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -116,7 +144,7 @@ def test_significant():
         lambda r: bootstrap_ci([[0, 1]], r),
         lambda r: bootstrap_ci([0, 1], r, level=1.0),
         lambda r: bootstrap_ci([0, 1], r, level=0),
-        lambda r: bootstrap_ci([0, 1], r, rounds=0),
+        lambda r: bootstrap_ci([0, 1], r, n_boot=0),
         lambda r: paired_bootstrap([0, 1], [0, 1, 1], r),
         lambda r: paired_bootstrap([], [], r),
         lambda r: paired_bootstrap([0, 1], [0, 3], r),

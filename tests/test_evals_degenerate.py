@@ -22,7 +22,7 @@ N_BOOT = 300
 def test_bootstrap_ci_falls_back_to_clopper_pearson(value):
     x = np.full(25, value)
     with pytest.warns(DegenerateResamplesWarning, match="Clopper-Pearson"):
-        acc, lo, hi = bootstrap_ci(x, np.random.default_rng(0), rounds=N_BOOT)
+        acc, lo, hi = bootstrap_ci(x, np.random.default_rng(0), n_boot=N_BOOT)
     cp = clopper_pearson_interval(int(x.sum()), x.size)
     assert (acc, lo, hi) == (value, cp.low, cp.high)
     assert hi > lo
@@ -31,7 +31,7 @@ def test_bootstrap_ci_falls_back_to_clopper_pearson(value):
 def test_bootstrap_ci_consumes_rng_as_before():
     rng1, rng2 = np.random.default_rng(4), np.random.default_rng(4)
     with pytest.warns(DegenerateResamplesWarning):
-        bootstrap_ci(np.ones(10), rng1, rounds=N_BOOT)
+        bootstrap_ci(np.ones(10), rng1, n_boot=N_BOOT)
     rng2.integers(0, 10, size=(N_BOOT, 10))
     assert rng1.integers(1 << 30) == rng2.integers(1 << 30)
 
@@ -58,7 +58,7 @@ def test_ordinary_data_do_not_warn():
     x = np.r_[np.ones(12), np.zeros(8)]
     with warnings.catch_warnings():
         warnings.simplefilter("error", DegenerateResamplesWarning)
-        bootstrap_ci(x, np.random.default_rng(0), rounds=N_BOOT)
+        bootstrap_ci(x, np.random.default_rng(0), n_boot=N_BOOT)
         assert bca_interval(x, np.random.default_rng(0), rounds=N_BOOT).note is None
 
 
@@ -69,7 +69,7 @@ def test_paired_constant_difference(a, b, sign):
     n = 20
     with pytest.warns(DegenerateResamplesWarning):
         d, lo, hi = paired_bootstrap(
-            np.full(n, a), np.full(n, b), np.random.default_rng(2), rounds=N_BOOT
+            np.full(n, a), np.full(n, b), np.random.default_rng(2), n_boot=N_BOOT
         )
     assert d == a - b and lo < hi and lo <= d <= hi
     u = clopper_pearson_interval(0, n).high

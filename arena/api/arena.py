@@ -9,10 +9,10 @@ frozen result (:mod:`arena.api.results`) whose ``to_dict()`` is the command's
 ``--format json`` document. The command line is a thin layer over these
 methods: same data and options, same numbers.
 
-Errors are the library's: a bad option raises
-:class:`arena.core.errors.OptionError` naming the parameter (the CLI names the
-flag); other user errors raise the library's error types
-(:func:`arena.api.user_errors` lists them), each with a one-line message.
+Errors are the library's: every error a user can cause is an
+:class:`arena.core.errors.ArenaError` with a one-line message; a bad option is
+its subclass :class:`~arena.core.errors.OptionError`, naming the parameter (the
+CLI names the flag).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from arena.core.defaults import (
     DEFAULT_WAIT,
     URL_ENV,
 )
-from arena.core.errors import OptionError, check_at_least, check_choice, escape
+from arena.core.errors import OptionError, check_at_least, check_choice
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -280,7 +280,7 @@ class Arena:
             is stored, files before it stay stored.
         """
         from arena.ingest.records import FIELDS
-        from arena.ingest.rejects import RejectsTargetError, check_rejects_target, rejects_file
+        from arena.ingest.rejects import check_rejects_target, rejects_file
 
         files = (
             [os.fspath(paths)]
@@ -305,12 +305,7 @@ class Arena:
                 engine, files, input_format, source, map, None, None, max_expand, progress, on_file
             )
         database = engine.url.database if engine.dialect.name == "sqlite" else None
-        try:
-            target = check_rejects_target(rejects, inputs=files, database=database)
-        except RejectsTargetError as exc:
-            # its message starts with the option ("--rejects PATH: refusing ...")
-            said = str(exc).removeprefix("--rejects ")
-            raise OptionError("rejects", "{name} " + escape(said)) from None
+        target = check_rejects_target(rejects, inputs=files, database=database)
         with rejects_file(target) as (sink, keep):
             return self._ingest_all(
                 engine, files, input_format, source, map, sink, keep, max_expand, progress, on_file

@@ -21,6 +21,7 @@ from arena.core.defaults import (
     DEFAULT_MIN_BATTLES,
     DEFAULT_ROUNDS,
 )
+from arena.core.errors import ArenaError
 from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
     Battle,
@@ -138,7 +139,7 @@ def load_audit(conn: Connection, snapshot_id: int) -> dict | None:
     return None if text is None else json.loads(text)
 
 
-class AuditError(Exception):
+class AuditError(ArenaError):
     """No snapshot to audit, or nothing in it."""
 
 

@@ -16,6 +16,7 @@ from arena.audit.setup import AuditOptions, Board
 from arena.audit.ties import tie_convention
 from arena.audit.transitivity import intransitivity
 from arena.audit.votes import Votes
+from arena.core.errors import ArgumentError
 
 __all__ = ["AuditReport", "run_audit", "PROBES"]
 
@@ -86,11 +87,13 @@ def run_audit(
     """
     opts = opts or AuditOptions()
     if votes.n_votes == 0:
-        raise ValueError("no rated votes to audit")
+        raise ArgumentError("no rated votes to audit")
     names = tuple(PROBES) if only is None else only
     unknown = [n for n in names if n not in PROBES]
     if unknown:
-        raise ValueError(f"unknown probe(s) {', '.join(unknown)}; choose from {', '.join(PROBES)}")
+        raise ArgumentError(
+            f"unknown probe(s) {', '.join(unknown)}; choose from {', '.join(PROBES)}"
+        )
     board = Board(votes, opts, organisations=dict(organisations or {}))
     probes = []
     for name in names:

@@ -26,6 +26,7 @@ from sqlalchemy import Connection
 
 from arena.boards.compare import resolve_board, samples_pruned
 from arena.boards.snapshots import Board, SnapshotError, load_samples
+from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.agreement import (
     Estimate,
@@ -64,7 +65,7 @@ def parse_selector(text: str) -> dict:
         key, _, value = part.partition("=")
         key = key.strip()
         if key not in _SELECTOR_KEYS:
-            raise ValueError(
+            raise ArgumentError(
                 f"board selector {text!r}: unknown key {key!r} (one of {', '.join(_SELECTOR_KEYS)}; "
                 "e.g. source=lmarena,category=math,style or a snapshot id)"
             )
@@ -72,7 +73,9 @@ def parse_selector(text: str) -> dict:
             out["style"] = value.strip().lower() not in ("0", "false", "no")
         elif key in ("snapshot", "component"):
             if not value.strip().isdigit():
-                raise ValueError(f"board selector {text!r}: {key} must be a number, got {value!r}")
+                raise ArgumentError(
+                    f"board selector {text!r}: {key} must be a number, got {value!r}"
+                )
             out["snapshot_id" if key == "snapshot" else "component"] = int(value)
         else:
             out[key] = value.strip()

@@ -29,6 +29,7 @@ from arena.boards.snapshots import (
     options_differ,
 )
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.core.formats import count
 from arena.core.words import unknown
 from arena.engine.compare import compare_pair
@@ -408,7 +409,7 @@ def compare(
         ``model_a == model_b``.
     """
     if model_a == model_b:
-        raise ValueError("compare two different models")
+        raise ArgumentError("compare two different models")
     board = resolve_board(
         conn,
         snapshot_id=snapshot_id,

@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from arena.core.errors import ArenaError
+
 __all__ = ["OVERALL", "BoardKey", "BoardKeyError"]
 
 _ESCAPES = {"%": "%25", "|": "%7C", ":": "%3A"}
@@ -33,7 +35,7 @@ _UNESCAPED = re.compile(r"%(25|7C|3A)")
 _COMPONENT = re.compile(r"component:([1-9][0-9]*)")
 
 
-class BoardKeyError(ValueError):
+class BoardKeyError(ArenaError, ValueError):
     """Text that is not a board key (see :mod:`arena.boards.keys` for the form)."""
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from sqlalchemy import Connection, select
 
 from arena.boards.keys import OVERALL, BoardKey
-from arena.core.errors import OptionError
+from arena.core.errors import ArenaError, OptionError
 from arena.core.formats import count, iso_utc
 from arena.db.models import (
     Model,
@@ -33,7 +33,7 @@ from arena.db.models import (
 from arena.engine.tiers import unranked_reason
 
 
-class SnapshotError(LookupError):
+class SnapshotError(ArenaError, LookupError):
     """No such snapshot, no snapshot of a board yet, or a model not on the board."""
 
 

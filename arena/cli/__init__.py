@@ -54,7 +54,7 @@ def _waiting_notice(app: AppContext):
     def say(message: str) -> None:
         if not app.quiet and not told:
             told.append(message)
-            click.echo(message, err=True)
+            click.echo(f"{message} (see --wait)", err=True)
 
     return say
 
@@ -76,8 +76,9 @@ def _add_global_options(command: click.Command) -> None:
 class ArenaGroup(click.Group):
     """A group whose commands all accept the global options after their name.
 
-    It also turns the library's user errors (:func:`arena.api.user_errors`:
-    a bad option, a malformed file, a missing snapshot, ...) and failures of
+    It also turns the library's user errors (every
+    :class:`arena.core.errors.ArenaError`: a bad option, a malformed file, a
+    missing snapshot, ...) and failures of
     the environment (disk full, lock held too long, server gone, ...; see
     arena.db.errors) into one-line messages instead of tracebacks; parameter
     names in messages become flags (:func:`arena.cli.errors.flag_for`).
@@ -89,11 +90,11 @@ class ArenaGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
-            from arena.api import user_errors
             from arena.cli.errors import as_click_error
+            from arena.core.errors import ArenaError
             from arena.db.errors import describe
 
-            if isinstance(exc, user_errors()):
+            if isinstance(exc, ArenaError):
                 raise as_click_error(exc) from exc
 
             message = describe(exc)

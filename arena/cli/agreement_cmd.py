@@ -111,13 +111,9 @@ def agreement_command(app, reference, candidate, level, fmt):
         arena rebuild --source lmarena-140k && arena rebuild --source ko-arena-hard
         arena agreement --reference source=lmarena-140k --candidate source=ko-arena-hard
     """
-    from arena.boards.snapshots import SnapshotError
     from arena.cli.output import emit
 
-    try:
-        ag = app.arena().agreement(reference, candidate, level=level)
-    except (SnapshotError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from None
+    ag = app.arena().agreement(reference, candidate, level=level)
     if fmt == "json":
         emit([], [], fmt, json_obj=ag.document())
         return

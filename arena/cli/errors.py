@@ -33,11 +33,18 @@ def flag_for(name: str) -> str:
 
 
 def as_click_error(exc: Exception) -> click.ClickException:
-    """A user error of the library as a one-line ``Error: ...`` (flags, not parameter names)."""
+    """A user error of the library as a one-line ``Error: ...`` (flags, not parameter names).
+
+    A lock held by another command gets the flag that waits longer (chosen by
+    the error's type: no message is parsed).
+    """
     from arena.core.errors import OptionError
+    from arena.db.lock import LockHeld
 
     if isinstance(exc, OptionError):
         return click.ClickException(exc.spelled(flag_for))
+    if isinstance(exc, LockHeld):
+        return click.ClickException(f"{exc}; {flag_for('wait')} SECONDS waits longer")
     return click.ClickException(str(exc))
 
 

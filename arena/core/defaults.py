@@ -11,6 +11,9 @@ bytes out, whichever command or function computed them.
 DEFAULT_SEED = 20240501
 #: Bootstrap resamples (rounds) unless a number is given.
 DEFAULT_ROUNDS = 1000
+#: Resamples of the seed design's ``bootstrap_ci`` and ``paired_bootstrap``, whose
+#: signatures it fixes as ``n_boot=2000``; everything else says ``rounds``.
+SEED_N_BOOT = 2000
 #: Confidence level of intervals and tests.
 DEFAULT_LEVEL = 0.95
 #: Models with fewer battles are listed but not ranked.
@@ -57,5 +60,6 @@ __all__ = [
     "DEFAULT_URL",
     "DEFAULT_WAIT",
     "PLAN_MAX_LISTED",
+    "SEED_N_BOOT",
     "URL_ENV",
 ]

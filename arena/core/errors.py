@@ -1,4 +1,11 @@
-"""An error in one option value, named by its Python parameter.
+"""The one exception tree of arena, and the option error named by its parameter.
+
+Every error a user can cause -- a bad option, a malformed file, a missing
+snapshot, a refused publish, a lock held by another command -- is an
+:class:`ArenaError`, so a caller catches one class (``except arena.ArenaError``)
+and the command line turns each into one ``Error: ...`` line without a
+traceback. Anything else that escapes is a bug in arena (or the environment
+failing underneath: see :mod:`arena.db.errors`).
 
 The library says ``rounds must be at least 10``; the command line says
 ``--rounds must be at least 10`` by putting the flag where the parameter's
@@ -11,7 +18,31 @@ from __future__ import annotations
 from collections.abc import Callable
 
 
-class OptionError(ValueError):
+class ArenaError(Exception):
+    """Root of every error a user can cause; ``str(error)`` is one line for them.
+
+    Subclasses carry what the message names as data where there is one:
+    ``parameter`` (an option, as spelled in Python), ``path``, ``line`` and
+    ``field`` (of an input file); each is None where it does not apply.
+    """
+
+    parameter: str | None = None
+    path: str | None = None
+    line: int | None = None
+    field: str | None = None
+
+
+class ArgumentError(ArenaError, ValueError):
+    """A bad argument to one of the library's functions (a value, a shape), named in
+    the message; also a :class:`ValueError`, as Python's own argument errors are."""
+
+
+class ArgumentTypeError(ArenaError, TypeError):
+    """An argument of the wrong kind (an unknown keyword, a string for a number);
+    also a :class:`TypeError`, as Python's own are."""
+
+
+class OptionError(ArenaError, ValueError):
     """A bad value for parameter ``name``.
 
     Parameters
@@ -28,7 +59,7 @@ class OptionError(ValueError):
     """
 
     def __init__(self, name: str, template: str, *, also: tuple[str, ...] = ()) -> None:
-        self.name = name
+        self.name = self.parameter = name
         self.template = template
         self.also = also
         super().__init__(self.spelled(lambda n: n))
@@ -62,4 +93,12 @@ def check_choice(name: str, value: str, choices: tuple[str, ...] | list[str]) ->
         )
 
 
-__all__ = ["OptionError", "check_at_least", "check_choice", "escape"]
+__all__ = [
+    "ArenaError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "OptionError",
+    "check_at_least",
+    "check_choice",
+    "escape",
+]

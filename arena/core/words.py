@@ -82,11 +82,12 @@ def unknown(what: str, name: str, known: Sequence[str], *, list_known: bool = Fa
 
 
 def too_many_boards(n: int, limit: int) -> str:
-    """The refusal of ``--max-boards`` (rebuild, publish, nightly)."""
+    """The refusal of ``max_boards`` (rebuild, publish, nightly): an
+    :class:`~arena.core.errors.OptionError` template naming it as ``{name}``."""
     return (
-        f"{n:,} boards (overall and one per category), more than --max-boards {limit:,}: "
+        f"{n:,} boards (overall and one per category), more than {{name}} {limit:,}: "
         "does a category column hold something else, such as prompt ids? "
-        "(`arena categories` lists them); give a larger --max-boards to build them anyway"
+        "(`arena categories` lists them); give a larger {name} to build them anyway"
     )
 
 

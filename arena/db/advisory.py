@@ -14,6 +14,8 @@ import hashlib
 
 from sqlalchemy import Connection
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["LOCK_NAMES", "advisory_key", "arena_identity"]
 
 #: The advisory locks arena takes, by name (the file lock adds the file's sha256).
@@ -39,7 +41,7 @@ def advisory_key(conn: Connection, name: str, detail: str = "") -> int:
     but by a 2**-64 chance.
     """
     if name not in LOCK_NAMES:
-        raise ValueError(f"unknown lock {name!r}; one of {', '.join(LOCK_NAMES)}")
+        raise ArgumentError(f"unknown lock {name!r}; one of {', '.join(LOCK_NAMES)}")
     database, schema = arena_identity(conn)
     h = hashlib.blake2b(digest_size=8, person=b"arena-lock")
     for part in (database, schema, name, detail):

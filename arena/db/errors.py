@@ -27,12 +27,12 @@ _DRIVER_MESSAGES = (
     (
         "database is locked",
         "the database is locked: another command kept writing to it for longer than "
-        "--wait allows; try again later or give a larger --wait SECONDS",
+        "the command's wait allows; try again later or allow a longer wait",
     ),
     (
         "lock timeout",
-        "waited longer than --wait for a lock held by another command; try again later "
-        "or give a larger --wait SECONDS",
+        "waited longer than the command's wait for a lock held by another command; try "
+        "again later or allow a longer wait",
     ),
     ("database or disk is full", f"the disk is full; {_UNCHANGED}"),
     ("could not extend file", f"the database server's disk is full; {_UNCHANGED}"),

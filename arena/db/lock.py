@@ -20,6 +20,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
 from arena.db.session import announce_wait
 
@@ -27,7 +28,7 @@ from arena.db.session import announce_wait
 POLL_SECONDS = 0.2
 
 
-class LockHeld(Exception):
+class LockHeld(ArenaError):
     """Another job held the lock for longer than the caller would wait."""
 
 
@@ -46,9 +47,7 @@ def _poll(engine: Engine, try_once, wait: float, what: str) -> None:
     with announce_wait(engine, what):
         while not try_once():
             if time.monotonic() >= deadline:
-                raise LockHeld(
-                    f"another {what} holds the lock of this database (waited {wait:g}s; see --wait)"
-                )
+                raise LockHeld(f"another {what} holds the lock of this database (waited {wait:g}s)")
             time.sleep(POLL_SECONDS)
 
 

@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from arena.core import resources
+from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def wait_notice_of(bind: Engine | Connection) -> Notice | None:
     return bind.get_execution_options().get(WAIT_NOTICE_OPTION)
 
 
-class DatabaseError(Exception):
+class DatabaseError(ArenaError):
     """A database problem the user can act on (bad URL, old schema, unreachable server)."""
 
 
@@ -153,7 +154,7 @@ def create_db_engine(
 
 
 #: Message of every lock wait that is not a named one (:func:`announce_wait`).
-LOCK_WAIT_MESSAGE = "waiting for another command's lock on the database (see --wait)"
+LOCK_WAIT_MESSAGE = "waiting for another command's lock on the database"
 
 
 def _announce_pg_lock_waits(engine: Engine) -> None:
@@ -227,7 +228,7 @@ def announce_wait(bind: Engine | Connection, what: str) -> Iterator[None]:
     timer = threading.Timer(
         NOTICE_AFTER,
         notice,
-        [f"waiting for another command to finish writing to the database ({what}; see --wait)"],
+        [f"waiting for another command to finish writing to the database ({what})"],
     )
     timer.daemon = True
     timer.start()
@@ -354,7 +355,7 @@ def open_engine(
         check_known(revision, url)
         raise DatabaseError(
             f"database schema is at revision {revision}, this arena needs {HEAD_REVISION}: "
-            f"run `arena --db {_display_url(engine)} db upgrade`"
+            f"upgrade it (`arena db upgrade` on {_display_url(engine)})"
         )
     return engine
 

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.errors import ArgumentError
 from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
@@ -117,7 +118,7 @@ class Bootstrap:
         check_level(level)
         good = self.good
         if good.shape[0] == 0:
-            raise ValueError("no converged bootstrap rounds")
+            raise ArgumentError("no converged bootstrap rounds")
         if not simultaneous:
             alpha = 1.0 - level
             low, high = np.quantile(good, [alpha / 2, 1 - alpha / 2], axis=0)
@@ -424,7 +425,7 @@ def bootstrap(
     Bootstrap
     """
     if int(rounds) != rounds or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+        raise ArgumentError(f"rounds must be a positive integer, got {rounds!r}")
     rounds = int(rounds)
     opts = fit_options(options, **overrides)
     if point is None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.engine.scale import win_probability
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
@@ -105,13 +106,13 @@ def compare_pair(
     alpha = 1.0 - check_level(level)
     r = np.asarray(rating, dtype=np.float64)
     if r.ndim != 1 or r.size == 0:
-        raise ValueError(f"rating must be a non-empty vector, got shape {r.shape}")
+        raise ArgumentError(f"rating must be a non-empty vector, got shape {r.shape}")
     m = r.size
     for name, idx in (("i", i), ("j", j)):
         if not (isinstance(idx, int | np.integer) and 0 <= idx < m):
-            raise ValueError(f"{name} must be a model index in [0, {m}), got {idx!r}")
+            raise ArgumentError(f"{name} must be a model index in [0, {m}), got {idx!r}")
     if i == j:
-        raise ValueError("i and j must be different models")
+        raise ArgumentError("i and j must be different models")
     reasons = [unranked[k] for k in (i, j) if unranked and k in unranked]
     if not reasons:
         # only ranked pairs need (and must have) finite ratings and samples

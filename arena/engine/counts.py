@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.errors import ArgumentError
 from arena.core.outcomes import N_OUTCOMES
 
 __all__ = [
@@ -68,15 +69,15 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
     a, b, outcome = battle_arrays(n_models, a, b, outcome)
     shape = a.shape
     if n.shape != shape:
-        raise ValueError("a, b, outcome and n must be 1-d arrays of the same length")
+        raise ArgumentError("a, b, outcome and n must be 1-d arrays of the same length")
     if not np.all(np.isfinite(n)) or np.any(n < 0):
-        raise ValueError("cell counts n must be finite and non-negative")
+        raise ArgumentError("cell counts n must be finite and non-negative")
     if weight is None:
         weight = np.ones(shape, dtype=np.float64)
     else:
         weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), shape).copy()
         if not np.all(np.isfinite(weight)) or np.any(weight <= 0):
-            raise ValueError("weights must be finite and positive")
+            raise ArgumentError("weights must be finite and positive")
     return CountTable(
         n_models=n_models,
         a=a.astype(np.intp),
@@ -89,7 +90,7 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
 
 def check_n_models(n_models) -> int:
     if int(n_models) != n_models or n_models < 0:
-        raise ValueError(f"n_models must be a non-negative integer, got {n_models!r}")
+        raise ArgumentError(f"n_models must be a non-negative integer, got {n_models!r}")
     return int(n_models)
 
 
@@ -97,14 +98,14 @@ def battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray,
     """Check per-battle index arrays; returns them as intp (no copy when already intp)."""
     a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome)
     if a.ndim != 1 or b.shape != a.shape or outcome.shape != a.shape:
-        raise ValueError("a, b, outcome and n must be 1-d arrays of the same length")
+        raise ArgumentError("a, b, outcome and n must be 1-d arrays of the same length")
     for name, arr in (("a", a), ("b", b), ("outcome", outcome)):
         if arr.size and not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"{name} must hold integers, got dtype {arr.dtype}")
+            raise ArgumentError(f"{name} must hold integers, got dtype {arr.dtype}")
     if a.size and (a.min() < 0 or a.max() >= n_models or b.min() < 0 or b.max() >= n_models):
-        raise ValueError(f"model indices must lie in [0, {n_models})")
+        raise ArgumentError(f"model indices must lie in [0, {n_models})")
     if outcome.size and (outcome.min() < 0 or outcome.max() >= N_OUTCOMES):
-        raise ValueError(f"outcome codes must lie in [0, {N_OUTCOMES})")
+        raise ArgumentError(f"outcome codes must lie in [0, {N_OUTCOMES})")
     return (
         a.astype(np.intp, copy=False),
         b.astype(np.intp, copy=False),
@@ -226,7 +227,7 @@ def clustered_cells(
     t = _validate(n_models, a, b, outcome, n, weight)
     cluster_ids = np.asarray(cluster_ids)
     if cluster_ids.shape != t.n.shape:
-        raise ValueError("cluster_ids must have one entry per row")
+        raise ArgumentError("cluster_ids must have one entry per row")
     rows = t.n > 0
     if not rows.all():
         t = CountTable(t.n_models, t.a[rows], t.b[rows], t.outcome[rows], t.n[rows], t.weight[rows])
@@ -282,9 +283,9 @@ def cluster_matrix(cluster_ids, cell_index, *, n_cells: int, n=None) -> sp.csr_m
     cluster_ids = np.asarray(cluster_ids)
     cell_index = np.asarray(cell_index, dtype=np.intp)
     if cluster_ids.shape != cell_index.shape or cell_index.ndim != 1:
-        raise ValueError("cluster_ids and cell_index must be 1-d arrays of the same length")
+        raise ArgumentError("cluster_ids and cell_index must be 1-d arrays of the same length")
     if cell_index.size and (cell_index.min() < 0 or cell_index.max() >= n_cells):
-        raise ValueError(f"cell_index must lie in [0, {n_cells})")
+        raise ArgumentError(f"cell_index must lie in [0, {n_cells})")
     _, k = np.unique(cluster_ids, return_inverse=True)
     k = k.reshape(-1)
     vals = (

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import CountTable, unique_rows
 from arena.engine.groupsum import GroupSums
@@ -158,7 +159,7 @@ class Design(ParameterCounts):
         """
         c = self.cell_cat.size
         if clusters.shape[1] != c:
-            raise ValueError(
+            raise ArgumentError(
                 f"clusters must have one column per table cell ({c}), got {clusters.shape[1]}"
             )
         kept = np.flatnonzero(self.cell_cat >= 0)
@@ -178,9 +179,9 @@ def make_design(
 ) -> Design:
     """Compile ``table`` into the sufficient-statistics design of one model variant."""
     if ties not in TIE_MODELS:
-        raise ValueError(f"ties must be one of {TIE_MODELS}, got {ties!r}")
+        raise ArgumentError(f"ties must be one of {TIE_MODELS}, got {ties!r}")
     if both_bad not in ("tie", "drop"):
-        raise ValueError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
+        raise ArgumentError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
     m = table.n_models
     a, b, o, n, w = table.a, table.b, table.outcome, table.n, table.weight
     keep = (a != b) & (n > 0)

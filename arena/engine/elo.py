@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.scale import BASE, ELO_POINTS, win_probability
 
@@ -54,9 +55,9 @@ def online_elo(
     b = np.asarray(model_b, dtype=np.intp)
     o = np.asarray(outcome)
     if not (a.shape == b.shape == o.shape) or a.ndim != 1:
-        raise ValueError("model_a, model_b and outcome must be 1-d arrays of the same length")
+        raise ArgumentError("model_a, model_b and outcome must be 1-d arrays of the same length")
     if a.size and (min(a.min(), b.min()) < 0 or max(a.max(), b.max()) >= n_models):
-        raise ValueError(f"model indices must lie in [0, {n_models})")
+        raise ArgumentError(f"model indices must lie in [0, {n_models})")
     if order is not None:
         idx = np.argsort(np.asarray(order), kind="stable")
         a, b, o = a[idx], b[idx], o[idx]

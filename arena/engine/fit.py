@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import linalg
 
+from arena.core.errors import ArgumentError
 from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
@@ -266,7 +267,7 @@ def check_davidson(design, stats: np.ndarray) -> None:
     if design.ties == "davidson":
         wt = stats[0, 2].sum()
         if design.n_active and (wt <= 0 or wt >= stats[0].sum()):
-            raise ValueError("ties='davidson' needs at least one tie and one decisive battle")
+            raise ArgumentError("ties='davidson' needs at least one tie and one decisive battle")
 
 
 def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
@@ -297,13 +298,13 @@ def check_anchor(
     try:
         idx, value = int(anchor[0]), float(anchor[1])
     except (TypeError, ValueError, IndexError) as exc:
-        raise ValueError(f"anchor must be (model_index, rating), got {anchor!r}") from exc
+        raise ArgumentError(f"anchor must be (model_index, rating), got {anchor!r}") from exc
     if not 0 <= idx < n_models or not np.isfinite(value):
-        raise ValueError(
+        raise ArgumentError(
             f"anchor index must be in [0, {n_models}) and rating finite, got {anchor!r}"
         )
     if design is not None and design.battles_per_model[idx] == 0:
-        raise ValueError(
+        raise ArgumentError(
             f"anchor model {model_label(idx, names)} has no battles, so it cannot fix the scale"
         )
     return idx, value
@@ -314,9 +315,9 @@ def resolve_prior(prior: float | None, mle_exists: bool) -> float:
         return 0.0 if mle_exists else DEFAULT_PRIOR
     prior = float(prior)
     if not np.isfinite(prior) or prior < 0:
-        raise ValueError(f"prior must be None or a finite number >= 0, got {prior!r}")
+        raise ArgumentError(f"prior must be None or a finite number >= 0, got {prior!r}")
     if prior == 0.0 and not mle_exists:
-        raise ValueError(
+        raise ArgumentError(
             "prior=0 asks for the pure maximum-likelihood estimate, but it does not exist for "
             "this data (the beats graph is not strongly connected: some model never lost or "
             "never won, or the comparison graph falls apart into pieces); use prior=None to "
@@ -392,7 +393,7 @@ def fit_problem(
         opts.position,
         table.n_models,
     ):
-        raise ValueError("design was compiled for another table or model")
+        raise ArgumentError("design was compiled for another table or model")
     anchor = check_anchor(opts.anchor, table.n_models, design, names)
     stats = design.point_stats()
     ex = existence(design, stats[0])

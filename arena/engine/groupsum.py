@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["GroupSums"]
 
 
@@ -32,7 +34,7 @@ class GroupSums:
     def __init__(self, ga: np.ndarray, gb: np.ndarray, n_models: int):
         ga = np.asarray(ga, dtype=np.intp)
         if ga.size and np.any(ga[1:] < ga[:-1]):
-            raise ValueError("groups must be sorted by their first member")
+            raise ArgumentError("groups must be sorted by their first member")
         self.n_models = int(n_models)
         self.n_groups = int(ga.size)
         per_first = np.bincount(ga, minlength=self.n_models)

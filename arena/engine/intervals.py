@@ -14,6 +14,7 @@ import numpy as np
 # scipy.special, not scipy.stats: the latter costs ~0.5 s of start-up per command.
 from scipy import special
 
+from arena.core.errors import ArgumentError
 from arena.engine.bootstrap import Bootstrap, max_t_critical
 from arena.engine.validate import check_level
 
@@ -39,12 +40,12 @@ def optional_float(x):
 def check_interval_options(ci: str, simultaneous, level: float) -> None:
     """Reject unknown interval methods and combinations (``ValueError``)."""
     if ci not in CI_METHODS:
-        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
+        raise ArgumentError(f"ci must be one of {CI_METHODS}, got {ci!r}")
     if simultaneous not in _SIMULTANEOUS:
-        raise ValueError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
+        raise ArgumentError(f"simultaneous must be one of {_SIMULTANEOUS}, got {simultaneous!r}")
     check_level(level)
     if ci == "bootstrap" and simultaneous == "chi2":
-        raise ValueError(
+        raise ArgumentError(
             "simultaneous='chi2' is for analytic intervals; use True (max-t) with the bootstrap"
         )
 

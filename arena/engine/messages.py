@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["FLAG_SENTENCES", "check_names", "fit_warnings", "flag_warnings", "model_label"]
 
 
@@ -19,7 +21,7 @@ def check_names(names, n_models: int) -> list[str] | None:
         return None
     names = [str(n) for n in names]
     if len(names) != n_models:
-        raise ValueError(f"names: expected one name per model ({n_models}), got {len(names)}")
+        raise ArgumentError(f"names: expected one name per model ({n_models}), got {len(names)}")
     return names
 
 

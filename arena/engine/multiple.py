@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["holm", "benjamini_hochberg", "adjust_pvalues", "CORRECTIONS"]
 
 CORRECTIONS = ("holm", "bh", "none")
@@ -16,11 +18,11 @@ CORRECTIONS = ("holm", "bh", "none")
 def _as_pvalues(pvalues) -> np.ndarray:
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
-        raise ValueError(f"pvalues must be a 1-D array, got shape {p.shape}")
+        raise ArgumentError(f"pvalues must be a 1-D array, got shape {p.shape}")
     if np.isnan(p).any():
-        raise ValueError("pvalues contain NaN")
+        raise ArgumentError("pvalues contain NaN")
     if ((p < 0) | (p > 1)).any():
-        raise ValueError("pvalues must lie in [0, 1]")
+        raise ArgumentError("pvalues must lie in [0, 1]")
     return p
 
 
@@ -64,4 +66,4 @@ def adjust_pvalues(pvalues, method: str = "holm") -> np.ndarray:
         return benjamini_hochberg(pvalues)
     if method == "none":
         return _as_pvalues(pvalues).copy()
-    raise ValueError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
+    raise ArgumentError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")

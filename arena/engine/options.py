@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
+from arena.core.errors import ArgumentTypeError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -66,7 +68,7 @@ def fit_options(options: FitOptions | None = None, /, **overrides) -> FitOptions
     """
     unknown = sorted(set(overrides) - _NAMES)
     if unknown:
-        raise TypeError(f"unknown fit option(s): {', '.join(unknown)}")
+        raise ArgumentTypeError(f"unknown fit option(s): {', '.join(unknown)}")
     base = FitOptions() if options is None else options
     return replace(base, **overrides) if overrides else base
 

@@ -61,6 +61,7 @@ import numpy as np
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.engine.maxt_bounded import FAST_MIN_WORK, bounded_max_t
 from arena.engine.pairs import exact_pairs
 from arena.engine.validate import check_level, rating_vector, sample_matrix
@@ -307,7 +308,7 @@ def tiers_from_separation(better: np.ndarray, low: np.ndarray, high: np.ndarray)
     """
     b = np.asarray(better, dtype=bool)
     if b.ndim != 2 or b.shape[0] != b.shape[1]:
-        raise ValueError(f"better must be a square matrix, got shape {b.shape}")
+        raise ArgumentError(f"better must be a square matrix, got shape {b.shape}")
     if b.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     return _tiers_dense(b, np.asarray(low), np.asarray(high))
@@ -348,7 +349,7 @@ def board_inference(
     """
     alpha = 1.0 - check_level(level)
     if method not in INFERENCE_METHODS:
-        raise ValueError(f"unknown method {method!r}; one of {', '.join(INFERENCE_METHODS)}")
+        raise ArgumentError(f"unknown method {method!r}; one of {', '.join(INFERENCE_METHODS)}")
     r, s, order, sb, rb = _sorted_board(rating, samples)
     m = r.size
     rounds = s.shape[0]
@@ -472,7 +473,7 @@ def marginal_rank_set(
     r, s, order, sb, rb = _sorted_board(rating, samples)
     m = r.size
     if not 0 <= j < m:
-        raise ValueError(f"model index {j} outside 0..{m - 1}")
+        raise ArgumentError(f"model index {j} outside 0..{m - 1}")
     if m == 1:
         return 1, 1
     pos = np.empty(m, dtype=np.int64)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.engine.validate import check_level, interval_arrays, sample_matrix
 
 __all__ = [
@@ -164,7 +165,7 @@ def rank_interval(samples: np.ndarray, *, level: float = DEFAULT_LEVEL) -> RankI
     alpha = 1.0 - check_level(level)
     s = np.asarray(samples, dtype=np.float64)
     if s.ndim != 2 or s.shape[1] < 1:
-        raise ValueError(f"samples must have shape (rounds, M), got {s.shape}")
+        raise ArgumentError(f"samples must have shape (rounds, M), got {s.shape}")
     s = sample_matrix(s, s.shape[1])
     from scipy.stats import rankdata  # only here: scipy.stats costs ~0.5 s to import
 

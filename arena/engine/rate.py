@@ -9,6 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.errors import ArgumentError
 from arena.engine.analytic import sandwich_cov
 from arena.engine.bootstrap import Bootstrap, bootstrap
 from arena.engine.comparable import extend_to_all
@@ -164,11 +165,11 @@ def rate(
     """
     check_interval_options(ci, simultaneous, level)
     if comparable not in COMPARABLE_MODES:
-        raise ValueError(f"comparable must be one of {COMPARABLE_MODES}, got {comparable!r}")
+        raise ArgumentError(f"comparable must be one of {COMPARABLE_MODES}, got {comparable!r}")
     model = fit_options(options, **overrides)
     sparse = use_sparse(path, table.n_models)
     if sparse and ci != "bootstrap":
-        raise ValueError(
+        raise ArgumentError(
             f"ci={ci!r} needs the models x models covariance; the sparse engine path "
             f"(boards of {SPARSE_MIN_MODELS} models or more) gives bootstrap intervals only"
         )
@@ -276,7 +277,7 @@ def _rate_comparable(
     if anchor is not None:
         where = np.flatnonzero(main == anchor[0])
         if where.size == 0:
-            raise ValueError(
+            raise ArgumentError(
                 f"anchor model {model_label(anchor[0], names)} is not in the comparable set (the strongly "
                 "connected group of models with the most battles), so it cannot fix its scale"
             )

@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, pdtr
 
+from arena.core.errors import ArgumentError
+
 __all__ = [
     "PoissonTable",
     "CategoricalTable",
@@ -272,7 +274,7 @@ def multinomial_rows(
     if method == "multinomial" or q <= 1 or n == 0:
         return rng.multinomial(n, p, size=rounds).astype(np.float64)
     if method != "poisson":
-        raise ValueError(f"unknown sampling method {method!r}")
+        raise ArgumentError(f"unknown sampling method {method!r}")
     if table is None:
         # few rounds: building tables would cost more than it saves
         mean = poisson_mean(n, p)[:, None]
@@ -368,7 +370,7 @@ class RowResampler:
     def __init__(self, n_per_row: np.ndarray):
         n = np.asarray(n_per_row, dtype=np.float64)
         if not self.applicable(n):
-            raise ValueError("RowResampler needs 1..32 battles per row and few distinct counts")
+            raise ArgumentError("RowResampler needs 1..32 battles per row and few distinct counts")
         self.q = n.size
         self.total = int(n.sum())
         values, table_of = np.unique(n, return_inverse=True)

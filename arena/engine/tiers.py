@@ -33,6 +33,7 @@ from typing import Literal
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 
 # Re-exported so that `from arena.engine.tiers import rank_ub` keeps working.
 from arena.engine.compare import Comparison, compare_pair
@@ -101,7 +102,7 @@ def tiers_leader_overlap(rating: np.ndarray, low: np.ndarray, high: np.ndarray) 
     r = rating_vector(rating, "rating")
     lo, hi = interval_arrays(low, high)
     if r.shape != lo.shape:
-        raise ValueError(f"rating and intervals differ in shape: {r.shape} vs {lo.shape}")
+        raise ArgumentError(f"rating and intervals differ in shape: {r.shape} vs {lo.shape}")
     order = np.argsort(-r, kind="stable")
     tiers = np.empty(r.size, dtype=np.int64)
     tier = 1
@@ -310,11 +311,11 @@ def tiers_paired(
     """
     alpha = 1.0 - check_level(level)
     if correction not in ("maxt", "holm", "bh", "none"):
-        raise ValueError(f"unknown correction {correction!r}")
+        raise ArgumentError(f"unknown correction {correction!r}")
     if rule not in ("leader", "cut"):
-        raise ValueError(f"unknown rule {rule!r}")
+        raise ArgumentError(f"unknown rule {rule!r}")
     if pvalues not in ("percentile", "normal"):
-        raise ValueError(f"unknown pvalues {pvalues!r}")
+        raise ArgumentError(f"unknown pvalues {pvalues!r}")
     r = rating_vector(rating, "rating")
     m = r.size
     s = sample_matrix(samples, m)

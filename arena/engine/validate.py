@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["check_level", "interval_arrays", "rating_vector", "sample_matrix"]
 
 
@@ -18,9 +20,9 @@ def check_level(level: float) -> float:
     try:
         value = float(level)
     except (TypeError, ValueError):
-        raise ValueError(f"level must be a number in (0, 1), got {level!r}") from None
+        raise ArgumentError(f"level must be a number in (0, 1), got {level!r}") from None
     if not 0.0 < value < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}")
+        raise ArgumentError(f"level must be in (0, 1), got {level!r}")
     return value
 
 
@@ -28,11 +30,11 @@ def rating_vector(x: np.ndarray, name: str) -> np.ndarray:
     """A non-empty, finite 1-D float array."""
     arr = np.asarray(x, dtype=np.float64)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+        raise ArgumentError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"{name} must not be empty")
+        raise ArgumentError(f"{name} must not be empty")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite")
+        raise ArgumentError(f"{name} must be finite")
     return arr
 
 
@@ -41,9 +43,9 @@ def interval_arrays(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.n
     lo = rating_vector(low, "low")
     hi = rating_vector(high, "high")
     if lo.shape != hi.shape:
-        raise ValueError(f"low and high differ in shape: {lo.shape} vs {hi.shape}")
+        raise ArgumentError(f"low and high differ in shape: {lo.shape} vs {hi.shape}")
     if np.any(lo > hi):
-        raise ValueError("every interval must have low <= high")
+        raise ArgumentError("every interval must have low <= high")
     return lo, hi
 
 
@@ -51,9 +53,9 @@ def sample_matrix(samples: np.ndarray, m: int) -> np.ndarray:
     """Finite bootstrap ratings of shape ``(rounds >= 2, m)``."""
     arr = np.asarray(samples, dtype=np.float64)
     if arr.ndim != 2 or arr.shape[1] != m:
-        raise ValueError(f"samples must have shape (rounds, {m}), got {arr.shape}")
+        raise ArgumentError(f"samples must have shape (rounds, {m}), got {arr.shape}")
     if arr.shape[0] < 2:
-        raise ValueError("samples needs at least 2 bootstrap rounds")
+        raise ArgumentError("samples needs at least 2 bootstrap rounds")
     if not np.all(np.isfinite(arr)):
-        raise ValueError("samples must be finite")
+        raise ArgumentError("samples must be finite")
     return arr

@@ -16,6 +16,7 @@ import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import expit, logsumexp
 
+from arena.core.errors import ArgumentError
 from arena.evals.irt import ItemBank, response_matrix
 
 __all__ = ["Abilities", "METHODS", "score_abilities"]
@@ -107,10 +108,10 @@ def score_abilities(bank: ItemBank, responses, *, present=None, method: str = "e
         An examinee with no answered items gets the prior: 0 with SE 1.
     """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise ArgumentError(f"method must be one of {METHODS}, got {method!r}")
     y, mask = response_matrix(responses, present)
     if y.shape[1] != len(bank.items):
-        raise ValueError(f"responses have {y.shape[1]} items, the bank {len(bank.items)}")
+        raise ArgumentError(f"responses have {y.shape[1]} items, the bank {len(bank.items)}")
     maskf = mask.astype(np.float64)
     a, d = bank.discrimination, bank.intercept
     mode, sd = _map(y, maskf, a, d)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
+from arena.core.errors import ArgumentError
 from arena.evals.checks import check_count, check_rng
 from arena.evals.irt import ItemBank, item_information
 
@@ -88,10 +89,10 @@ def select_items(bank: ItemBank, n: int, *, theta=None) -> Selection:
     """
     n = check_count(n, "n")
     if n > len(bank.items):
-        raise ValueError(f"n ({n}) exceeds the bank's {len(bank.items)} items")
+        raise ArgumentError(f"n ({n}) exceeds the bank's {len(bank.items)} items")
     grid = DEFAULT_RANGE if theta is None else np.unique(np.asarray(theta, dtype=np.float64))
     if grid.size == 0 or not np.isfinite(grid).all():
-        raise ValueError("theta must be non-empty and finite")
+        raise ArgumentError("theta must be non-empty and finite")
     if grid.size > _MAX_GRID:
         # Precision at 25 quantiles is indistinguishable from precision at all of them.
         grid = np.quantile(grid, np.linspace(0.0, 1.0, _MAX_GRID))
@@ -184,7 +185,7 @@ def adaptive_test(
     evaluated on a fixed grid of abilities from -6 to 6.
     """
     if not se_target > 0:
-        raise ValueError(f"se_target must be positive, got {se_target!r}")
+        raise ArgumentError(f"se_target must be positive, got {se_target!r}")
     max_items = check_count(max_items, "max_items")
     a, b = bank.discrimination, bank.difficulty
     used = np.zeros(a.size, dtype=bool)
@@ -204,7 +205,7 @@ def adaptive_test(
         used[j] = True
         raw = answer(bank.items[j])
         if raw not in (0, 1):  # True/False compare equal to 1/0
-            raise ValueError(f"answer({bank.items[j]!r}) returned {raw!r}, expected 0 or 1")
+            raise ArgumentError(f"answer({bank.items[j]!r}) returned {raw!r}, expected 0 or 1")
         y = int(raw)
         z = a[j] * (_GRID - b[j])
         logpost += log_expit(z) if y else log_expit(-z)

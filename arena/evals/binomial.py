@@ -14,6 +14,7 @@ from scipy.special import ndtri
 from scipy.stats import beta, binom, chi2
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.engine.validate import check_level
 from arena.evals.checks import (
     Interval,
@@ -43,7 +44,7 @@ def _check_counts(k: int, n: int) -> tuple[int, int]:
     n = check_count(n, "n", minimum=1)
     k = check_count(k, "k", minimum=0)
     if k > n:
-        raise ValueError(f"k ({k}) must not exceed n ({n})")
+        raise ArgumentError(f"k ({k}) must not exceed n ({n})")
     return k, n
 
 

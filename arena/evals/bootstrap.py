@@ -1,8 +1,10 @@
 """Bootstrap intervals for per-item benchmark scores.
 
-``bootstrap_ci``, ``paired_bootstrap`` and ``significant`` follow the contract of
-issue 6 to the letter (names, signatures, tuple results and the exact use of
-``rng``) so that an interval can be reproduced by anyone holding the same seed.
+``bootstrap_ci``, ``paired_bootstrap`` and ``significant`` follow the seed design's
+contract to the letter (names, signatures -- ``n_boot=2000``, positional ``rng`` --,
+tuple results and the exact use of ``rng``) so that an interval can be reproduced
+by anyone holding the same seed. They are the one documented exception to the
+library's vocabulary, which says ``rounds`` everywhere else (CHANGELOG.md).
 The other functions return :class:`~arena.evals.Interval` dataclasses.
 """
 
@@ -14,7 +16,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, SEED_N_BOOT
+from arena.core.errors import ArgumentError
 from arena.engine.validate import check_level
 from arena.evals.binomial import clopper_pearson_interval
 from arena.evals.checks import (
@@ -73,7 +76,7 @@ def _paired_fallback(d: float, n: int, level: float) -> tuple[float, float]:
     return (lo, 1.0) if d > 0 else (-1.0, -lo)
 
 
-def bootstrap_ci(correct, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
+def bootstrap_ci(correct, rng, n_boot=SEED_N_BOOT, level=DEFAULT_LEVEL):
     """Accuracy with a percentile bootstrap interval.
 
     Parameters
@@ -81,9 +84,9 @@ def bootstrap_ci(correct, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
     correct : array_like of 0/1, shape (n,)
         One entry per question: 1 if the model got it right.
     rng : numpy.random.Generator
-        Consumed exactly as ``idx = rng.integers(0, n, size=(rounds, n))``.
-    rounds : int, default DEFAULT_ROUNDS (1000)
-        Number of resamples.
+        Consumed exactly as ``idx = rng.integers(0, n, size=(n_boot, n))``.
+    n_boot : int, default 2000
+        Number of resamples (the seed design's name and default).
     level : float, default DEFAULT_LEVEL (0.95)
         Two-sided confidence level in (0, 1).
 
@@ -96,14 +99,14 @@ def bootstrap_ci(correct, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
     Raises
     ------
     ValueError
-        Empty input, values other than 0/1, ``level`` outside (0, 1), ``rounds < 1``.
+        Empty input, values other than 0/1, ``level`` outside (0, 1), ``n_boot < 1``.
     """
     x = as_binary(correct, "correct")
     check_level(level)
-    rounds = check_count(rounds, "rounds")
+    n_boot = check_count(n_boot, "n_boot")
     check_rng(rng)
     n = x.size
-    accs = resample_sums(x[:, None], rng, rounds)[:, 0] / n
+    accs = resample_sums(x[:, None], rng, n_boot)[:, 0] / n
     lo, hi = percentile_bounds(accs, level)
     k = int(x.sum())
     if k in (0, n):
@@ -111,10 +114,10 @@ def bootstrap_ci(correct, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
     return float(x.mean()), float(lo), float(hi)
 
 
-def paired_bootstrap(correct_a, correct_b, rng, rounds=DEFAULT_ROUNDS, level=DEFAULT_LEVEL):
+def paired_bootstrap(correct_a, correct_b, rng, n_boot=SEED_N_BOOT, level=DEFAULT_LEVEL):
     """Paired bootstrap interval for accuracy(A) minus accuracy(B).
 
-    One ``idx = rng.integers(0, n, size=(rounds, n))`` is drawn and applied to
+    One ``idx = rng.integers(0, n, size=(n_boot, n))`` is drawn and applied to
     both models, so the interval reflects the questions' shared difficulty.
 
     Parameters
@@ -123,7 +126,8 @@ def paired_bootstrap(correct_a, correct_b, rng, rounds=DEFAULT_ROUNDS, level=DEF
         Per-question correctness of models A and B, aligned by question.
     rng : numpy.random.Generator
         Consumed exactly once as above.
-    rounds : int, default DEFAULT_ROUNDS (1000)
+    n_boot : int, default 2000
+        Number of resamples (the seed design's name and default).
     level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
@@ -139,10 +143,10 @@ def paired_bootstrap(correct_a, correct_b, rng, rounds=DEFAULT_ROUNDS, level=DEF
     b = as_binary(correct_b, "correct_b")
     same_length(a, b, "correct_a", "correct_b")
     check_level(level)
-    rounds = check_count(rounds, "rounds")
+    n_boot = check_count(n_boot, "n_boot")
     check_rng(rng)
     n = a.size
-    sums = resample_sums(np.column_stack([a, b]), rng, rounds)
+    sums = resample_sums(np.column_stack([a, b]), rng, n_boot)
     diffs = sums[:, 0] / n - sums[:, 1] / n
     lo, hi = percentile_bounds(diffs, level)
     d = a - b
@@ -155,9 +159,9 @@ def significant(low, high):
     """True when the interval ``[low, high]`` excludes 0."""
     low, high = float(low), float(high)
     if np.isnan(low) or np.isnan(high):
-        raise ValueError("interval bounds must not be NaN")
+        raise ArgumentError("interval bounds must not be NaN")
     if low > high:
-        raise ValueError(f"low ({low}) is greater than high ({high})")
+        raise ArgumentError(f"low ({low}) is greater than high ({high})")
     return bool(low > 0.0 or high < 0.0)
 
 
@@ -229,7 +233,7 @@ def bca_interval(
     """
     x = as_finite(values, "values")
     if x.size < 2:
-        raise ValueError("BCa needs at least 2 values")
+        raise ArgumentError("BCa needs at least 2 values")
     check_level(level)
     rounds = check_count(rounds, "rounds")
     check_rng(rng)
@@ -304,7 +308,7 @@ def cluster_bootstrap_ci(
     x = as_finite(values, "values")
     labels = np.asarray(clusters)
     if labels.ndim != 1:
-        raise ValueError(f"clusters must be a 1-D array, got shape {labels.shape}")
+        raise ArgumentError(f"clusters must be a 1-D array, got shape {labels.shape}")
     same_length(x, labels, "values", "clusters")
     check_level(level)
     rounds = check_count(rounds, "rounds")

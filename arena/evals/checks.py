@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.errors import ArgumentError, ArgumentTypeError
 from arena.engine.validate import check_level
 
 
@@ -21,18 +22,18 @@ def as_binary(values: object, name: str) -> np.ndarray:
     """
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
+        raise ArgumentError(f"{name} must be a 1-D array, got shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"{name} is empty")
+        raise ArgumentError(f"{name} is empty")
     if arr.dtype == bool:
         return arr.astype(np.float64)
     if not np.issubdtype(arr.dtype, np.number):
-        raise ValueError(f"{name} must be numeric 0/1 values, got dtype {arr.dtype}")
+        raise ArgumentError(f"{name} must be numeric 0/1 values, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
     bad = ~((arr == 0.0) | (arr == 1.0))
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must contain only 0 and 1; entry {pos} is {arr[pos]!r}")
+        raise ArgumentError(f"{name} must contain only 0 and 1; entry {pos} is {arr[pos]!r}")
     return arr
 
 
@@ -40,20 +41,20 @@ def as_finite(values: object, name: str) -> np.ndarray:
     """Return ``values`` as a non-empty 1-D array of finite floats."""
     arr = np.asarray(values)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
+        raise ArgumentError(f"{name} must be a 1-D array, got shape {arr.shape}")
     if arr.size == 0:
-        raise ValueError(f"{name} is empty")
+        raise ArgumentError(f"{name} is empty")
     if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+        raise ArgumentError(f"{name} must be numeric, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
     if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+        raise ArgumentError(f"{name} contains NaN or infinite values")
     return arr
 
 
 def same_length(a: np.ndarray, b: np.ndarray, name_a: str, name_b: str) -> None:
     if a.shape[0] != b.shape[0]:
-        raise ValueError(
+        raise ArgumentError(
             f"{name_a} and {name_b} must have the same length, got {a.shape[0]} and {b.shape[0]}"
         )
 
@@ -62,25 +63,25 @@ def check_probability(p: float, name: str, *, open_interval: bool = True) -> flo
     try:
         value = float(p)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a probability, got {p!r}") from None
+        raise ArgumentError(f"{name} must be a probability, got {p!r}") from None
     ok = 0.0 < value < 1.0 if open_interval else 0.0 <= value <= 1.0
     if not ok:
         bounds = "(0, 1)" if open_interval else "[0, 1]"
-        raise ValueError(f"{name} must be in {bounds}, got {p!r}")
+        raise ArgumentError(f"{name} must be in {bounds}, got {p!r}")
     return value
 
 
 def check_count(n: int, name: str, *, minimum: int = 1) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise ValueError(f"{name} must be an integer, got {n!r}")
+        raise ArgumentError(f"{name} must be an integer, got {n!r}")
     if n < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {n}")
+        raise ArgumentError(f"{name} must be at least {minimum}, got {n}")
     return int(n)
 
 
 def check_rng(rng: object) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(
+        raise ArgumentTypeError(
             "rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed); "
             f"got {type(rng).__name__}"
         )

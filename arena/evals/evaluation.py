@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.core.errors import OptionError, escape
+from arena.core.errors import ArenaError, OptionError, escape
 from arena.engine.multiple import adjust_pvalues
 from arena.evals.binomial import mcnemar_counts, wilson_interval
 from arena.evals.itemfile import ItemScores, item_sort_key
@@ -36,7 +36,7 @@ __all__ = [
 SHOW_MISSING = 5
 
 
-class EvaluateError(ValueError):
+class EvaluateError(ArenaError, ValueError):
     """Scores that cannot be evaluated, or battles that cannot be written."""
 
 

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.polynomial.hermite_e import hermegauss
 from scipy.special import expit, logsumexp
 
+from arena.core.errors import ArgumentError
 from arena.evals.checks import check_count
 from arena.evals.itembank import ItemBank, item_information, response_matrix
 
@@ -332,12 +333,12 @@ def _calibrate(
     check_count(n_nodes, "n_nodes", minimum=3)
     check_count(max_iter, "max_iter")
     if n_exam < 2:
-        raise ValueError("calibration needs at least two examinees")
+        raise ArgumentError("calibration needs at least two examinees")
     if prior_sd is not None and not prior_sd > 0:
-        raise ValueError(f"prior_sd must be positive, got {prior_sd!r}")
+        raise ArgumentError(f"prior_sd must be positive, got {prior_sd!r}")
     ids = [str(i) for i in range(n_all)] if items is None else [str(i) for i in items]
     if len(ids) != n_all:
-        raise ValueError(f"{len(ids)} item ids for {n_all} items")
+        raise ArgumentError(f"{len(ids)} item ids for {n_all} items")
     seen = mask.sum(axis=0)
     right = (y * mask).sum(axis=0)
     dropped = {}
@@ -348,12 +349,12 @@ def _calibrate(
             dropped[ids[j]] = "all right" if right[j] == seen[j] else "all wrong"
     keep = np.array([i not in dropped for i in ids])
     if not keep.any():
-        raise ValueError("no item has both right and wrong answers: nothing to calibrate")
+        raise ArgumentError("no item has both right and wrong answers: nothing to calibrate")
     y, mask = y[:, keep], mask[:, keep]
     kept = [i for i, k in zip(ids, keep, strict=True) if k]
     answered = mask.any(axis=1)
     if answered.sum() < 2:
-        raise ValueError("fewer than two examinees answered any calibrated item")
+        raise ArgumentError("fewer than two examinees answered any calibrated item")
     y, mask = y[answered], mask[answered]
     full = bool(mask.all())
     ym = y * mask

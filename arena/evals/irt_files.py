@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_SEED
-from arena.core.errors import OptionError, check_choice
+from arena.core.errors import ArenaError, OptionError, check_choice
 from arena.evals.ability import score_abilities
 from arena.evals.adaptive import simulate_adaptive
 from arena.evals.files import read_responses
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 
-class IrtError(ValueError):
+class IrtError(ArenaError, ValueError):
     """Responses a bank cannot be calibrated from, or a bank that cannot be written."""
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["ItemBank", "item_information", "response_matrix"]
 
 
@@ -139,26 +141,26 @@ class ItemBank:
     def from_dict(cls, doc: dict) -> ItemBank:
         """Inverse of :meth:`to_dict`; raises ``ValueError`` naming the bad field."""
         if not isinstance(doc, dict) or doc.get("model") not in ("1PL", "2PL"):
-            raise ValueError('not an item bank (field \'model\' must be "1PL" or "2PL")')
+            raise ArgumentError('not an item bank (field \'model\' must be "1PL" or "2PL")')
         rows = doc.get("items")
         if not isinstance(rows, list) or not rows:
-            raise ValueError("field 'items' must be a non-empty list")
+            raise ArgumentError("field 'items' must be a non-empty list")
         cols: dict[str, list] = {k: [] for k in ("item", "a", "b", "sa", "sb")}
         for n, row in enumerate(rows, 1):
             try:
                 cols["item"].append(str(row["item"]))
                 a, b = float(row["discrimination"]), float(row["difficulty"])
             except (KeyError, TypeError, ValueError) as exc:
-                raise ValueError(f"items[{n}]: bad or missing field {exc}") from None
+                raise ArgumentError(f"items[{n}]: bad or missing field {exc}") from None
             if not (np.isfinite(a) and np.isfinite(b)):
-                raise ValueError(f"items[{n}]: discrimination and difficulty must be finite")
+                raise ArgumentError(f"items[{n}]: discrimination and difficulty must be finite")
             cols["a"].append(a)
             cols["b"].append(b)
             for key, name in (("sa", "se_discrimination"), ("sb", "se_difficulty")):
                 v = row.get(name)
                 cols[key].append(np.nan if v is None else float(v))
         if len(set(cols["item"])) != len(cols["item"]):
-            raise ValueError("field 'items' repeats an item id")
+            raise ArgumentError("field 'items' repeats an item id")
         return cls(
             items=cols["item"],
             discrimination=np.array(cols["a"]),
@@ -186,15 +188,15 @@ def response_matrix(responses, present=None) -> tuple[np.ndarray, np.ndarray]:
     """
     y = np.asarray(responses, dtype=np.float64)
     if y.ndim != 2 or y.size == 0:
-        raise ValueError(
+        raise ArgumentError(
             f"responses must be a non-empty 2-D (examinees, items) array, got {y.shape}"
         )
     mask = ~np.isnan(y) if present is None else np.asarray(present, dtype=bool)
     if mask.shape != y.shape:
-        raise ValueError(f"present has shape {mask.shape}, responses {y.shape}")
+        raise ArgumentError(f"present has shape {mask.shape}, responses {y.shape}")
     y = np.where(mask, y, 0.0)
     bad = mask & (y != 0.0) & (y != 1.0)
     if bad.any():
         p, i = (int(v[0]) for v in np.nonzero(bad))
-        raise ValueError(f"responses must be 0 or 1; examinee {p}, item {i} is {y[p, i]!r}")
+        raise ArgumentError(f"responses must be 0 or 1; examinee {p}, item {i} is {y[p, i]!r}")
     return y, mask

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.errors import ArenaError
 from arena.engine.multiple import adjust_pvalues
 from arena.evals.paired import PAIRED_TESTS, paired_verdict
 from arena.evals.ranking import verdict_ranks, verdict_tiers
@@ -26,7 +27,7 @@ from arena.evals.variance import VarianceComponents, variance_components
 __all__ = ["ModelScore", "ScoreError", "ScoreEvaluation", "ScorePair", "evaluate_scores"]
 
 
-class ScoreError(ValueError):
+class ScoreError(ArenaError, ValueError):
     """Scores that cannot be evaluated as asked; the message names file, line and field."""
 
 
@@ -160,7 +161,7 @@ def evaluate_scores(
             raise ScoreError("McNemar's test needs 0/1 scores; this input is a ratio metric")
         bad = _first_non_binary(table, np.arange(len(score)))
         if bad:
-            raise ScoreError(f"{bad}: McNemar's test needs 0/1 scores (use --test t, wilcoxon, permutation or bootstrap)")  # fmt: skip
+            raise ScoreError(f"{bad}: McNemar's test needs 0/1 scores (choose test t, wilcoxon, permutation or bootstrap)")  # fmt: skip
     axes = tuple(table.axes)
     grouped = table.group is not None and len(set(table.group)) > 1
     group_of = dict(zip(table.item, table.group, strict=True)) if grouped else {}

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.core.errors import ArenaError
 from arena.core.vocabulary import is_gzip, parse_bool
 
 __all__ = ["ItemFileError", "ItemScores", "parse_spec", "read_results", "item_sort_key"]
@@ -36,7 +37,7 @@ __all__ = ["ItemFileError", "ItemScores", "parse_spec", "read_results", "item_so
 _HARNESS_NAME = re.compile(r"^samples_(?P<task>.+?)_(?P<stamp>\d{4}-\d{2}-\d{2}T[0-9:.\-]+)$")
 
 
-class ItemFileError(ValueError):
+class ItemFileError(ArenaError, ValueError):
     """A malformed input file; the message names file, line and field."""
 
     def __init__(self, path: str | os.PathLike, line: int | None, fieldname: str | None, msg: str):

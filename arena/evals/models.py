@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.errors import ArgumentError
 from arena.engine.validate import check_level
 from arena.evals.checks import (
     as_binary,
@@ -89,16 +90,16 @@ def bootstrap_models(
     """
     x = np.asarray(correct)
     if x.ndim != 2:
-        raise ValueError(f"correct must be a 2-D (items, models) array, got shape {x.shape}")
+        raise ArgumentError(f"correct must be a 2-D (items, models) array, got shape {x.shape}")
     n, m = x.shape
     if n == 0 or m == 0:
-        raise ValueError("correct is empty")
+        raise ArgumentError("correct is empty")
     if present is None:
         mask = np.ones((n, m), dtype=bool)
     else:
         mask = np.asarray(present, dtype=bool)
         if mask.shape != x.shape:
-            raise ValueError(f"present has shape {mask.shape}, correct has {x.shape}")
+            raise ArgumentError(f"present has shape {mask.shape}, correct has {x.shape}")
     x = np.where(mask, x, 0)
     as_binary(x.ravel(), "correct")
     x = x.astype(np.float64)
@@ -107,7 +108,7 @@ def bootstrap_models(
     check_rng(rng)
     counts = mask.sum(axis=0)
     if (counts == 0).any():
-        raise ValueError(f"model column {int(np.flatnonzero(counts == 0)[0])} has no items")
+        raise ArgumentError(f"model column {int(np.flatnonzero(counts == 0)[0])} has no items")
 
     # Build the columns whose resample sums we need, without duplicates.
     cols: list[np.ndarray] = []
@@ -137,7 +138,7 @@ def bootstrap_models(
                     pair_cols[i, j] = (col(x[:, i] * w), col(x[:, j] * w), col(w))
     if (shared == 0).any():
         i, j = (int(v[0]) for v in np.nonzero(shared == 0))
-        raise ValueError(f"models {i} and {j} share no items")
+        raise ArgumentError(f"models {i} and {j} share no items")
 
     sums = resample_sums(np.column_stack(cols), rng, rounds)
     with np.errstate(invalid="ignore", divide="ignore"):

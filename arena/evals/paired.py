@@ -34,6 +34,7 @@ import numpy as np
 from scipy import stats
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.errors import ArgumentError
 from arena.evals.binomial import mcnemar_counts
 from arena.evals.bootstrap import cluster_bootstrap_ci
 from arena.evals.checks import (
@@ -151,9 +152,9 @@ def paired_verdict(
     y = as_finite(b, "b")
     same_length(x, y, "a", "b")
     if x.size < 2:
-        raise ValueError("a paired comparison needs at least 2 items")
+        raise ArgumentError("a paired comparison needs at least 2 items")
     if test not in PAIRED_TESTS:
-        raise ValueError(f"test must be one of {PAIRED_TESTS}, got {test!r}")
+        raise ArgumentError(f"test must be one of {PAIRED_TESTS}, got {test!r}")
     level = check_level(level)
     rounds = check_count(rounds, "rounds")
     n_perm = check_count(n_perm, "n_perm")
@@ -161,9 +162,9 @@ def paired_verdict(
     binary = _is_binary(x) and _is_binary(y)
     if test == "mcnemar" and not binary:
         bad = int(np.flatnonzero(~((x == 0) | (x == 1)) | ~((y == 0) | (y == 1)))[0])
-        raise ValueError(
+        raise ArgumentError(
             f"McNemar's test needs 0/1 scores; item {bad} has scores "
-            f"{x[bad]!r} and {y[bad]!r} (use --test t, wilcoxon, permutation or bootstrap)"
+            f"{x[bad]!r} and {y[bad]!r} (choose test t, wilcoxon, permutation or bootstrap)"
         )
     d = x - y
     n = int(d.size)

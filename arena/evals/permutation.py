@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
 from arena.evals.checks import check_count, check_rng
 
 __all__ = ["PermutationResult", "paired_permutation_test", "ALTERNATIVES"]
@@ -85,20 +86,20 @@ def paired_permutation_test(
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     if x.ndim == 0 or x.shape[0] == 0:
-        raise ValueError("a is empty")
+        raise ArgumentError("a is empty")
     if x.shape != y.shape:
-        raise ValueError(f"a and b must have the same shape, got {x.shape} and {y.shape}")
+        raise ArgumentError(f"a and b must have the same shape, got {x.shape} and {y.shape}")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise ValueError("a and b must be finite")
+        raise ArgumentError("a and b must be finite")
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+        raise ArgumentError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     n_perm = check_count(n_perm, "n_perm")
     check_rng(rng)
     f = metric or _mean_metric
     n = x.shape[0]
     observed_pair = np.asarray(f(np.stack([x, y])), dtype=np.float64)
     if observed_pair.shape != (2,):
-        raise ValueError(
+        raise ArgumentError(
             f"metric must map a batch of shape (r, n, ...) to shape (r,); got {observed_pair.shape}"
         )
     observed = float(observed_pair[0] - observed_pair[1])

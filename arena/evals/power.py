@@ -24,6 +24,7 @@ import numpy as np
 from scipy.special import ndtri
 from scipy.stats import norm
 
+from arena.core.errors import ArgumentError
 from arena.evals.binomial import EXACT_BELOW, mcnemar_pvalues
 from arena.evals.checks import check_count, check_probability, check_rng
 
@@ -49,7 +50,7 @@ def items_needed(p_a: float, p_b: float, *, alpha: float = 0.05, power: float = 
     p_a = check_probability(p_a, "p_a")
     p_b = check_probability(p_b, "p_b")
     if p_a == p_b:
-        raise ValueError("p_a and p_b must differ")
+        raise ArgumentError("p_a and p_b must differ")
     za, zb = _z(alpha, power)
     pbar = (p_a + p_b) / 2.0
     num = za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(p_a * (1 - p_a) + p_b * (1 - p_b))
@@ -70,9 +71,9 @@ def items_needed_paired(
     p10 = check_probability(p_a_only, "p_a_only")
     p01 = check_probability(p_b_only, "p_b_only")
     if p10 + p01 > 1:
-        raise ValueError("p_a_only + p_b_only must not exceed 1")
+        raise ArgumentError("p_a_only + p_b_only must not exceed 1")
     if p10 == p01:
-        raise ValueError("p_a_only and p_b_only must differ")
+        raise ArgumentError("p_a_only and p_b_only must differ")
     za, zb = _z(alpha, power)
     psi, delta = p10 + p01, p10 - p01
     num = za * math.sqrt(psi) + zb * math.sqrt(psi - delta**2)
@@ -138,7 +139,7 @@ def simulate_power_paired(
     p10 = check_probability(p_a_only, "p_a_only", open_interval=False)
     p01 = check_probability(p_b_only, "p_b_only", open_interval=False)
     if p10 + p01 > 1:
-        raise ValueError("p_a_only + p_b_only must not exceed 1")
+        raise ArgumentError("p_a_only + p_b_only must not exceed 1")
     check_probability(alpha, "alpha")
     n_sim = check_count(n_sim, "n_sim")
     check_rng(rng)

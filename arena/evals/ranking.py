@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["verdict_ranks", "verdict_tiers"]
 
 
 def _better(better) -> np.ndarray:
     b = np.asarray(better, dtype=bool)
     if b.ndim != 2 or b.shape[0] != b.shape[1]:
-        raise ValueError(f"better must be a square matrix, got shape {b.shape}")
+        raise ArgumentError(f"better must be a square matrix, got shape {b.shape}")
     if np.any(b & b.T) or np.any(np.diag(b)):
-        raise ValueError("better[i, j] and better[j, i] cannot both hold, nor better[i, i]")
+        raise ArgumentError("better[i, j] and better[j, i] cannot both hold, nor better[i, i]")
     return b
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.errors import ArgumentError
 from arena.evals.checks import (
     Interval,
     as_finite,
@@ -34,7 +35,7 @@ def _cluster_totals(columns: list[np.ndarray], clusters) -> tuple[np.ndarray, in
         return np.column_stack(columns), n
     labels = np.asarray(clusters)
     if labels.ndim != 1 or labels.size != n:
-        raise ValueError(f"clusters must be a 1-D array of length {n}")
+        raise ArgumentError(f"clusters must be a 1-D array of length {n}")
     _, code = np.unique(labels, return_inverse=True)
     k = int(code.max()) + 1
     return np.column_stack([np.bincount(code, weights=c, minlength=k) for c in columns]), k
@@ -42,9 +43,11 @@ def _cluster_totals(columns: list[np.ndarray], clusters) -> tuple[np.ndarray, in
 
 def _check_denominator(den: np.ndarray, name: str) -> None:
     if (den < 0).any():
-        raise ValueError(f"{name} must not be negative (entry {int(np.flatnonzero(den < 0)[0])})")
+        raise ArgumentError(
+            f"{name} must not be negative (entry {int(np.flatnonzero(den < 0)[0])})"
+        )
     if den.sum() <= 0:
-        raise ValueError(f"{name} sums to zero: the ratio is undefined")
+        raise ArgumentError(f"{name} sums to zero: the ratio is undefined")
 
 
 def ratio_interval(

@@ -224,7 +224,7 @@ def read_scores(
         cell given twice; the message names file, line and field.
     """
     if (numerator is None) != (denominator is None):
-        raise ItemFileError("--numerator/--denominator", None, None, "give both or neither")
+        raise ItemFileError("numerator/denominator", None, None, "give both or neither")
     out = ScoreTable()
     parsed = [parse_spec(s) for s in specs]
     runs_of: dict[str, int] = {}

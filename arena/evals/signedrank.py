@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from arena.core.errors import ArgumentError
+
 __all__ = ["EXACT_MAX", "SignedRankTest", "signed_rank_test"]
 
 #: Up to this many non-zero differences the exact distribution decides (R's limit is 50).
@@ -104,9 +106,9 @@ def signed_rank_test(d, *, zero_method: str = "pratt", method: str = "auto") -> 
         p-value 1 when every difference is zero.
     """
     if zero_method not in _ZERO_METHODS:
-        raise ValueError(f"zero_method must be one of {_ZERO_METHODS}, got {zero_method!r}")
+        raise ArgumentError(f"zero_method must be one of {_ZERO_METHODS}, got {zero_method!r}")
     if method not in _METHODS:
-        raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        raise ArgumentError(f"method must be one of {_METHODS}, got {method!r}")
     x = np.asarray(d, dtype=np.float64).ravel()
     zero = x == 0.0
     n_zero = int(zero.sum())

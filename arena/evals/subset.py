@@ -15,6 +15,7 @@ from scipy import stats
 from scipy.special import ndtri
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.evals.ability import score_abilities
 from arena.evals.adaptive import Selection, select_items
 from arena.evals.checks import check_count, check_level, check_rng
@@ -119,7 +120,9 @@ def validate_subset(
     check_rng(rng)
     holdout = check_count(holdout, "holdout", minimum=2)
     if n_models - holdout < 2:
-        raise ValueError(f"{n_models} models: cannot hold out {holdout} and calibrate on the rest")
+        raise ArgumentError(
+            f"{n_models} models: cannot hold out {holdout} and calibrate on the rest"
+        )
     level = check_level(level)
     ids = [str(i) for i in range(n_items)] if items is None else list(items)
     perm = rng.permutation(n_models)

@@ -18,6 +18,7 @@ from math import prod
 import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS
+from arena.core.errors import ArgumentError
 from arena.evals.checks import (
     Interval,
     as_finite,
@@ -205,7 +206,7 @@ def two_stage_difference(
     la, lb = np.asarray(item_a), np.asarray(item_b)
     shared = np.intersect1d(la, lb)
     if shared.size == 0:
-        raise ValueError("the two models have no items in common")
+        raise ArgumentError("the two models have no items in common")
     runs_a, runs_b = dict(runs_a or {}), dict(runs_b or {})
     common = [c for c in SHARED_AXES if c in runs_a and c in runs_b]
     # Shared axes are coded over the union of both models' labels, so that template

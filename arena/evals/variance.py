@@ -37,6 +37,7 @@ import numpy as np
 from scipy import stats
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.evals.checks import (
     Interval,
     as_finite,
@@ -118,7 +119,7 @@ class VarianceComponents:
 def label_codes(labels, n: int, name: str) -> tuple[np.ndarray, int]:
     arr = np.asarray(labels)
     if arr.ndim != 1 or arr.size != n:
-        raise ValueError(f"{name} labels must be a 1-D array of length {n}")
+        raise ArgumentError(f"{name} labels must be a 1-D array of length {n}")
     _, code = np.unique(arr, return_inverse=True)
     return code.astype(np.int64), int(code.max()) + 1
 
@@ -177,7 +178,7 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
         if labels is not None:
             factors[name] = label_codes(labels, n, name)
     if factors["item"][1] < 2:
-        raise ValueError("variance components need at least 2 items")
+        raise ArgumentError("variance components need at least 2 items")
     # A run axis nested in items (each level seen with one item) has no main effect
     # apart from the item-by-axis term: it is that term.
     item_code, n_items = factors["item"]
@@ -249,7 +250,7 @@ def variance_components(scores, *, item, prompt=None, seed=None, judge=None) -> 
         # fold it in.
         drop = next((nm for nm in reversed(names) if ":" in nm), None)
         if drop is None:
-            raise ValueError(_confounded(names, solve))
+            raise ArgumentError(_confounded(names, solve))
         names.remove(drop)
         residual_includes.append(drop)
         mat, rhs = solve(names)

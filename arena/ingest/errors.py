@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from arena.core.errors import ArenaError
 
-class RowError(Exception):
+
+class RowError(ArenaError):
     """A malformed record: which field, and what is wrong with it."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
-from arena.core.errors import OptionError, escape
+from arena.core.errors import ArenaError, OptionError, escape
 from arena.core.text import text_problem
 from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch, utcnow
@@ -43,7 +43,7 @@ CHUNK_ROWS = 20_000
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far
 
 
-class IngestError(Exception):
+class IngestError(ArenaError):
     """The file was rejected as a whole; nothing of it was written."""
 
 

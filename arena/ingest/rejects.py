@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from arena.core.errors import OptionError, escape
 from arena.ingest.errors import RowError
 
 #: First row of a rejects file (``--rejects`` refuses to replace a file without it).
@@ -41,7 +42,7 @@ class RejectSink:
         )
 
 
-class RejectsTargetError(Exception):
+class RejectsTargetError(OptionError):
     """The ``--rejects`` path would overwrite something that is not a rejects file."""
 
 
@@ -70,7 +71,9 @@ def check_rejects_target(
     target = Path(path)
 
     def refuse(reason: str) -> RejectsTargetError:
-        return RejectsTargetError(f"--rejects {path}: refusing to overwrite {reason}")
+        return RejectsTargetError(
+            "rejects", "{name} " + escape(f"{path}: refusing to overwrite {reason}")
+        )
 
     if target.is_dir():
         raise refuse("a directory")

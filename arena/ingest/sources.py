@@ -23,6 +23,7 @@ from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import IO, Any
 
+from arena.core.errors import ArenaError
 from arena.core.vocabulary import GZIP_MAGIC
 
 FORMATS = ("auto", "csv", "jsonl", "json")
@@ -38,7 +39,7 @@ JSON_ARRAY_MAX = 1 << 30
 csv.field_size_limit(LINE_MAX)
 
 
-class InputError(Exception):
+class InputError(ArenaError):
     """A problem with one input file, already phrased for the user."""
 
 
@@ -572,7 +573,7 @@ class BadJson:
 _TOO_DEEP = "JSON nested too deeply (not a battle record)"
 
 
-class DuplicateKey(ValueError):
+class DuplicateKey(ArenaError, ValueError):
     """A JSON object names one key twice (which value was meant?)."""
 
 

@@ -25,7 +25,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 
 from arena.core.defaults import DEFAULT_HEATMAP_TOP, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS
-from arena.core.errors import OptionError, escape
+from arena.core.errors import ArenaError, OptionError, escape
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
 from arena.db.session import take_write_lock
@@ -52,7 +52,7 @@ EXIT_LOCKED = 6
 STATUS_FILE = "status.json"
 
 
-class NightlyError(ValueError):
+class NightlyError(ArenaError, ValueError):
     """A configuration the nightly job refuses (before doing anything)."""
 
 

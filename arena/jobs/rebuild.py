@@ -31,7 +31,7 @@ from arena.boards.keys import BoardKey
 from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
 from arena.boards.write import write_snapshot
 from arena.core.defaults import ANCHOR_MAX, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS, DEFAULT_SEED
-from arena.core.errors import OptionError, escape
+from arena.core.errors import ArenaError, OptionError, escape
 from arena.core.words import board_warnings, too_many_boards
 from arena.db.models import ALL_BATTLES, STYLE_FEATURES, BattleCount
 from arena.db.session import take_write_lock
@@ -63,7 +63,7 @@ from arena.store.sources import mixing_warning, source_infos
 from arena.store.style import StyleDataError, has_style_rows, read_style_battles
 
 
-class RebuildError(Exception):
+class RebuildError(ArenaError):
     """A rebuild that cannot run (no battles, unknown anchor model, bad option)."""
 
 
@@ -255,7 +255,7 @@ class RebuildJob:
             )
         ).scalar_one()
         if n + 1 > self.max_boards:
-            raise RebuildError(too_many_boards(n + 1, self.max_boards))
+            raise RebuildOptionError("max_boards", too_many_boards(n + 1, self.max_boards))
 
     def read(self, engine: Engine) -> None:
         """Every board's counts, the model names and the style battles, up to one watermark."""
@@ -345,7 +345,9 @@ class RebuildJob:
                 + "{name} battle",
             )
         if self.max_boards is not None and len(self.boards) > self.max_boards:
-            raise RebuildError(too_many_boards(len(self.boards), self.max_boards))
+            raise RebuildOptionError(
+                "max_boards", too_many_boards(len(self.boards), self.max_boards)
+            )
         if self.max_models is not None:
             for data in self.boards:
                 if data.table.n_models > self.max_models:

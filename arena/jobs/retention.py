@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, delete, func, select, text
 
-from arena.core.errors import OptionError, escape
+from arena.core.errors import ArgumentError, OptionError, escape
 from arena.db.models import Base, Snapshot, SnapshotPair, SnapshotSamples
 
 #: Payload of one ``snapshot_pairs`` row: two 4-byte model ids beside the
@@ -101,7 +101,7 @@ def prunable(
     The latest snapshot of every board is always kept. Returns (ids, snapshots kept).
     """
     if keep_days is None and keep_last is None:
-        raise ValueError("give keep_days, keep_last or both")
+        raise ArgumentError("give keep_days, keep_last or both")
     check_retention(keep_days=keep_days, keep_last=keep_last)
     now = _utc(now or datetime.now(UTC))
     cutoff = None if keep_days is None else now - timedelta(days=keep_days)

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from scipy.special import expit, ndtri
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.engine.scale import SCALE
 from arena.plan.weights import RULES, UNPLAYED, PairPlan
 
@@ -89,10 +90,10 @@ class _Board:
 
     def __init__(self, rating, samples, pair_battles, models, rule, level, direct_se_max):
         if rule not in RULES:
-            raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+            raise ArgumentError(f"rule must be one of {RULES}, got {rule!r}")
         models = np.arange(rating.size) if models is None else np.asarray(models)
         if models.size < 2:
-            raise ValueError("at least two models are needed to plan battles")
+            raise ArgumentError("at least two models are needed to plan battles")
         self.models = models
         self.m = m = int(models.size)
         self.n_pairs = m * (m - 1) // 2
@@ -261,7 +262,7 @@ def plan_pairs(
         # the kept pairs' weights from their differences, as pair_weights has them
         w = _weights_from_differences(board, a, b)
         if np.any((w < lower) | (w > upper)):
-            raise ValueError(
+            raise ArgumentError(
                 "tiers: a pair's SE from the covariance of the samples is outside its "
                 "rounding bound; plan a smaller board (all pairs from the differences)"
             )

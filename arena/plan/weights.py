@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_POWER, DEFAULT_SEED
+from arena.core.errors import ArgumentError
 from arena.engine.scale import SCALE
 
 __all__ = ["PairPlan", "pair_weights", "draw_pairs", "battles_needed", "simulate_power", "RULES"]
@@ -86,10 +87,10 @@ def pair_weights(
         Confidence level deciding separation (``tiers``).
     """
     if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+        raise ArgumentError(f"rule must be one of {RULES}, got {rule!r}")
     models = np.arange(rating.size) if models is None else np.asarray(models)
     if models.size < 2:
-        raise ValueError("at least two models are needed to plan battles")
+        raise ArgumentError("at least two models are needed to plan battles")
     i, j = _pairs(models)
     p = expit((rating[i] - rating[j]) / SCALE)
     s2 = p * (1 - p)

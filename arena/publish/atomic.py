@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from arena.core.errors import OptionError
+from arena.core.errors import ArenaError, OptionError
 
 MARKER = ".arena-site"
 _MARKER_TEXT = b"arena static leaderboard site; `arena publish` may replace this directory\n"
@@ -43,7 +43,7 @@ def _own_files(out: Path) -> set[str] | None:
     return listed or None
 
 
-class PublishError(Exception):
+class PublishError(ArenaError):
     """A reason not to publish, worded for the user."""
 
 

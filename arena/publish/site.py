@@ -127,7 +127,7 @@ def _load_site_boards(
     labels = stored_labels(conn)
     boards = [BoardKey.parse(b) for (b,) in conn.execute(select(Snapshot.board).distinct())]
     if max_boards is not None and len(boards) > max_boards:
-        raise PublishError(too_many_boards(len(boards), max_boards))
+        raise PublishOptionError("max_boards", too_many_boards(len(boards), max_boards))
     # Main board first, then overall (if the main one is a category), then the rest by key.
     others = sorted((b for b in boards if b != main.key), key=lambda b: (not b.is_overall, str(b)))
     loaded: list[Board] = [main]

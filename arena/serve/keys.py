@@ -16,6 +16,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, Engine, insert, select, update
 
+from arena.core.errors import ArenaError
 from arena.db.models import ApiKey, utcnow
 from arena.db.session import take_write_lock
 
@@ -36,7 +37,7 @@ SCOPES = ("vote", "ingest", "read", "admin")
 TOKEN_PREFIX = "arena_"
 
 
-class KeyRefused(ValueError):
+class KeyRefused(ArenaError, ValueError):
     """A key operation the store refuses (unknown name, name taken, bad scope)."""
 
 

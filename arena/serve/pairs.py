@@ -31,6 +31,7 @@ from sqlalchemy import Connection, Engine, select
 
 from arena.boards.compare import resolve_board
 from arena.boards.snapshots import SnapshotError
+from arena.core.errors import ArenaError
 from arena.db.models import Model
 from arena.plan.pairs import plan_pairs
 from arena.plan.store import plan_inputs
@@ -41,7 +42,7 @@ __all__ = ["NoPair", "PairPicker", "PairRule"]
 MAX_PLANNED_PAIRS = 1_000_000
 
 
-class NoPair(LookupError):
+class NoPair(ArenaError, LookupError):
     """There is nothing to pair on this board (fewer than two models)."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
 
+from arena.core.errors import ArenaError
 from arena.db.models import ServeSecret
 from arena.db.session import take_write_lock
 
@@ -33,7 +34,7 @@ __all__ = ["BattleTicket", "TokenError", "TokenSigner", "load_secret", "ticket_i
 ID_PREFIX = "vote:"
 
 
-class TokenError(Exception):
+class TokenError(ArenaError):
     """A token that is forged, malformed, or expired (``kind`` says which)."""
 
     def __init__(self, kind: str, message: str) -> None:

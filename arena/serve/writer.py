@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, insert
 
+from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch, utcnow
 from arena.db.session import take_write_lock
@@ -57,7 +58,7 @@ class QueueFull(Exception):
     """The writer's queue is full: the client should retry later (HTTP 503)."""
 
 
-class RecordRejected(ValueError):
+class RecordRejected(ArenaError, ValueError):
     """Record ``index`` of a request is invalid (HTTP 422) or conflicts (HTTP 409)."""
 
     def __init__(self, index: int, field_name: str, message: str, *, conflict: bool = False):

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import Connection, select, update
 
+from arena.core.errors import ArenaError
 from arena.core.text import text_problem
 from arena.core.vocabulary import is_web_url, parse_bool
 from arena.db.models import Model
@@ -29,7 +30,7 @@ _TEXT_LIMITS = {"display_name": 512, "organisation": 255, "licence": 255, "link"
 _HIDDEN_WORDS = {"hidden": True, "hide": True, "shown": False, "show": False}
 
 
-class AnnotateError(ValueError):
+class AnnotateError(ArenaError, ValueError):
     """Bad input (unknown model, malformed file); the message is for the user."""
 
 

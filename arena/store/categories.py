@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, delete, func, select
 
+from arena.core.errors import ArenaError
 from arena.core.text import text_problem
 from arena.core.words import did_you_mean, unknown
 from arena.db.models import BattleCategory, Category, CategoryLabel
@@ -69,7 +70,7 @@ DEFAULT_LABELS: dict[str, str] = {
 }
 
 
-class CategoryError(ValueError):
+class CategoryError(ArenaError, ValueError):
     """An unknown category key or an unusable label; the message is for the user."""
 
 

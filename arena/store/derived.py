@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Integer, delete, func, literal, select
 
-from arena.core.errors import OptionError, escape
+from arena.core.errors import ArenaError, OptionError, escape
 from arena.db.models import BattleCategory, BattleCount, Category, DerivedCategory
 
 #: Longest note stored with a rule.
@@ -47,7 +47,7 @@ HARD_CRITERIA = (
 )
 
 
-class DerivedError(ValueError):
+class DerivedError(ArenaError, ValueError):
     """An unusable rule (no tags, K out of range, a name taken by a tag); for the user."""
 
 

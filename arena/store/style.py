@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Float, and_, case, func, select
 from sqlalchemy import cast as sa_cast
 from sqlalchemy.orm import aliased
 
+from arena.core.errors import ArenaError
 from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
     STYLE_FEATURES,
@@ -33,7 +34,7 @@ from arena.store.read import BattleSelection, cluster_key, selection_filters
 _PARTITION = 100_000
 
 
-class StyleDataError(ValueError):
+class StyleDataError(ArenaError, ValueError):
     """A requested feature that the store does not have."""
 
 

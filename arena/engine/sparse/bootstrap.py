@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.errors import ArgumentError
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, BootstrapJob, collect
 from arena.engine.counts import CountTable
@@ -189,7 +190,7 @@ def sparse_bootstrap(
     the same seed draws the same resamples as the dense bootstrap.
     """
     if int(rounds) != rounds or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+        raise ArgumentError(f"rounds must be a positive integer, got {rounds!r}")
     rounds = int(rounds)
     if point is None:
         point = sparse_fit(table, fit_options(options, **overrides))

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
 from arena.engine.counts import CountTable
 from arena.engine.design import Design
 from arena.engine.fit import DEFAULT_PRIOR, Fit, finish_fit, fit_problem, initial_params, to_models
@@ -52,7 +53,7 @@ def point_columns(design: Design) -> np.ndarray:
 def use_sparse(path: str, n_models: int) -> bool:
     """Whether a board of ``n_models`` models takes the sparse path."""
     if path not in PATHS:
-        raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+        raise ArgumentError(f"path must be one of {PATHS}, got {path!r}")
     return path == "sparse" or (path == "auto" and n_models >= SPARSE_MIN_MODELS)
 
 

@@ -33,6 +33,7 @@ import numpy as np
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.errors import ArgumentError
 from arena.engine.tiers import TierResult
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
@@ -55,7 +56,7 @@ def tiers_bounded(
     """
     alpha = 1.0 - check_level(level)
     if correction not in ("maxt", "holm", "bh") or rule not in ("leader", "cut"):
-        raise ValueError(f"unknown correction {correction!r} or rule {rule!r}")
+        raise ArgumentError(f"unknown correction {correction!r} or rule {rule!r}")
     r = rating_vector(rating, "rating")
     s = sample_matrix(samples, r.size)
     m, order = r.size, np.argsort(-r, kind="stable")

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.errors import ArgumentError
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, collect, mle_possible
 from arena.engine.fit import DEFAULT_PRIOR, to_models
@@ -60,7 +61,7 @@ STYLE_EXACT_MAX_ROWS = 500_000
 def bootstrap_method(method: str, n_rows: int) -> str:
     """The method ``"auto"`` means for a table of ``n_rows`` rows (others unchanged)."""
     if method not in STYLE_BOOTSTRAPS:
-        raise ValueError(
+        raise ArgumentError(
             f"style bootstrap must be one of {', '.join(STYLE_BOOTSTRAPS)}, got {method!r}"
         )
     if method == "auto":
@@ -78,7 +79,7 @@ STYLE_CHUNK_ELEMS = 1_000_000
 
 def clusters_by_row(design: StyleDesign, clusters) -> sp.csr_matrix:
     if clusters.shape[1] != design.cat_n.size:
-        raise ValueError(
+        raise ArgumentError(
             f"clusters must have one column per style row ({design.cat_n.size}), "
             f"got {clusters.shape[1]}"
         )
@@ -391,7 +392,7 @@ def bootstrap_style(
     StyleBootstrap
     """
     if int(rounds) != rounds or rounds < 1:
-        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+        raise ArgumentError(f"rounds must be a positive integer, got {rounds!r}")
     rounds = int(rounds)
     if point is None:
         point = fit_style(table, options, style_reg=style_reg, **overrides)

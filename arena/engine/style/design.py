@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
 from arena.core.outcomes import N_OUTCOMES, TIE_BOTH_BAD
 from arena.engine.counts import battle_arrays, check_n_models, unique_rows
 
@@ -204,28 +205,28 @@ def style_table(
     fa = np.asarray(side_a, dtype=np.float64).reshape(nb, -1)
     fb = np.asarray(side_b, dtype=np.float64).reshape(nb, -1)
     if fa.shape != fb.shape or fa.shape[1] != len(names):
-        raise ValueError(
+        raise ArgumentError(
             f"side_a and side_b must have shape (battles, {len(names)}) for features {names}"
         )
     if len(set(names)) != len(names):
-        raise ValueError(f"feature names must be distinct, got {names}")
+        raise ArgumentError(f"feature names must be distinct, got {names}")
     if not (np.isfinite(fa).all() and np.isfinite(fb).all()):
-        raise ValueError("style feature values must be finite")
+        raise ArgumentError("style feature values must be finite")
     ratio = (
         np.array([f in STYLE_FEATURES for f in names], dtype=bool)
         if ratio is None
         else np.asarray(ratio, dtype=bool).reshape(len(names))
     )
     if ratio.any() and ((fa[:, ratio] < 0).any() or (fb[:, ratio] < 0).any()):
-        raise ValueError("ratio-normalised style features (counts) must be non-negative")
+        raise ArgumentError("ratio-normalised style features (counts) must be non-negative")
     if weight is None:
         w = np.ones(nb)
     else:
         w = np.broadcast_to(np.asarray(weight, dtype=np.float64), (nb,)).copy()
         if not np.all(np.isfinite(w)) or np.any(w <= 0):
-            raise ValueError("weights must be finite and positive")
+            raise ArgumentError("weights must be finite and positive")
     if both_bad not in ("tie", "drop"):
-        raise ValueError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
+        raise ArgumentError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
 
     keep = a != b
     if both_bad == "drop":

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.errors import ArgumentError
 from arena.engine.blas import one_blas_thread
 from arena.engine.fields import filled_by_producer
 from arena.engine.fit import check_anchor, check_davidson, resolve_prior, solve_model
@@ -118,9 +119,9 @@ def fit_style(
     if style_reg is not None:
         style_reg = float(style_reg)
         if not np.isfinite(style_reg) or style_reg < 0:
-            raise ValueError(f"style_reg must be a finite number >= 0, got {style_reg!r}")
+            raise ArgumentError(f"style_reg must be a finite number >= 0, got {style_reg!r}")
         if prior is not None:
-            raise ValueError("give prior or style_reg, not both")
+            raise ArgumentError("give prior or style_reg, not both")
     if style_reg:
         lam_theta, lam_coef = style_reg / LN10**2, style_reg
     else:

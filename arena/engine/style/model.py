@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dgemv
 
+from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable
 from arena.engine.design import CLASS_A, CLASS_B, ParameterCounts, make_design
@@ -77,7 +78,7 @@ class StyleDesign(ParameterCounts):
         gkeys = raw.active[raw.ga] * m + raw.active[raw.gb]
         group = np.searchsorted(gkeys, table.a * m + table.b)
         if table.n_rows and np.any(np.diff(group) < 0):
-            raise ValueError("style table rows must be sorted by (model_a, model_b)")
+            raise ArgumentError("style table rows must be sorted by (model_a, model_b)")
         self.row_group = group
         self.starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if group.size else group
         self.glen = np.diff(np.r_[self.starts, group.size])
@@ -100,7 +101,7 @@ class StyleDesign(ParameterCounts):
         # pair g; rows are sorted by pair, so each row of this matrix is one
         # contiguous range of table rows (built directly in CSR form)
         if self.starts.size != n_groups:
-            raise ValueError("every pair of the raw design must have a style row")
+            raise ArgumentError("every pair of the raw design must have a style row")
         idx = _index_dtype(n * (f + 1))
         starts = self.starts.astype(idx)
         self.group_z_t = sp.csr_matrix(
