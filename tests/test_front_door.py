@@ -114,7 +114,7 @@ def test_defaults_are_the_clis(front):
 def test_errors_name_the_parameter_and_the_cli_the_flag(front, db_url):
     with pytest.raises(OptionError) as err:
         front.rebuild(rounds=3)
-    assert str(err.value) == "rounds must be at least 10" and err.value.name == "rounds"
+    assert str(err.value).startswith("rounds must be at least 10") and err.value.name == "rounds"
     with pytest.raises(OptionError, match="^ci must be one of"):
         front.rebuild(ci="nope")
     with pytest.raises(OptionError, match="^anchor: 'x': expected MODEL=RATING"):

@@ -523,8 +523,8 @@ class Arena:
                 read=read,
                 max_boards=max_boards,
             )
-        except OptionError:
-            raise
+        except OptionError as exc:
+            raise exc.extended("; no snapshot was written") from None
         except RebuildError as exc:
             self._check_selection(category, source)
             raise RebuildError(f"{exc}; no snapshot was written") from None

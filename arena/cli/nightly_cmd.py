@@ -103,7 +103,7 @@ def nightly_command(
         arena --db postgresql+psycopg://arena@db/arena nightly --incoming drop/ --site site/ -q
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
-    from arena.cli.errors import as_click_error
+    from arena.cli.errors import as_click_error, flag_for
     from arena.core.errors import OptionError
     from arena.db.lock import LockHeld
     from arena.jobs.nightly import EXIT_LOCKED, NightlyError
@@ -144,7 +144,7 @@ def nightly_command(
             click.echo(f"not moved: {f.name}: {f.move_error}", err=True)
     doc = night.to_dict()
     if fmt == "table":
-        click.echo(result.summary())
+        click.echo(result.summary(spell=flag_for))
     else:
         emit([doc], _COLUMNS, fmt, json_obj=doc)
     if result.exit_code:

@@ -69,6 +69,15 @@ class OptionError(ArenaError, ValueError):
         """``NAME: message`` for an error found while using the option (any text)."""
         return cls(name, "{name}: " + escape(message))
 
+    def extended(self, more: str) -> OptionError:
+        """The same error (same class and parameters) with ``more`` text at the end."""
+        # not copy.copy: an exception copies by calling its class with ``args``
+        longer = type(self).__new__(type(self))
+        longer.__dict__.update(self.__dict__)
+        longer.template = self.template + escape(more)
+        longer.args = (longer.spelled(lambda n: n),)
+        return longer
+
     def spelled(self, spell: Callable[[str], str]) -> str:
         """The message with every parameter it names spelled by ``spell`` (flags, say)."""
         return self.template.format(name=spell(self.name), **{n: spell(n) for n in self.also})

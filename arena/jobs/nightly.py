@@ -98,6 +98,9 @@ class NightlyResult:
     published: bool = False
     #: why the rebuild or publish failed (the previous site is kept)
     error: str | None = None
+    #: the option whose value made the rebuild or publish fail, if one did, with the
+    #: step (the CLI names the option's flag)
+    error_option: tuple[str, OptionError] | None = field(default=None, repr=False, compare=False)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     #: what retention dropped after the good night (None: not asked, or the night failed)
@@ -155,8 +158,9 @@ class NightlyResult:
             "pruned": None if self.pruned is None else self.pruned.as_dict(),
         }
 
-    def summary(self) -> str:
-        """The one line ``arena nightly`` prints."""
+    def summary(self, spell: Callable[[str], str] = str) -> str:
+        """The one line ``arena nightly`` prints; ``spell`` names an option that made the
+        night fail (the CLI passes its flags)."""
         d = self.as_dict()
         parts = [
             f"nightly {d['outcome']}: {self.battles_added} battles added from "
@@ -176,7 +180,11 @@ class NightlyResult:
         else:
             parts.append("rebuild skipped" if self.error is None else "nothing rebuilt")
         if self.error is not None:
-            parts.append(f"{self.error}; previous site kept")
+            error = self.error
+            if self.error_option is not None:  # the option spelled as the caller names it
+                step, option = self.error_option
+                error = f"{step} failed: {option.spelled(spell)}"
+            parts.append(f"{error}; previous site kept")
         elif self.published:
             parts.append("site published")
         if self.pruned is not None:
@@ -531,6 +539,7 @@ def nightly(
                 )
             except RebuildError as exc:
                 result.error = f"rebuild failed: {exc}"
+                result.error_option = ("rebuild", exc) if isinstance(exc, OptionError) else None
             else:
                 result.rebuilt = True
                 result.snapshot_ids = built.snapshot_ids
@@ -567,6 +576,7 @@ def nightly(
                 )
             except (PublishError, OSError) as exc:
                 result.error = f"publish failed: {exc}"
+                result.error_option = ("publish", exc) if isinstance(exc, OptionError) else None
             else:
                 result.published = True
     result.seconds = time.perf_counter() - clock
