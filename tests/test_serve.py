@@ -8,15 +8,9 @@ load after which acknowledged <= stored <= sent, with no vote stored twice.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -27,101 +21,18 @@ from sqlalchemy import select  # noqa: E402
 
 from tests.helpers.cli import cli_for  # noqa: E402
 from tests.helpers.postgres import pg_schema  # noqa: E402
+from tests.helpers.serve import (  # noqa: E402
+    MODELS,
+    Server,
+    counts_current,
+    pair_and_vote,
+    prepare,
+    start,
+    stop,
+    stored_votes,
+)
 
 pytestmark = pytest.mark.slow  # a real server process
-
-MODELS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
-
-
-def _battles_csv(path: Path, n: int = 600) -> Path:
-    """A small board: every pair meets, the earlier model usually wins."""
-    import random
-
-    rng = random.Random(3)
-    lines = ["id,model_a,model_b,winner"]
-    for k in range(n):
-        i, j = rng.sample(range(len(MODELS)), 2)
-        p = 0.5 + 0.08 * (j - i)
-        r = rng.random()
-        winner = "tie" if r > 0.9 else ("model_a" if r < 0.9 * p else "model_b")
-        lines.append(f"seed-{k},{MODELS[i]},{MODELS[j]},{winner}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Server:
-    url: str  # database
-    base: str  # http://127.0.0.1:PORT
-    proc: subprocess.Popen
-    keys: dict[str, str]
-
-    def client(self, key: str | None) -> httpx.Client:
-        headers = {"Authorization": f"Bearer {self.keys[key]}"} if key else {}
-        return httpx.Client(base_url=self.base, headers=headers, timeout=30)
-
-
-def _start(url: str, *extra: str) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[1])
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "--db", url, "-q", "serve", "--port", str(port), *extra],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            out = proc.stdout.read().decode() if proc.stdout else ""
-            raise AssertionError(f"arena serve exited {proc.returncode}:\n{out}")
-        try:
-            if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    raise AssertionError("arena serve did not answer /healthz within 60 s")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _prepare(url: str, tmp: Path) -> dict[str, str]:
-    run = cli_for(url)
-    run("ingest", str(_battles_csv(tmp / "battles.csv")), "-q")
-    run("rebuild", "--rounds", "50", "-q")
-    keys = {}
-    for name, scope, rate in [
-        ("voter", "vote", "0"),
-        ("reader", "read", "0"),
-        ("loader", "ingest", "0"),
-        ("boss", "admin", "0"),
-        ("slow", "vote", "1"),
-        ("gone", "vote", "0"),
-    ]:
-        keys[name] = run(
-            "keys", "create", name, "--scope", scope, "--rate", rate, "-q"
-        ).output.strip()
-    run("keys", "revoke", "gone")
-    return keys
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
@@ -132,50 +43,11 @@ def server(request, tmp_path_factory):
     else:
         urls = pg_schema()
     url = next(urls)
-    keys = _prepare(url, tmp)
-    proc, base = _start(url, "--seed", "11")
+    keys = prepare(url, tmp)
+    proc, base = start(url, "--seed", "11")
     yield Server(url, base, proc, keys)
-    _stop(proc)
+    stop(proc)
     next(urls, None)
-
-
-def _pair_and_vote(c: httpx.Client, winner: str = "model_a") -> tuple[dict, httpx.Response]:
-    pair = c.get("/v1/pair")
-    assert pair.status_code == 200, pair.text
-    body = pair.json()
-    return body, c.post("/v1/votes", json={"battle": body["battle"], "winner": winner})
-
-
-def _stored_votes(url: str) -> list[str]:
-    from arena.db.models import Battle
-    from arena.db.session import open_engine
-
-    engine = open_engine(url, migrate_new=False)
-    try:
-        with engine.connect() as conn:
-            return list(
-                conn.execute(
-                    select(Battle.external_id).where(Battle.external_id.like("vote:%"))
-                ).scalars()
-            )
-    finally:
-        engine.dispose()
-
-
-def _counts_current(url: str) -> bool:
-    """The count table and battle keys equal what a recount computes (rolled back)."""
-    from arena.db.session import open_engine
-    from arena.ingest.recount import recount
-
-    engine = open_engine(url, migrate_new=False)
-    try:
-        with engine.connect() as conn:
-            tx = conn.begin()
-            done = recount(conn)
-            tx.rollback()
-    finally:
-        engine.dispose()
-    return done.changed == 0 and done.keys_added == 0 and done.keys_dropped == 0
 
 
 def test_health_metrics_and_docs_need_no_key(server):
@@ -204,12 +76,12 @@ def test_keys_scopes_and_revocation(server):
 
 def test_pair_vote_flow_stores_the_shown_pair(server):
     c = server.client("voter")
-    before = set(_stored_votes(server.url))
-    pair, vote = _pair_and_vote(c, "model_b")
+    before = set(stored_votes(server.url))
+    pair, vote = pair_and_vote(c, "model_b")
     assert vote.status_code == 201, vote.text
     assert pair["model_a"] in MODELS and pair["model_b"] in MODELS
     assert pair["model_a"] != pair["model_b"] and pair["expires_at"].endswith("Z")
-    new = set(_stored_votes(server.url)) - before
+    new = set(stored_votes(server.url)) - before
     assert new == {vote.json()["id"]}
     # stored as the pair shown, with the key as its source, and counted like an ingest
     from arena.db.models import Battle, Model
@@ -224,7 +96,7 @@ def test_pair_vote_flow_stores_the_shown_pair(server):
         ).one()
     engine.dispose()
     assert row == ("b_wins", "voter", pair["model_a"])
-    assert _counts_current(server.url)
+    assert counts_current(server.url)
     doc = server.client("reader").get("/v1/models").json()
     import arena
 
@@ -236,9 +108,9 @@ def test_pair_vote_flow_stores_the_shown_pair(server):
 
 def test_replayed_expired_forged_and_foreign_tokens_store_nothing(server):
     c = server.client("voter")
-    pair, vote = _pair_and_vote(c)
+    pair, vote = pair_and_vote(c)
     assert vote.status_code == 201
-    before = len(_stored_votes(server.url))
+    before = len(stored_votes(server.url))
     again = c.post("/v1/votes", json={"battle": pair["battle"], "winner": "model_b"})
     assert again.status_code == 409 and "used already" in again.json()["error"]["message"]
     head, sig = c.get("/v1/pair").json()["battle"].split(".")
@@ -275,7 +147,7 @@ def test_replayed_expired_forged_and_foreign_tokens_store_nothing(server):
         assert r.status_code == 422 and r.json()["error"]["field"] == field, (body, r.text)
     r = c.post("/v1/votes", content=b"{not json", headers={"Content-Type": "application/json"})
     assert r.status_code == 422 and r.json()["error"]["field"] is None
-    assert len(_stored_votes(server.url)) == before
+    assert len(stored_votes(server.url)) == before
     assert 'method="POST",route="/v1/votes",status="409"' in c.get("/metrics").text
 
 
@@ -314,7 +186,7 @@ def test_battle_batches_are_atomic_and_deduplicated(server):
         ],
     )
     assert again.json() == {"inserted": 2, "duplicates": 0}  # neither was stored before
-    assert _counts_current(server.url)
+    assert counts_current(server.url)
 
 
 def test_leaderboard_is_the_cli_document_with_an_etag(server):
@@ -351,9 +223,9 @@ def test_request_size_limits(server):
     assert r.status_code == 413 and "10000" in r.json()["error"]["message"]
 
 
-def _load(base: str, token: str, stop: threading.Event, sent: list, acked: list) -> None:
+def _load(base: str, token: str, done: threading.Event, sent: list, acked: list) -> None:
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=10) as c:
-        while not stop.is_set():
+        while not done.is_set():
             try:
                 pair = c.get("/v1/pair").json()
                 ticket = pair["battle"]
@@ -370,13 +242,13 @@ def _load(base: str, token: str, stop: threading.Event, sent: list, acked: list)
 
 @pytest.mark.parametrize("how", ["kill", "term"])
 def test_killed_or_stopped_under_load_loses_no_acknowledged_vote(how, db_url, tmp_path):
-    keys = _prepare(db_url, tmp_path)
-    proc, base = _start(db_url, "--seed", "5")
-    stop = threading.Event()
+    keys = prepare(db_url, tmp_path)
+    proc, base = start(db_url, "--seed", "5")
+    done = threading.Event()
     sent: list[str] = []
     acked: list[str] = []
     threads = [
-        threading.Thread(target=_load, args=(base, keys["voter"], stop, sent, acked))
+        threading.Thread(target=_load, args=(base, keys["voter"], done, sent, acked))
         for _ in range(8)
     ]
     try:
@@ -391,11 +263,11 @@ def test_killed_or_stopped_under_load_loses_no_acknowledged_vote(how, db_url, tm
             proc.send_signal(signal.SIGTERM)
         proc.wait(30)
     finally:
-        stop.set()
+        done.set()
         for t in threads:
             t.join(30)
-        _stop(proc)
-    stored = _stored_votes(db_url)
+        stop(proc)
+    stored = stored_votes(db_url)
     assert len(acked) >= 100, f"only {len(acked)} votes acknowledged in 90 s"
     assert len(stored) == len(set(stored)), "a vote was stored twice"
     assert set(acked) <= set(stored), f"{len(set(acked) - set(stored))} acknowledged votes lost"
@@ -404,4 +276,4 @@ def test_killed_or_stopped_under_load_loses_no_acknowledged_vote(how, db_url, tm
         # uvicorn drains, shuts the app down (the writer stores what is queued), then
         # re-raises SIGTERM so a process manager sees why it stopped
         assert proc.returncode in (0, -signal.SIGTERM)
-    assert _counts_current(db_url)
+    assert counts_current(db_url)

@@ -41,9 +41,43 @@ KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
     type=click.IntRange(1024),
     help="Largest request body in bytes (413 beyond).",
 )
+@click.option(
+    "--max-battles",
+    default=100_000,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Most battles one POST /v1/battles may store, aggregated rows expanded (413 beyond).",
+)
+@click.option(
+    "--max-header-bytes",
+    default=64 * 1024,
+    show_default=True,
+    type=click.IntRange(1024),
+    help="Largest request line plus headers in bytes (431 and the connection closed beyond).",
+)
+@click.option(
+    "--anonymous-rate",
+    default=20.0,
+    show_default=True,
+    type=click.FloatRange(0),
+    help="Requests per second per client address and worker without a valid key, "
+    "checked before any database work (0: no limit).",
+)
 @seed_option
 @click.pass_obj
-def serve_command(app, host, port, workers, default_rate, battle_ttl, max_body, seed):
+def serve_command(
+    app,
+    host,
+    port,
+    workers,
+    default_rate,
+    battle_ttl,
+    max_body,
+    max_battles,
+    max_header_bytes,
+    anonymous_rate,
+    seed,
+):
     """Serve the arena over HTTP: pairs out, votes in, leaderboard JSON.
 
     Needs `pip install 'arena[serve]'`. Every route but /healthz and /metrics
@@ -52,7 +86,9 @@ def serve_command(app, host, port, workers, default_rate, battle_ttl, max_body, 
 
     --seed seeds the pair draws: one worker replays the same draws for the
     same seed and snapshots; with --workers N each worker mixes in its process
-    id, so workers never hand out the same sequence.
+    id, so workers never hand out the same sequence. --wait bounds how long a
+    request waits for the database's write lock (then 503 with Retry-After).
+    With --workers N, the workers stop when this process dies, even by kill -9.
 
     \b
     Example:
@@ -63,7 +99,8 @@ def serve_command(app, host, port, workers, default_rate, battle_ttl, max_body, 
     try:
         import uvicorn
 
-        from arena.serve.app import CONFIG_ENV, ServeConfig
+        from arena.serve.app import PARENT_ENV
+        from arena.serve.config import CONFIG_ENV, ServeConfig
     except ImportError as exc:
         raise click.ClickException(
             f"arena serve needs its web stack ({exc.name} is missing): pip install 'arena[serve]'"
@@ -82,10 +119,20 @@ def serve_command(app, host, port, workers, default_rate, battle_ttl, max_body, 
         rate=default_rate,
         battle_ttl=battle_ttl,
         max_body=max_body,
+        max_battles=max_battles,
+        max_header_bytes=max_header_bytes,
+        anonymous_rate=anonymous_rate,
+        wait=app.wait,
         seed=seed,
         per_worker_seed=workers > 1,
     )
     os.environ[CONFIG_ENV] = config.to_env()
+    if workers > 1:  # the workers end with this process, the supervisor
+        os.environ[PARENT_ENV] = str(os.getpid())
+    try:
+        from arena.serve.protocol import PROTOCOL as http
+    except ImportError:  # no httptools: h11, limited by h11_max_incomplete_event_size
+        http = "h11"
     if not app.quiet:
         click.echo(f"arena serve: http://{host}:{port} (docs at /docs)", err=True)
     uvicorn.run(
@@ -96,6 +143,8 @@ def serve_command(app, host, port, workers, default_rate, battle_ttl, max_body, 
         workers=workers,
         log_level="warning" if app.quiet else "info",
         timeout_graceful_shutdown=30,
+        http=http,
+        h11_max_incomplete_event_size=max_header_bytes,
     )
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, Engine, select
 
-from arena.boards.compare import resolve_board
+from arena.boards.compare import resolve_snapshot_id
 from arena.boards.snapshots import SnapshotError
 from arena.core.errors import ArenaError
 from arena.db.models import Model
@@ -105,8 +105,10 @@ class PairPicker:
 
     @staticmethod
     def _latest(conn: Connection, category: str | None, source: str | None) -> int | None:
+        # the caller resolved the names (arena.serve.boards): no listing of the
+        # known sources or categories, no scan of the battles table
         try:
-            return resolve_board(conn, category=category, source=source).snapshot.id
+            return resolve_snapshot_id(conn, category=category, source=source)
         except SnapshotError:
             if category is None and source is None:
                 return None

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection, Engine, insert
+from sqlalchemy.exc import DBAPIError
 
 from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
@@ -42,6 +43,7 @@ __all__ = [
     "GroupWriter",
     "QueueFull",
     "RecordRejected",
+    "TooManyBattles",
     "VoteJob",
     "parse_records",
 ]
@@ -72,17 +74,34 @@ class RecordRejected(ArenaError, ValueError):
         return {"index": self.index, "field": self.field, "message": self.message}
 
 
+class TooManyBattles(ValueError):
+    """A request whose records expand to more battles than one request may store (HTTP 413)."""
+
+    def __init__(self, index: int, limit: int) -> None:
+        super().__init__(
+            f"the records up to index {index} expand to more than {limit} battles; "
+            f"at most {limit} battles a request (aggregated rows count every battle they stand for)"
+        )
+        self.index = index
+        self.limit = limit
+
+
 #: Record shape (its set of keys) -> how to read it; votes share one or two shapes.
 _SCHEMAS: dict[frozenset[str], Any] = {}
 
 
-def parse_records(objs: Sequence[Any], *, max_expand: int = EXPAND_MAX) -> list[list[ParsedBattle]]:
+def parse_records(
+    objs: Sequence[Any], *, max_expand: int = EXPAND_MAX, max_battles: int | None = None
+) -> list[list[ParsedBattle]]:
     """Parse JSON records with the file ingester's rules (one list of battles each).
 
-    Raises :class:`RecordRejected` naming the first bad record's index and field.
+    Raises :class:`RecordRejected` naming the first bad record's index and field,
+    :class:`TooManyBattles` as soon as the records expand to more than
+    ``max_battles`` battles (None: no limit).
     """
     schemas = _SCHEMAS
     out: list[list[ParsedBattle]] = []
+    total = 0
     for index, obj in enumerate(objs):
         if not isinstance(obj, Mapping):
             raise RecordRejected(index, "json", "not a JSON object")
@@ -97,6 +116,9 @@ def parse_records(objs: Sequence[Any], *, max_expand: int = EXPAND_MAX) -> list[
         except RowError as exc:
             raise RecordRejected(index, exc.field, str(exc)) from None
         battles = parsed if isinstance(parsed, list) else [parsed]
+        total += len(battles)
+        if max_battles is not None and total > max_battles:
+            raise TooManyBattles(index, max_battles)
         out.append(battles)
     return out
 
@@ -190,6 +212,8 @@ class GroupWriter:
         #: were rolled back)
         self._names: StoredNames | None = None
         self._names_print: tuple | None = None
+        #: set once a group's transaction is about to commit (see _store_group)
+        self._committing = False
         self._thread = threading.Thread(target=self._run, name="arena-serve-writer", daemon=True)
         self._thread.start()
 
@@ -239,9 +263,45 @@ class GroupWriter:
         return 1 if isinstance(job, VoteJob) else sum(len(r) for r in job.records)
 
     def _store_group(self, group: list[VoteJob | BatchJob]) -> None:
-        results: list[tuple[Future, Any]] = []
         try:
-            with self.engine.connect() as conn, conn.begin():
+            stored = self._try_group(group)
+        except DBAPIError as exc:
+            # A connection the database server dropped (a restart, pg_terminate_backend)
+            # fails the first statement; SQLAlchemy then invalidates the whole pool, so
+            # one more try runs on a fresh connection.  Only when the commit was not
+            # reached: a commit that lost its connection may have stored the group.
+            if not exc.connection_invalidated or self._committing:
+                self._fail(group, exc)
+                return
+            self._names = None  # the failed try's new names were rolled back
+            try:
+                stored = self._try_group(group)
+            except Exception as again:
+                self._fail(group, again)
+                return
+        except Exception as exc:  # a bug or the database failed: every job of the group fails
+            self._fail(group, exc)
+            return
+        results, votes, battles = stored
+        for future, outcome in results:
+            if isinstance(outcome, BaseException):
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)
+        if self._on_commit is not None:
+            self._on_commit(votes, battles)
+
+    def _fail(self, group: list[VoteJob | BatchJob], exc: BaseException) -> None:
+        self._names = None  # its new names, if any, were rolled back
+        for job in group:
+            if not job.future.done():
+                job.future.set_exception(exc)
+
+    def _try_group(self, group: list[VoteJob | BatchJob]):
+        """Store ``group`` in one transaction: (results, votes, battles) once committed."""
+        self._committing = False
+        with self.engine.connect() as conn:
+            with conn.begin():
                 take_write_lock(conn, "arena serve")
                 postgres = conn.dialect.name == "postgresql"
                 if postgres:
@@ -259,20 +319,9 @@ class GroupWriter:
                     self._names_print = fingerprint
                 else:
                     self._names.next_id = next_id
-                results, votes, battles = self._write(conn, group, ids_locked=postgres)
-        except Exception as exc:  # a bug or the database failed: every job of the group fails
-            self._names = None
-            for job in group:
-                if not job.future.done():
-                    job.future.set_exception(exc)
-            return
-        for future, outcome in results:
-            if isinstance(outcome, BaseException):
-                future.set_exception(outcome)
-            else:
-                future.set_result(outcome)
-        if self._on_commit is not None:
-            self._on_commit(votes, battles)
+                stored = self._write(conn, group, ids_locked=postgres)
+                self._committing = True  # leaving the block commits
+        return stored
 
     def _write(self, conn: Connection, group: list[VoteJob | BatchJob], *, ids_locked: bool):
         ids = [

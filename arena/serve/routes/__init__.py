@@ -1,0 +1,1 @@
+"""The routes of ``arena serve``, one router per job (see ``arena.serve.app``)."""

@@ -1,0 +1,102 @@
+"""``GET /v1/leaderboard`` and ``GET /v1/models``: the CLI's JSON documents, read-only.
+
+Leaderboards are cached per board until a newer snapshot can have appeared
+(the picker's refresh period) and answered with a strong ``ETag``; a client's
+``If-None-Match`` is compared as RFC 9110 section 13.1.2 says (weak comparison,
+a list of tags, ``*``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
+
+from arena.boards.snapshots import SnapshotError
+from arena.core.formats import to_json
+from arena.serve.auth import requires
+from arena.serve.boards import UnknownBoard
+from arena.serve.errors import ApiError
+from arena.serve.keys import KeyInfo
+from arena.serve.state import ServeState
+
+__all__ = ["none_match", "router"]
+
+router = APIRouter(tags=["read"])
+
+ReadKey = Annotated[KeyInfo, Depends(requires("read"))]
+Category = Annotated[str | None, Query(description="Board: a category key or label.")]
+Source = Annotated[str | None, Query(description="Board: a source that has a board.")]
+
+#: One entity-tag of an If-None-Match list: optional W/, then a quoted opaque tag
+#: (which may hold commas, so the list is not split on them).
+_ENTITY_TAG = re.compile(r'\s*(?:W/)?("[^"]*")\s*(?:,|$)')
+
+
+def none_match(header: str, etag: str) -> bool:
+    """Whether ``If-None-Match: header`` matches ``etag`` (then the answer is 304).
+
+    Weak comparison: ``W/"x"`` matches ``"x"``; ``*`` matches any current
+    representation; a malformed header matches nothing.
+    """
+    header = header.strip()
+    if header == "*":
+        return True
+    opaque = etag.removeprefix("W/")
+    pos = 0
+    while pos < len(header):
+        found = _ENTITY_TAG.match(header, pos)
+        if found is None:
+            return False
+        if found.group(1) == opaque:
+            return True
+        pos = found.end()
+    return False
+
+
+def _document(state: ServeState, category: str | None, source: str | None, style: bool):
+    """(built at, body, etag) of a board's leaderboard."""
+    if source is not None:
+        state.names.source(source)
+    doc = state.arena.leaderboard(category=category, source=source, style_control=style)
+    body = to_json(doc.to_dict()).encode()
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    return time.monotonic(), body, etag
+
+
+@router.get("/v1/leaderboard")
+async def leaderboard(
+    request: Request,
+    key: ReadKey,
+    category: Category = None,
+    source: Source = None,
+    style_control: bool = False,
+):
+    """The document of ``arena leaderboard --format json`` for that board (ETag, 304)."""
+    state: ServeState = request.app.state.serve
+    cache_key = (category, source, style_control)
+    hit = state.boards.get(cache_key)
+    if hit is None or time.monotonic() - hit[0] > state.picker.rule.refresh:
+        try:
+            hit = await state.database(_document, state, category, source, style_control)
+        except (SnapshotError, UnknownBoard) as exc:
+            raise ApiError(404, str(exc)) from None
+        if len(state.boards) >= 1024:  # bounded: any text may be asked for
+            state.boards.clear()
+        state.boards[cache_key] = hit
+    _, body, etag = hit
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    if none_match(request.headers.get("if-none-match", ""), etag):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
+
+
+@router.get("/v1/models")
+async def models(request: Request, key: ReadKey):
+    """The document of ``arena models --format json``."""
+    state: ServeState = request.app.state.serve
+    return await state.database(lambda: state.arena.models().to_dict())
