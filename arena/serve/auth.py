@@ -5,9 +5,11 @@ The order is what keeps failing authentication cheap:
 1. a token this worker knows (a bounded LRU of live keys, trusted for
    :data:`KEY_CACHE_SECONDS`) is checked in memory, then against its key's
    rate;
-2. anything else -- no token, a malformed one, one never seen -- first takes a
-   request from its client address's bucket (``--anonymous-rate``), and only
-   then, if the token looks like one, costs one indexed lookup;
+2. anything else -- no token, a malformed one, one never seen -- is refused with
+   429 while its client address has no allowance left (``--anonymous-rate``),
+   before any lookup; a token that looks like one then costs one indexed lookup,
+   and every failure (no token, malformed, unknown, revoked) is charged to the
+   address, so guessing is limited per address while a valid new key is not;
 3. an unknown or revoked token is never remembered, so sending random tokens
    cannot grow a worker's memory, and sending many is limited per address.
 """
@@ -105,9 +107,7 @@ class Authenticator:
         self.by_key = RateLimiter()
         self.by_address = RateLimiter()
 
-    def _anonymous(self, address: str) -> None:
-        """Charge one request to an address without a valid key; 429 over its rate."""
-        wait = self.by_address.take(address, self.anonymous_rate)
+    def _over(self, address: str, wait: float) -> None:
         if wait > 0:
             raise ApiError(
                 429,
@@ -115,6 +115,11 @@ class Authenticator:
                 f"(over {self.anonymous_rate:g} a second)",
                 headers={"Retry-After": retry_after_header(wait)},
             )
+
+    def _refuse(self, address: str, message: str) -> ApiError:
+        """A failed authentication, charged to its address (429 once over its rate)."""
+        self._over(address, self.by_address.take(address, self.anonymous_rate))
+        return ApiError(401, message, headers=_BEARER)
 
     async def key(self, authorization: str, address: str, scope: str) -> KeyInfo:
         """The key of ``authorization`` if it may use a route of ``scope`` now.
@@ -125,24 +130,21 @@ class Authenticator:
         kind, _, token = authorization.partition(" ")
         token = token.strip()
         if kind.lower() != "bearer" or not token:
-            self._anonymous(address)
-            raise ApiError(
-                401,
-                "missing bearer token (Authorization: Bearer TOKEN; `arena keys create`)",
-                headers=_BEARER,
+            raise self._refuse(
+                address, "missing bearer token (Authorization: Bearer TOKEN; `arena keys create`)"
             )
         digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
         now = time.monotonic()
         info, fresh = self.keys.get(digest, now)
         if not fresh:
             if info is None:  # a token this worker never saw: a guess until proven
-                self._anonymous(address)
+                self._over(address, self.by_address.ready(address, self.anonymous_rate))
                 if not token.startswith(TOKEN_PREFIX) or len(token) > MAX_TOKEN_LENGTH:
-                    raise ApiError(401, "unknown or revoked token", headers=_BEARER)
+                    raise self._refuse(address, "unknown or revoked token")
             info = await self.lookup(token)
             if info is None:
                 self.keys.drop(digest)
-                raise ApiError(401, "unknown or revoked token", headers=_BEARER)
+                raise self._refuse(address, "unknown or revoked token")
             self.keys.put(digest, info, now)
         if info.scope not in ROUTE_SCOPES[scope]:
             raise ApiError(

@@ -61,6 +61,18 @@ class RateLimiter:
                 buckets.popitem(last=False)
             return wait
 
+    def ready(self, name: Hashable, rate: float, *, now: float | None = None) -> float:
+        """Like :meth:`take` without taking: 0 if ``name`` has a request left, else the wait."""
+        if rate <= 0:
+            return 0.0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            held = self._buckets.get(name)
+        if held is None:
+            return 0.0
+        tokens = min(max(1.0, rate * self.burst_seconds), held[0] + (now - held[1]) * rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate
+
     def __len__(self) -> int:
         return len(self._buckets)
 
