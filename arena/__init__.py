@@ -50,7 +50,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from arena.core.version import __version__
 
 if TYPE_CHECKING:
     from arena.api import (

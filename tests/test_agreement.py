@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from arena.boards.agreement import board_agreement, parse_selector
+from arena.audit.agreement import board_agreement, parse_selector
 from arena.boards.compare import resolve_board
 from arena.boards.snapshots import load_samples
 from arena.engine.agreement import kendall_rows, spearman_rows, vote_agreement

@@ -24,7 +24,7 @@ from sqlalchemy import create_engine
 from arena.boards.compare import compare
 from arena.boards.inference import board_separated_pairs, stored_inference
 from arena.boards.snapshots import list_snapshots, load_board, load_samples
-from arena.publish.words import tier_sentence
+from arena.boards.words import tier_sentence
 
 ROUNDS = 100
 

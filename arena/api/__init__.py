@@ -5,6 +5,8 @@ See :mod:`arena.api.arena`; ``import arena`` exports the same names.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena.api.arena import Arena, database_url, open_arena, rebuild_options
 from arena.api.results import (
     Annotated,
@@ -26,7 +28,33 @@ from arena.api.results import (
     Snapshots,
 )
 
+
+def describe_failure(exc: BaseException) -> str | None:
+    """One line for a failure of the environment under a command (disk full, lock
+    held too long, server gone, ...), or None when it is not one (a bug)."""
+    from arena.db.errors import describe
+
+    return describe(exc)
+
+
+def __getattr__(name: str) -> Any:
+    # errors a caller of the nightly job may want to catch by name, loaded on first use
+    if name == "LockHeld":
+        from arena.db.lock import LockHeld
+
+        return LockHeld
+    if name in ("NightlyError", "EXIT_LOCKED"):
+        import arena.jobs.nightly
+
+        return getattr(arena.jobs.nightly, name)
+    raise AttributeError(f"module 'arena.api' has no attribute {name!r}")
+
+
 __all__ = [
+    "EXIT_LOCKED",
+    "LockHeld",
+    "NightlyError",
+    "describe_failure",
     "Annotated",
     "Arena",
     "AuditResult",

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from arena.api.database import DatabaseMethods
+from arena.api.demo import DemoMethods
 from arena.api.results import (
     Annotated,
     AuditResult,
@@ -60,7 +62,7 @@ from arena.core.errors import OptionError, check_at_least, check_choice
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from arena.boards.agreement import Agreement
+    from arena.audit.agreement import Agreement
     from arena.engine.board import TierMethod, TierRule
     from arena.ingest.loader import IngestReport
     from arena.jobs.rebuild import RebuildOptions
@@ -180,7 +182,7 @@ def rebuild_options(
     )
 
 
-class Arena:
+class Arena(DatabaseMethods, DemoMethods):
     """One arena database; its methods are the ``arena`` commands.
 
     Use :func:`arena.open` to make one. The engine is opened at the first
@@ -655,7 +657,7 @@ class Arena:
 
         ``reference`` / ``candidate`` are board selectors (``"source=lmarena"``,
         ``"category=math,style"``, a snapshot id) or ``resolve_board`` keyword
-        dicts. Returns :class:`arena.boards.agreement.Agreement` (its
+        dicts. Returns :class:`arena.audit.agreement.Agreement` (its
         ``document()`` is the JSON of the command).
 
         Raises
@@ -665,7 +667,7 @@ class Arena:
         ValueError
             A bad selector.
         """
-        from arena.boards.agreement import board_agreement
+        from arena.audit.agreement import board_agreement
 
         with self.engine().connect() as conn:
             return board_agreement(
@@ -778,6 +780,14 @@ class Arena:
         from arena.boards.keys import BoardKey
 
         check_at_least("rounds", rounds, 10)
+        if category is not None:  # a key or a label, any case
+            from arena.boards.compare import check_category
+
+            with self.engine().connect() as conn:
+                try:
+                    category = check_category(conn, category)
+                except LookupError as exc:
+                    raise OptionError.about("category", str(exc)) from None
         if component is not None or source is not None:
             with self.engine().connect() as conn:
                 snapshot = self._board(

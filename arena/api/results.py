@@ -120,6 +120,31 @@ class Leaderboard:
     def to_dict(self) -> dict[str, Any]:
         return tidy(self.board.document(include_hidden=self.include_hidden))
 
+    @staticmethod
+    def row_fields() -> list[str]:
+        """The fields of each row of :meth:`to_dict`, in column order (the CSV's header)."""
+        from arena.boards.snapshots import ROW_FIELDS
+
+        return list(ROW_FIELDS)
+
+    def options_summary(self) -> str:
+        """The snapshot's rating options in one line (``options: ...``)."""
+        from arena.boards.snapshots import options_summary
+
+        return options_summary(self.snapshot.options)
+
+    def rank_legend(self, ranks: str = "simultaneous") -> str:
+        """What the rank column means: the simultaneous rank sets, or LMArena's overlap rank."""
+        from arena.boards.words import rank_legend
+
+        return rank_legend(self.snapshot.options, ranks)
+
+    def tier_sentence(self) -> str:
+        """The one sentence true of every tier of this board (empty if it has none)."""
+        from arena.boards.words import tier_sentence
+
+        return tier_sentence(self.snapshot.options)
+
 
 @dataclass(frozen=True)
 class Comparison:

@@ -16,13 +16,6 @@ Modules (one probe family each; all pure numpy/scipy except :mod:`read`):
 See ``docs/audit.md``.
 """
 
-#: Probe names in report order (kept here, import-light, for the command line).
-PROBE_NAMES = (
-    "position",
-    "ties",
-    "intransitivity",
-    "clustering",
-    "influence",
-    "anomaly",
-    "coverage",
-)
+from arena.core.vocabulary import PROBE_NAMES
+
+__all__ = ["PROBE_NAMES"]

@@ -11,7 +11,6 @@ from collections import defaultdict
 import numpy as np
 from sqlalchemy import Connection, and_, delete, insert, select
 
-from arena import __version__
 from arena.audit.votes import Votes
 from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import SnapshotInfo
@@ -23,6 +22,7 @@ from arena.core.defaults import (
 )
 from arena.core.errors import ArenaError
 from arena.core.outcomes import OUTCOME_CODES
+from arena.core.version import __version__
 from arena.db.models import (
     Battle,
     BattleCategory,
@@ -34,6 +34,7 @@ from arena.db.models import (
 from arena.db.session import take_write_lock
 
 __all__ = [
+    "snapshot_conditions",
     "snapshot_votes",
     "save_audit",
     "load_audit",
@@ -48,7 +49,8 @@ EXCLUDED_JUDGES = "exclude_judges"
 _CODE = {o.value: c for o, c in OUTCOME_CODES.items()}
 
 
-def _conditions(snapshot: SnapshotInfo) -> list:
+def snapshot_conditions(snapshot: SnapshotInfo) -> list:
+    """The WHERE conditions that select the battles behind ``snapshot`` (its filters and watermark)."""
     opts = snapshot.options
     conds = [Battle.excluded_reason.is_(None), Battle.id <= snapshot.watermark]
     if opts.get("source") is not None:
@@ -72,7 +74,7 @@ def snapshot_votes(conn: Connection, snapshot: SnapshotInfo) -> Votes:
     Categories are read only for the overall board (a category board is one
     category already).
     """
-    conds = _conditions(snapshot)
+    conds = snapshot_conditions(snapshot)
     query = select(
         Battle.id,
         Battle.model_a_id,

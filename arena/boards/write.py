@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, insert
 
-from arena import __version__
 from arena.boards.keys import BoardKey
+from arena.core.version import __version__
 from arena.db.bulk import write_numbers
 from arena.db.models import (
     Snapshot,

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena import __version__
 from arena.cli.options import DEFAULT_URL, DEFAULT_WAIT, db_option, quiet_option, wait_option
+from arena.core.version import __version__
 
 if TYPE_CHECKING:
     from arena.api import Arena
@@ -90,9 +90,9 @@ class ArenaGroup(click.Group):
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except Exception as exc:
+            from arena.api import describe_failure as describe
             from arena.cli.errors import as_click_error
             from arena.core.errors import ArenaError
-            from arena.db.errors import describe
 
             if isinstance(exc, ArenaError):
                 raise as_click_error(exc) from exc

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import click
 
-from arena.audit import PROBE_NAMES
 from arena.cli.options import (
-    category_key,
     category_option,
     component_option,
     format_option,
@@ -20,6 +18,7 @@ from arena.cli.options import (
 from arena.cli.output import emit
 from arena.cli.progress import phase_reporter
 from arena.core.defaults import DEFAULT_AUDIT_ALPHA
+from arena.core.vocabulary import PROBE_NAMES
 
 JUDGE_COLUMNS = ["judge", "votes", "reasons", "bt_pvalue", "fisher_pvalue", "fastchat_log_score"]
 COLUMNS = ["probe", "estimate", "low", "high", "unit", "band", "flag", "verdict"]
@@ -90,7 +89,6 @@ def audit_command(
     """
     if rounds < 10:
         raise click.BadParameter("must be at least 10", param_hint="--rounds")
-    category = category_key(app, category)
     result = app.arena().audit(
         snapshot=snapshot_id,
         category=category,

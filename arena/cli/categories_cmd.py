@@ -84,18 +84,12 @@ def derive_command(app, key: str, tags: str | None, at_least: int | None, note: 
           criteria.technical_accuracy
         arena categories derive hard_prompts --remove
     """
-    from arena.cli.errors import as_click_error
-    from arena.store.derived import DerivedError, define, drop, make_rule
-
-    try:
-        with app.engine().begin() as conn:
-            if remove:
-                drop(conn, key)
-                click.echo(f"derived category {key} removed (its snapshots stay)")
-                return
-            done = define(conn, make_rule(key, (tags or "").split(","), at_least, note))
-    except DerivedError as exc:
-        raise as_click_error(exc) from None
+    db = app.arena()
+    if remove:
+        db.drop_category(key)
+        click.echo(f"derived category {key} removed (its snapshots stay)")
+        return
+    done = db.derive_category(key, (tags or "").split(","), at_least=at_least, note=note)
     verb = "replaced" if done.replaced else "defined"
     click.echo(f"category {key} {verb}: {done.rule.describe()}; {done.battles:,} battles")
 

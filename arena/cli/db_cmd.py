@@ -28,27 +28,8 @@ def upgrade_command(app, revision: str) -> None:
     Example:
         arena db upgrade
     """
-    from arena.db.session import (
-        DatabaseError,
-        create_db_engine,
-        current_revision,
-        mask_passwords,
-        upgrade,
-    )
-
-    try:
-        engine = create_db_engine(app.url, wait=app.wait, notice=app.arena().notice)
-        before = current_revision(engine)
-        upgrade(engine, app.url, revision)
-        after = current_revision(engine)
-    except DatabaseError as exc:
-        raise click.ClickException(str(exc)) from exc
-    except Exception as exc:  # alembic/SQL errors: one line, not a traceback
-        from arena.db.errors import describe
-
-        message = describe(exc) or mask_passwords(f"migration failed: {exc}")
-        raise click.ClickException(message) from exc
-    click.echo(f"schema revision: {before or 'none'} -> {after}")
+    state = app.arena().upgrade(revision)
+    click.echo(f"schema revision: {state.before or 'none'} -> {state.revision}")
 
 
 @db_group.command("current")
@@ -60,21 +41,8 @@ def current_command(app) -> None:
     Example:
         arena db current
     """
-    from arena.db.session import (
-        DatabaseError,
-        check_known,
-        create_db_engine,
-        current_revision,
-        head_revision,
-    )
-
-    try:
-        engine = create_db_engine(app.url, wait=app.wait)
-        rev = current_revision(engine)
-        check_known(rev, app.url)
-    except DatabaseError as exc:
-        raise click.ClickException(str(exc)) from exc
-    head = head_revision()
+    now = app.arena().schema()
+    rev, head = now.revision, now.head
     state = "up to date" if rev == head else "run `arena db upgrade`" if rev else "empty database"
     click.echo(f"{rev or 'none'} (head {head}: {state})")
 
@@ -95,10 +63,7 @@ def stats_command(app, fmt) -> None:
         arena db stats
         arena db stats --format json
     """
-    from arena.jobs.retention import db_stats
-
-    with app.engine().connect() as conn:
-        stats = db_stats(conn)
+    stats = app.arena().db_stats().stats
     doc = stats.as_dict()
     if fmt == "json":
         emit([], ["table", "rows", "bytes"], fmt, json_obj=doc)
@@ -132,16 +97,8 @@ def recount_command(app, quiet) -> None:
         arena --db postgresql+psycopg://postgres@127.0.0.1/arena db recount -q
     """
     from arena.cli.progress import phase_reporter
-    from arena.db.session import take_write_lock
-    from arena.ingest.recount import recount, vacuum_after_recount
 
-    say = phase_reporter(quiet=quiet)
-    with app.engine().connect() as conn, conn.begin():
-        take_write_lock(conn, "recount")
-        done = recount(conn, progress=say)
-    if app.engine().dialect.name == "postgresql":
-        say("recount: VACUUM (ANALYZE) battle_counts, battle_keys")
-        vacuum_after_recount(app.engine())
+    done = app.arena().recount(progress=phase_reporter(quiet=quiet)).recount
     click.echo(
         f"count table rebuilt: {done.cells} rows, {done.changed} changed; battle keys: "
         f"{done.keys_dropped} of deleted battles dropped, {done.keys_added} added"

@@ -29,69 +29,22 @@ def demo_command(app, out_dir, rounds, quiet):
     Example:
         arena demo site/ && python -m http.server -d site
     """
-    from arena.core import resources
-    from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
-
     db = app.arena()
-    say = phase_reporter(quiet=quiet)
-    engine = db.engine(create=True)
-    _hard_prompts(engine, say)
-    for source, path in resources.DEMO_SOURCES:
-        data = path()
-        with file_progress(quiet=quiet) as progress:
-            (report,) = db.ingest(data, source=source, progress=progress).files
+    with file_progress(quiet=quiet) as progress:
+        done = db.demo(
+            out_dir, rounds=rounds, progress=phase_reporter(quiet=quiet), file_progress=progress
+        )
+    for name, report in done.files:
         if report.already_ingested_as is not None:
-            click.echo(
-                f"demo data {data.name} already ingested (batch {report.already_ingested_as})"
-            )
+            click.echo(f"demo data {name} already ingested (batch {report.already_ingested_as})")
         else:
             click.echo(
                 f"ingested {report.inserted} battles ({report.excluded} excluded: "
-                f"a model playing itself) from {data.name}"
+                f"a model playing itself) from {name}"
             )
-    _annotate(engine, resources.demo_models())
-    # The human votes on the overall board and its categories; the judge's verdicts
-    # (the only battles that name a judge) on their own source boards.
-    runs = [(RebuildOptions(rounds=rounds, exclude_judges=(resources.DEMO_JUDGE,)), True)]
-    runs += [
-        (RebuildOptions(rounds=rounds, source=source), False)
-        for source, _ in resources.DEMO_SOURCES[1:]
-    ]
-    ids: list[int] = []
-    seconds = 0.0
-    for opts, all_categories in runs:
-        try:
-            result = rebuild(engine, opts, all_categories=all_categories, progress=say)
-        except RebuildError as exc:
-            raise click.ClickException(f"{exc}; no snapshot was written") from None
-        ids += result.snapshot_ids
-        seconds += result.seconds
-    click.echo(f"rebuilt {len(ids)} boards in {seconds:.1f}s (snapshots {ids[0]}-{ids[-1]})")
-    db.publish(out_dir, attribution=resources.DEMO_ATTRIBUTION, progress=say)
+    ids = done.snapshot_ids
+    click.echo(f"rebuilt {len(ids)} boards in {done.seconds:.1f}s (snapshots {ids[0]}-{ids[-1]})")
     click.echo(f"published {out_dir}/index.html")
-
-
-def _hard_prompts(engine, say) -> None:
-    """LMArena's Hard Prompts (>= 6 of the 7 criteria), defined before the ingest
-    links it, and re-linked on a database where it is missing or differs."""
-    from arena.store.derived import HARD_PROMPTS, define, load_rules
-
-    with engine.begin() as conn:
-        if HARD_PROMPTS not in load_rules(conn):
-            say(f"categories: {HARD_PROMPTS.key} = {HARD_PROMPTS.describe()}")
-            define(conn, HARD_PROMPTS)
-
-
-def _annotate(engine, path) -> None:
-    """Organisation, licence and link of the demo's models (those in the database)."""
-    from sqlalchemy import select
-
-    from arena.db.models import Model
-    from arena.store.annotate import annotate, read_annotations
-
-    with engine.begin() as conn:
-        known = set(conn.execute(select(Model.name)).scalars())
-        annotate(conn, [a for a in read_annotations(path) if a.model in known])
 
 
 COMMANDS = [demo_command]

@@ -38,8 +38,8 @@ def as_click_error(exc: Exception) -> click.ClickException:
     A lock held by another command gets the flag that waits longer (chosen by
     the error's type: no message is parsed).
     """
+    from arena.api import LockHeld
     from arena.core.errors import OptionError
-    from arena.db.lock import LockHeld
 
     if isinstance(exc, OptionError):
         return click.ClickException(exc.spelled(flag_for))

@@ -147,8 +147,6 @@ def leaderboard_command(
         arena leaderboard --component 2
         arena leaderboard --source gpt-4-judge   # after arena rebuild --source gpt-4-judge
     """
-    from arena.boards.snapshots import ROW_FIELDS
-
     result = app.arena().leaderboard(
         snapshot=snapshot_id,
         category=category,
@@ -159,7 +157,7 @@ def leaderboard_command(
     )
     if fmt != "table":
         doc = result.to_dict()
-        emit(doc["rows"], list(ROW_FIELDS), fmt, json_obj=doc)
+        emit(doc["rows"], result.row_fields(), fmt, json_obj=doc)
         return
     board = result.board
     # the table rounds full-precision numbers itself (to_dict() has rounded them once)
@@ -172,9 +170,7 @@ def leaderboard_command(
         f"{opts.get('ci')} {round(100 * opts.get('level', DEFAULT_LEVEL))}% intervals, "
         f"tiers: {opts.get('tiers', 'maxt')}"
     )
-    from arena.boards.snapshots import options_summary
-
-    click.echo(f"options: {options_summary(opts)}")
+    click.echo(f"options: {result.options_summary()}")
     for line in component_lines(s):
         click.echo(line)
     if s["model"]["tie_param"] is not None:
@@ -182,10 +178,8 @@ def leaderboard_command(
             f"Davidson tie parameter nu = {s['model']['tie_param']:.3f} "
             f"(SE {s['model']['tie_param_se']:.3f})"
         )
-    from arena.publish.words import rank_legend, tier_sentence
-
-    click.echo(rank_legend(opts, ranks))
-    sentence = tier_sentence(opts)
+    click.echo(result.rank_legend(ranks))
+    sentence = result.tier_sentence()
     if sentence:
         click.echo(f"tier: {sentence}")
     emit(_table_rows(doc["rows"], ranks), COLUMNS, "table")

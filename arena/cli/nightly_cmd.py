@@ -103,10 +103,9 @@ def nightly_command(
         arena --db postgresql+psycopg://arena@db/arena nightly --incoming drop/ --site site/ -q
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
     """
+    from arena.api import EXIT_LOCKED, LockHeld, NightlyError
     from arena.cli.errors import as_click_error, flag_for
     from arena.core.errors import OptionError
-    from arena.db.lock import LockHeld
-    from arena.jobs.nightly import EXIT_LOCKED, NightlyError
 
     try:
         night = app.arena().nightly(

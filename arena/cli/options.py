@@ -101,20 +101,6 @@ def category_option(help: str):
     )
 
 
-def category_key(app, category: str | None) -> str | None:
-    """The key a ``--category`` value names (key or label, any case), or a
-    one-line error with "did you mean"; ``None`` stays ``None``."""
-    if category is None:
-        return None
-    from arena.store.categories import CategoryError, resolve_category
-
-    try:
-        with app.engine().connect() as conn:
-            return resolve_category(conn, category)
-    except CategoryError as exc:
-        raise click.ClickException(f"--category: {exc}") from None
-
-
 def source_option(help: str):
     """``--source NAME``: the board of battles of one source (``arena rebuild --source NAME``)."""
     return click.option("--source", type=str, default=None, help=help)

@@ -142,18 +142,6 @@ def _moved(row: dict) -> bool:
     return (row["ci_low"], row["ci_high"]) != (row["old_ci_low"], row["old_ci_high"])
 
 
-def _keep_days(_ctx, param, value):
-    from arena.cli.errors import flag_for
-    from arena.core.errors import OptionError
-    from arena.jobs.retention import check_retention
-
-    try:
-        check_retention(keep_days=value, keep_last=None)
-    except OptionError as exc:  # named as the flag it came from (--keep-days, --prune-keep-days)
-        raise click.BadParameter(exc.spelled(lambda _name: flag_for(param.name))) from None
-    return value
-
-
 def retention_options(prefix: str = ""):
     """``--keep-days``/``--keep-last`` (``--prune-keep-...`` in ``arena nightly``): one vocabulary."""
 
@@ -170,7 +158,6 @@ def retention_options(prefix: str = ""):
             f"{prefix.replace('-', '_')}keep_days",
             type=float,
             default=None,
-            callback=_keep_days,
             help="Keep the samples of snapshots younger than N days (0 to 36525).",
         )(f)
 

@@ -9,7 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+#: Probe names in report order (import-light: the command line's choices).
+PROBE_NAMES = (
+    "position",
+    "ties",
+    "intransitivity",
+    "clustering",
+    "influence",
+    "anomaly",
+    "coverage",
+)
+
 __all__ = [
+    "PROBE_NAMES",
     "FALSE_WORDS",
     "GZIP_MAGIC",
     "TAG_TRUE",

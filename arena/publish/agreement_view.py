@@ -3,7 +3,7 @@
 When the site publishes boards of two or more sources (``arena rebuild
 --source``), the source with the most battles is the reference (on the demo:
 the LMArena human votes) and every other source's board is compared with it
-by :func:`arena.boards.agreement.board_agreement`, the numbers of
+by :func:`arena.audit.agreement.board_agreement`, the numbers of
 ``arena agreement``.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
-from arena.boards.agreement import board_agreement
+from arena.audit.agreement import board_agreement
 from arena.boards.snapshots import SnapshotError
 
 __all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
@@ -68,7 +68,7 @@ def _source_sites(conn: Connection, sites) -> list[tuple[str, object]]:
     """
     from sqlalchemy import and_, select
 
-    from arena.audit.read import _conditions
+    from arena.audit.read import snapshot_conditions
     from arena.boards.keys import BoardKey, BoardKeyError
     from arena.db.models import Battle
 
@@ -86,7 +86,7 @@ def _source_sites(conn: Connection, sites) -> list[tuple[str, object]]:
         else:
             out.setdefault(key.source, s)
     if overall is not None and out and overall.board.snapshot.n_battles <= OVERALL_SCAN_LIMIT:
-        conds = _conditions(overall.board.snapshot)
+        conds = snapshot_conditions(overall.board.snapshot)
         found = conn.execute(select(Battle.source).where(and_(*conds)).distinct().limit(2)).scalars().all()  # fmt: skip
         if len(found) == 1 and found[0] is not None and found[0] not in out:
             out[found[0]] = overall

@@ -11,6 +11,13 @@ from collections.abc import Mapping
 
 from arena.boards.keys import BoardKey
 from arena.boards.snapshots import SnapshotInfo, StyleCoefficient
+from arena.boards.words import (
+    is_cut_rule,
+    is_simultaneous,
+    level_percent,
+    tier_claim,
+    tier_sentence,
+)
 from arena.publish.fmt import fmt_count, fmt_date
 from arena.store.categories import label_for
 
@@ -74,53 +81,15 @@ _TIE_WORDS = {
 }
 
 
-def _cut_rule(o: Mapping) -> bool:
-    return o.get("tier_rule") == "cut" and o.get("tiers") not in ("overlap", "simultaneous")
-
-
-def _simultaneous(o: Mapping) -> bool:
-    return o.get("tiers") == "simultaneous"
-
-
-def _pct(o: Mapping) -> str:
-    level = o.get("level", 0.95)
-    return f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "95%"
-
-
-def tier_sentence(options: Mapping | None) -> str:
-    """The one sentence that is true of every tier the board draws."""
-    o = options or {}
-    if _simultaneous(o):
-        return (
-            "The top model of each tier is shown better than every model in every lower "
-            f"tier, by one test of all pairs of this board at once ({_pct(o)})"
-        )
-    return _tier_claim(o)
-
-
-def rank_legend(options: Mapping | None, ranks: str = "simultaneous") -> str:
-    """The leaderboard's line on what the rank column is."""
-    o = options or {}
-    if ranks == "overlap":
-        return (
-            "rank: LMArena's rank from interval overlap, per model (not simultaneous): "
-            "1 + models wholly above - models not wholly below; - = not ranked, see below"
-        )
-    return (
-        f"rank: the ranks the data allow for all models at once ({_pct(o)} simultaneous "
-        "rank sets, best-worst); - = not ranked, see below"
-    )
-
-
 def tier_line(info: SnapshotInfo) -> str:
     """The one short line above the table: what a tier and a rank range are."""
     o = info.options or {}
-    if _simultaneous(o):
+    if is_simultaneous(o):
         return (
-            f"{tier_sentence(o)}. Rank 2\u20135 means: with {_pct(o)} confidence for all "
+            f"{tier_sentence(o)}. Rank 2\u20135 means: with {level_percent(o)} confidence for all "
             "models at once, this model's rank is between 2 and 5."
         )
-    if _cut_rule(o):
+    if is_cut_rule(o):
         tier = "A tier's models are each significantly better than every model in lower tiers"
     else:
         tier = "A tier holds the models the data cannot tell apart from its leader"
@@ -131,7 +100,7 @@ def tier_line(info: SnapshotInfo) -> str:
 
 
 def _tier_words(o: Mapping) -> str:
-    if _simultaneous(o):
+    if is_simultaneous(o):
         return ""  # the sentence already says where tiers come from
     parts = []
     if o.get("tiers"):
@@ -142,7 +111,7 @@ def _tier_words(o: Mapping) -> str:
 
 
 def _inside_tier(o: Mapping) -> str:
-    if _simultaneous(o):
+    if is_simultaneous(o):
         return (
             ". Two models the board cannot tell apart and whose rank sets are the same always "
             "share a tier, and a model whose rank is pinned to one number is a tier of its "
@@ -157,7 +126,7 @@ def _inside_tier(o: Mapping) -> str:
 
 
 def _rank_words(o: Mapping) -> str:
-    if not _simultaneous(o):
+    if not is_simultaneous(o):
         return (
             "Rank is the range of ranks the data allow: from one plus the number of models "
             "whose interval lies entirely above this model's (the best), to the number of "
@@ -165,29 +134,13 @@ def _rank_words(o: Mapping) -> str:
         )
     return (
         "Rank is the set of ranks the data allow for every model at once: all pairs of the "
-        f"board are tested together ({_pct(o)}, step-down max-t over the paired bootstrap "
+        f"board are tested together ({level_percent(o)}, step-down max-t over the paired bootstrap "
         "differences; Mogstad, Romano, Shaikh and Wilhelm), the best rank is one plus the "
         "number of models shown better, the worst the number not shown worse. With "
-        f"{_pct(o)} confidence every model's true rank lies in its set at the same time. A "
+        f"{level_percent(o)} confidence every model's true rank lies in its set at the same time. A "
         "model's page also gives its rank set when it is asked about alone (narrower: "
         "it holds for that model only). LMArena's rank from interval overlap is in the "
         "JSON and CSV exports (rank_ub, rank_lb)."
-    )
-
-
-def _tier_claim(o: Mapping) -> str:
-    """What a tier boundary promises; it differs by rule, so the words must too."""
-    if _simultaneous(o):
-        return tier_sentence(o)
-    if _cut_rule(o):
-        return (
-            "A tier is a group of models; every model in a higher tier is significantly "
-            "better than every model in a lower tier at this level"
-        )
-    return (
-        "A tier starts with its leader and holds the models below it that the data cannot "
-        "tell apart from that leader at this level; models in neighbouring tiers may still "
-        "be within the noise of each other"
     )
 
 
@@ -224,7 +177,7 @@ def describe_method(info: SnapshotInfo) -> list[str]:
         "The bar shows the interval on a common axis, the tick the rating; the numbers "
         "beside it (+a/\u2212b) are how far the interval reaches above and below the rating.",
         _rank_words(o),
-        _tier_claim(o) + _tier_words(o) + _inside_tier(o),
+        tier_claim(o) + _tier_words(o) + _inside_tier(o),
     ]
     if o.get("ties"):
         ties = _TIE_WORDS.get(str(o["ties"]), f"Ties are handled as: {o['ties']}.")

@@ -22,7 +22,7 @@ import os
 
 from fastapi import FastAPI
 
-from arena import __version__
+from arena.core.version import __version__
 from arena.serve.config import ServeConfig
 from arena.serve.errors import install_error_handlers
 from arena.serve.middleware import BodyLimitsAndMetrics

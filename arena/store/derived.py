@@ -27,10 +27,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, Integer, delete, func, literal, select
+from sqlalchemy import Connection, select
 
 from arena.core.errors import ArenaError, OptionError, escape
-from arena.db.models import BattleCategory, BattleCount, Category, DerivedCategory
+from arena.db.models import DerivedCategory
 
 #: Longest note stored with a rule.
 NOTE_MAX = 1024
@@ -182,85 +182,3 @@ def derive_positions(
         if positions:
             out.append((rule.key, positions))
     return out
-
-
-@dataclass(frozen=True)
-class Defined:
-    """What :func:`define` stored: the rule and the battles now in its category."""
-
-    rule: Rule
-    battles: int
-    replaced: bool
-
-
-def define(conn: Connection, rule: Rule) -> Defined:
-    """Store ``rule`` (replacing one of the same key) and link every stored battle it
-    matches, with the count table's cells of that category, in the caller's transaction.
-
-    Raises :class:`DerivedError` when ``rule.key`` is a tag that ingested battles
-    carry (a derived category would overwrite what the data says).
-    """
-    from arena.ingest.counts import COUNT_COLUMNS, count_aggregates
-    from arena.ingest.dialects import hold_battle_ids
-
-    if conn.dialect.name == "postgresql":
-        hold_battle_ids(conn, "an ingest")  # no ingest adds battles between the two steps
-    old = conn.execute(select(DerivedCategory.name).where(DerivedCategory.name == rule.key)).first()
-    cid = conn.execute(select(Category.id).where(Category.name == rule.key)).scalar()
-    if cid is not None and old is None:
-        tagged = conn.execute(
-            select(func.count())
-            .select_from(BattleCategory)
-            .where(BattleCategory.category_id == cid)
-        ).scalar()
-        if tagged:
-            raise DerivedError(
-                f"{rule.key!r} is a category of {tagged:,} ingested battles; "
-                "give the derived category another name"
-            )
-    if cid is None:
-        cid = conn.execute(Category.__table__.insert().values(name=rule.key)).inserted_primary_key[
-            0
-        ]
-    conn.execute(delete(BattleCategory).where(BattleCategory.category_id == cid))
-    conn.execute(delete(BattleCount).where(BattleCount.category_id == cid))
-    conn.execute(delete(DerivedCategory).where(DerivedCategory.name == rule.key))
-    conn.execute(
-        DerivedCategory.__table__.insert().values(
-            name=rule.key, tags=json.dumps(list(rule.tags)), at_least=rule.at_least, note=rule.note
-        )
-    )
-    tag_ids = select(Category.id).where(Category.name.in_(rule.tags))
-    matching = (
-        select(BattleCategory.battle_id)
-        .where(BattleCategory.category_id.in_(tag_ids))
-        .group_by(BattleCategory.battle_id)
-        .having(func.count() >= rule.at_least)
-    )
-    conn.execute(
-        BattleCategory.__table__.insert().from_select(
-            ["category_id", "battle_id"],
-            select(literal(cid, Integer), matching.subquery().c.battle_id),
-        )
-    )
-    # the count table's cells of the new category (it had none: deleted above)
-    per_category = count_aggregates([], [cid])[1]
-    conn.execute(BattleCount.__table__.insert().from_select(COUNT_COLUMNS, per_category))
-    n = conn.execute(
-        select(func.count()).select_from(BattleCategory).where(BattleCategory.category_id == cid)
-    ).scalar()
-    return Defined(rule=rule, battles=int(n), replaced=old is not None)
-
-
-def drop(conn: Connection, key: str) -> None:
-    """Forget the rule of ``key``, its links and its counts (its snapshots stay)."""
-    known = [r.key for r in load_rules(conn)]
-    if key not in known:
-        from arena.core.words import unknown
-
-        raise DerivedError(unknown("derived category", key, known, list_known=True))
-    cid = conn.execute(select(Category.id).where(Category.name == key)).scalar()
-    if cid is not None:
-        conn.execute(delete(BattleCategory).where(BattleCategory.category_id == cid))
-        conn.execute(delete(BattleCount).where(BattleCount.category_id == cid))
-    conn.execute(delete(DerivedCategory).where(DerivedCategory.name == key))

@@ -8,7 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
-from arena import __version__
+from arena.core.version import __version__
 from arena.db.session import current_revision, head_revision
 from arena.serve.errors import ApiError, error_response
 from arena.serve.state import ServeState, with_reconnect

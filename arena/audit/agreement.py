@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 from sqlalchemy import Connection
 
+from arena.audit.read import snapshot_votes
 from arena.boards.compare import resolve_board, samples_pruned
 from arena.boards.snapshots import Board, SnapshotError, load_samples
 from arena.core.errors import ArgumentError
@@ -352,7 +353,6 @@ def _keyed(votes, shared: set[str]):
 
 
 def _votes(conn: Connection, ref: Board, cand: Board, shared: set[str]):
-    from arena.audit.read import snapshot_votes
 
     rs, cs = ref.snapshot.source, cand.snapshot.source
     if rs is None or cs is None or rs == cs:
