@@ -29,6 +29,8 @@ INTERNAL = {
     "_AlreadyIngested": "an ingest of a stored file ends as 'seen'",
     "QueueFull": "the server answers 503 with Retry-After",
     "ApiError": "the server's own HTTP answer (status and body)",
+    "_RepeatedKey": "a JSON body naming a key twice is answered 422",
+    "_HeadRefused": "a refused request head is answered 431 or 400 by the server",
 }
 
 
@@ -96,6 +98,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 FLAGS_ALLOWED = {
     "arena/publish/agreement_view.py": "the page shows the command that reproduces a table",
     "arena/publish/heatmaps.py": "CSS custom properties (--dk), not flags",
+    "arena/serve/errors.py": "an HTTP answer naming the operator's own `arena serve --wait`",
 }
 
 

@@ -21,6 +21,7 @@ import time
 
 from sqlalchemy import Connection, Engine, select
 
+from arena.core.errors import ArenaError
 from arena.db.models import Snapshot
 from arena.store.categories import CategoryError, resolve_category
 from arena.store.derived import Rule, load_rules
@@ -34,7 +35,7 @@ REFRESH_SECONDS = 5.0
 MAX_RESOLVED = 1024
 
 
-class UnknownBoard(LookupError):
+class UnknownBoard(ArenaError, LookupError):
     """A category or source no board has; the message is for the client (HTTP 404)."""
 
 
@@ -82,7 +83,7 @@ class BoardNames:
             ).first()
         if found is None:
             raise UnknownBoard(
-                f"no board for source {name!r} (`arena rebuild --source NAME` writes one)"
+                f"no board for source {name!r} (a rebuild of that source writes one)"
             )
         with self._lock:
             if len(self._sources) >= MAX_RESOLVED:

@@ -74,7 +74,7 @@ class RecordRejected(ArenaError, ValueError):
         return {"index": self.index, "field": self.field, "message": self.message}
 
 
-class TooManyBattles(ValueError):
+class TooManyBattles(ArenaError, ValueError):
     """A request whose records expand to more battles than one request may store (HTTP 413)."""
 
     def __init__(self, index: int, limit: int) -> None:
