@@ -21,16 +21,23 @@ from __future__ import annotations
 import os
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from arena.core.version import __version__
 from arena.serve.config import ServeConfig
 from arena.serve.errors import install_error_handlers
-from arena.serve.middleware import BodyLimitsAndMetrics
+from arena.serve.middleware import BodyLimitsAndMetrics, HotRoute
 from arena.serve.routes import battles, boards, operations, votes
 from arena.serve.state import lifespan
 from arena.serve.workers import end_with_parent
 
 __all__ = ["PARENT_ENV", "create_app", "create_app_from_env"]
+
+#: The routers, one per job.
+ROUTERS = (operations, votes, battles, boards)
+#: Endpoints called by the middleware without FastAPI's routing (see
+#: arena.serve.middleware): the vote, the one request of every voter.
+HOT_ENDPOINTS = (votes.vote,)
 
 #: Environment variable naming the supervisor of ``--workers N`` (workers end with it).
 PARENT_ENV = "ARENA_SERVE_PARENT"
@@ -46,9 +53,16 @@ def create_app(config: ServeConfig) -> FastAPI:
     )
     app.state.config = config
     install_error_handlers(app)
-    app.add_middleware(BodyLimitsAndMetrics, max_body=config.max_body)
-    for module in (operations, votes, battles, boards):
+    for module in ROUTERS:
         app.include_router(module.router)
+    hot = {
+        (method, route.path): HotRoute(route, route.endpoint)
+        for module in ROUTERS
+        for route in module.router.routes  # included without a prefix: the same paths
+        if isinstance(route, APIRoute) and route.endpoint in HOT_ENDPOINTS
+        for method in route.methods
+    }
+    app.add_middleware(BodyLimitsAndMetrics, max_body=config.max_body, hot=hot)
     return app
 
 

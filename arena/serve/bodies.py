@@ -92,6 +92,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
+#: One decoder for every body (json.loads with a hook builds a new one per call).
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
 def _check_content_type(content_type: str | None) -> None:
     if content_type is None:
         return
@@ -111,7 +115,7 @@ def json_body(body: bytes, content_type: str | None) -> Any:
     """
     _check_content_type(content_type)
     try:
-        return json.loads(body, object_pairs_hook=_unique_keys)
+        return _DECODER.decode(body.decode("utf-8"))
     except _RepeatedKey as exc:
         raise ApiError(
             422,

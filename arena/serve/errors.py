@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException
 
 __all__ = [
     "ApiError",
+    "answer_for",
     "database_failure",
     "error_response",
     "install_error_handlers",
@@ -104,8 +105,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _refused(request: Request, exc: ApiError) -> JSONResponse:
-        _count(request, exc.status)
-        return error_response(exc)
+        return answer_for(request, exc)
 
     @app.exception_handler(HTTPException)
     async def _starlette(request: Request, exc: HTTPException) -> JSONResponse:
@@ -120,13 +120,22 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        failure = database_failure(exc)
-        if failure is not None:
-            log.warning("%s %s: %s", request.method, request.url.path, failure.body["message"])
-            _count(request, failure.status)
-            return error_response(failure)
-        log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
-        _count(request, 500)
-        return error_response(
-            ApiError(500, f"internal error ({type(exc).__name__}); see the server log")
-        )
+        return answer_for(request, exc)
+
+
+def answer_for(request: Request, exc: Exception) -> JSONResponse:
+    """The answer of any exception a route raised, counted: a refusal as itself, a
+    database failure as 503, anything else as 500 (logged with its traceback)."""
+    if isinstance(exc, ApiError):
+        _count(request, exc.status)
+        return error_response(exc)
+    failure = database_failure(exc)
+    if failure is not None:
+        log.warning("%s %s: %s", request.method, request.url.path, failure.body["message"])
+        _count(request, failure.status)
+        return error_response(failure)
+    log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+    _count(request, 500)
+    return error_response(
+        ApiError(500, f"internal error ({type(exc).__name__}); see the server log")
+    )

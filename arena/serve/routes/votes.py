@@ -3,8 +3,9 @@
 The vote route is the one vote path, and the hot one (``benchmarks/bench_serve.py``):
 it takes the bare request, checks the key without dependency solving, reads the
 body with :func:`arena.serve.bodies.vote_body` and answers with a ready
-``Response`` (no response-model validation).  ``/docs`` still shows its body and
-answer schemas (``openapi_extra``, ``responses``).
+``Response`` (no response-model validation), so the middleware can call it
+without FastAPI's routing (:class:`arena.serve.middleware.HotRoute`).  ``/docs``
+shows its body and answer schemas (``openapi_extra``, ``responses``).
 """
 
 from __future__ import annotations
