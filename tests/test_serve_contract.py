@@ -120,3 +120,23 @@ def test_an_unknown_source_is_refused_without_listing_key_names(server):
         message = _one_shape(r)
         for name in ("voter", "loader", "boss"):
             assert name not in message, message
+
+
+@pytest.mark.parametrize(
+    ("header", "matches"),
+    [
+        ('"abc"', True),
+        ('W/"abc"', True),
+        (' "x" , W/"abc" ', True),
+        ('"a,b", "abc"', True),
+        ("*", True),
+        ('"abcd"', False),
+        ('W/"x", "y"', False),
+        ("abc", False),  # unquoted: malformed, matches nothing
+        ("", False),
+    ],
+)
+def test_none_match_compares_entity_tags_weakly(header, matches):
+    from arena.serve.routes.boards import none_match
+
+    assert none_match(header, '"abc"') is matches

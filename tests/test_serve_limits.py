@@ -212,3 +212,26 @@ def test_a_known_key_is_refreshed_without_charging_its_address():
     auth.keys.ttl = 0.0  # every request refreshes the key
     assert [_status(auth, "arena_good") for _ in range(6)] == [200] * 6
     assert store.lookups == 6
+
+
+def test_concurrent_guesses_cannot_all_pass_before_one_is_charged():
+    class _SlowStore(_Store):
+        async def __call__(self, token: str) -> KeyInfo | None:
+            await asyncio.sleep(0.01)
+            return await super().__call__(token)
+
+    store = _SlowStore({})
+    auth = _auth(store, anonymous_rate=1.0)  # bursts of 2
+
+    async def guess(i: int) -> int:
+        try:
+            await auth.key(f"Bearer arena_guess{i}", "10.0.0.9", "vote")
+        except ApiError as exc:
+            return exc.status
+        return 200
+
+    async def all_at_once() -> list[int]:
+        return list(await asyncio.gather(*(guess(i) for i in range(10))))
+
+    codes = asyncio.run(all_at_once())
+    assert sorted(codes) == [401, 401] + [429] * 8 and store.lookups == 2

@@ -5,11 +5,11 @@ The order is what keeps failing authentication cheap:
 1. a token this worker knows (a bounded LRU of live keys, trusted for
    :data:`KEY_CACHE_SECONDS`) is checked in memory, then against its key's
    rate;
-2. anything else -- no token, a malformed one, one never seen -- is refused with
-   429 while its client address has no allowance left (``--anonymous-rate``),
-   before any lookup; a token that looks like one then costs one indexed lookup,
-   and every failure (no token, malformed, unknown, revoked) is charged to the
-   address, so guessing is limited per address while a valid new key is not;
+2. anything else -- no token, a malformed one, one never seen -- takes a
+   request from its client address's allowance (``--anonymous-rate``) before any
+   lookup, and is refused with 429 when there is none left; a token that looks
+   like one then costs one indexed lookup, and a live key gets the request
+   back, so guessing is limited per address while valid keys are not;
 3. an unknown or revoked token is never remembered, so sending random tokens
    cannot grow a worker's memory, and sending many is limited per address.
 """
@@ -137,14 +137,21 @@ class Authenticator:
         now = time.monotonic()
         info, fresh = self.keys.get(digest, now)
         if not fresh:
-            if info is None:  # a token this worker never saw: a guess until proven
-                self._over(address, self.by_address.ready(address, self.anonymous_rate))
+            stranger = info is None  # a token this worker never saw: a guess until proven
+            if stranger:
+                # charged before the lookup, so concurrent guesses cannot all pass
+                # the check first; given back below when the token is a live key
+                self._over(address, self.by_address.take(address, self.anonymous_rate))
                 if not token.startswith(TOKEN_PREFIX) or len(token) > MAX_TOKEN_LENGTH:
-                    raise self._refuse(address, "unknown or revoked token")
+                    raise ApiError(401, "unknown or revoked token", headers=_BEARER)
             info = await self.lookup(token)
             if info is None:
                 self.keys.drop(digest)
-                raise self._refuse(address, "unknown or revoked token")
+                if stranger:
+                    raise ApiError(401, "unknown or revoked token", headers=_BEARER)
+                raise self._refuse(address, "unknown or revoked token")  # revoked since
+            if stranger:
+                self.by_address.refund(address, self.anonymous_rate)
             self.keys.put(digest, info, now)
         if info.scope not in ROUTE_SCOPES[scope]:
             raise ApiError(

@@ -61,17 +61,15 @@ class RateLimiter:
                 buckets.popitem(last=False)
             return wait
 
-    def ready(self, name: Hashable, rate: float, *, now: float | None = None) -> float:
-        """Like :meth:`take` without taking: 0 if ``name`` has a request left, else the wait."""
+    def refund(self, name: Hashable, rate: float) -> None:
+        """Give back the request :meth:`take` took from ``name`` (it turned out not to count)."""
         if rate <= 0:
-            return 0.0
-        now = time.monotonic() if now is None else now
+            return
+        capacity = max(1.0, rate * self.burst_seconds)
         with self._lock:
             held = self._buckets.get(name)
-        if held is None:
-            return 0.0
-        tokens = min(max(1.0, rate * self.burst_seconds), held[0] + (now - held[1]) * rate)
-        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / rate
+            if held is not None:
+                self._buckets[name] = (min(capacity, held[0] + 1.0), held[1])
 
     def __len__(self) -> int:
         return len(self._buckets)

@@ -13,11 +13,12 @@ which closes such a connection the same way.
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from arena.serve.config import ServeConfig
+from arena.serve.config import CONFIG_ENV, ServeConfig
 
 __all__ = ["HeaderLimitedProtocol", "PROTOCOL"]
 
@@ -31,7 +32,8 @@ class _HeadRefused(Exception):
 
 @cache
 def _limits() -> tuple[int, int]:
-    config = ServeConfig.from_env()
+    """The server's limits (the defaults when uvicorn was started without ``arena serve``)."""
+    config = ServeConfig.from_env() if CONFIG_ENV in os.environ else ServeConfig(url="")
     return config.max_header_bytes, config.max_headers
 
 
