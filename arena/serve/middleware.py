@@ -98,6 +98,9 @@ class BodyLimitsAndMetrics:
             refusal = self._refusal(method, length)
             hot = self.hot.get((method, scope["path"]))
             if refusal is not None:
+                serve = getattr(getattr(scope.get("app"), "state", None), "serve", None)
+                if serve is not None:
+                    serve.metrics.rejects.labels(str(refusal.status)).inc()
                 await error_response(refusal)(scope, receive, send_status)
             elif hot is not None:
                 await hot(scope, receive, send_status)
