@@ -17,7 +17,7 @@ import pytest
 from scipy import stats
 
 from arena.audit.agreement import board_agreement, parse_selector
-from arena.boards.compare import resolve_board
+from arena.boards.resolve import resolve_board
 from arena.boards.snapshots import load_samples
 from arena.engine.agreement import kendall_rows, spearman_rows, vote_agreement
 from arena.engine.rank_sets import board_inference

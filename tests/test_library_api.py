@@ -11,7 +11,9 @@ from dataclasses import asdict
 import pytest
 from click.testing import CliRunner
 
-from arena.boards.compare import compare, diff, resolve_board
+from arena.boards.compare import compare
+from arena.boards.diff import diff
+from arena.boards.resolve import resolve_board
 from arena.boards.snapshots import SnapshotError
 from arena.cli import cli
 from arena.core.defaults import DEFAULT_SEED

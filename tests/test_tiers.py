@@ -16,13 +16,9 @@ import numpy as np
 import pytest
 
 from arena.engine import pairs as P
-from arena.engine.tiers import (
-    compare_pair,
-    rank_interval,
-    rank_ub,
-    tiers_leader_overlap,
-    tiers_paired,
-)
+from arena.engine.compare import compare_pair
+from arena.engine.ranks import rank_interval, rank_ub
+from arena.engine.tiers import tiers_leader_overlap, tiers_paired
 
 LEVEL = 0.95
 ALPHA = 1.0 - LEVEL

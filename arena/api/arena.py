@@ -478,7 +478,8 @@ class Arena(DatabaseMethods, DemoMethods):
         check_at_least("max_models", max_models, 2)
         check_at_least("max_boards", max_boards, 1)
         if category is not None:  # a key or a label, any case
-            from arena.boards.compare import SnapshotError, check_category
+            from arena.boards.resolve import check_category
+            from arena.boards.snapshots import SnapshotError
 
             try:
                 with self.engine().connect() as conn:
@@ -545,7 +546,7 @@ class Arena(DatabaseMethods, DemoMethods):
 
     def _check_selection(self, category: str | None, source: str | None) -> None:
         """A category or source the database does not know: say so, with the known ones."""
-        from arena.boards.compare import check_category, check_source
+        from arena.boards.resolve import check_category, check_source
         from arena.boards.snapshots import SnapshotError
 
         with self.engine().connect() as conn:
@@ -562,7 +563,7 @@ class Arena(DatabaseMethods, DemoMethods):
     # ------------------------------------------------------------------ boards
 
     def _board(self, conn, *, snapshot, category, source, style_control, component):
-        from arena.boards.compare import resolve_board
+        from arena.boards.resolve import resolve_board
 
         return resolve_board(
             conn,
@@ -695,7 +696,8 @@ class Arena(DatabaseMethods, DemoMethods):
         arena.boards.snapshots.SnapshotError
             Snapshots of different boards, unknown ids, one snapshot only.
         """
-        from arena.boards.compare import diff, resolve_board
+        from arena.boards.diff import diff
+        from arena.boards.resolve import resolve_board
         from arena.boards.snapshots import SnapshotError, previous_snapshot_id
 
         if (old is None) != (new is None):
@@ -781,7 +783,7 @@ class Arena(DatabaseMethods, DemoMethods):
 
         check_at_least("rounds", rounds, 10)
         if category is not None:  # a key or a label, any case
-            from arena.boards.compare import check_category
+            from arena.boards.resolve import check_category
 
             with self.engine().connect() as conn:
                 try:

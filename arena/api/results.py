@@ -17,7 +17,8 @@ from arena.core.formats import count, iso_utc, tidy
 
 if TYPE_CHECKING:
     from arena.audit.report import AuditReport
-    from arena.boards.compare import BoardDiff, HeadToHead
+    from arena.boards.compare import HeadToHead
+    from arena.boards.diff import BoardDiff
     from arena.boards.snapshots import Board, SnapshotInfo
     from arena.ingest.loader import IngestReport
     from arena.jobs.nightly import NightlyResult

@@ -25,7 +25,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from arena.audit.read import snapshot_votes
-from arena.boards.compare import resolve_board, samples_pruned
+from arena.boards.resolve import resolve_board, samples_pruned
 from arena.boards.snapshots import Board, SnapshotError, load_samples
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, TIE, TIE_BOTH_BAD

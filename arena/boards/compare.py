@@ -1,11 +1,9 @@
-"""Reading boards for people: which snapshot, what moved between two, A against B.
+"""One pair's head-to-head verdict on a stored board, for people (``arena compare``).
 
-Everything here reads snapshots only (never battles), so a leaderboard, a diff
-or a head-to-head verdict is the same whether it is asked for by ``arena
-leaderboard|diff|compare``, by the published site or from Python.
-(About 430 lines: resolving a board, diffing two snapshots and one pair's
-verdict share the board lookup and the checks that two boards are comparable;
-the comparable-set lookups live in :mod:`arena.boards.components`.)
+It reads snapshots only (never battles), so the verdict is the same whether it
+is asked for by ``arena compare``, by the published site or from Python. Which
+board is meant is :mod:`arena.boards.resolve`; what moved between two snapshots
+is :mod:`arena.boards.diff`.
 """
 
 from __future__ import annotations
@@ -15,272 +13,19 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from sqlalchemy import Connection
 
-from arena.boards.components import common_set, component_board, linked, same_set
+from arena.boards.components import common_set, linked
 from arena.boards.inference import stored_inference
-from arena.boards.keys import BoardKey
+from arena.boards.resolve import check_models, resolve_board, samples_pruned
 from arena.boards.snapshots import (
-    Board,
-    SnapshotError,
-    SnapshotInfo,
-    latest_snapshot_id,
-    load_board,
     load_pairs,
     load_samples,
-    options_differ,
 )
 from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.errors import ArgumentError
 from arena.core.formats import count
-from arena.core.words import unknown
 from arena.engine.compare import compare_pair
 
-__all__ = [
-    "BoardDiff",
-    "DiffRow",
-    "HeadToHead",
-    "compare",
-    "diff",
-    "resolve_board",
-    "resolve_snapshot_id",
-]
-
-
-def samples_pruned(snapshot_id: int) -> SnapshotError:
-    """The error for a snapshot whose samples and pairs ``arena snapshots prune`` dropped."""
-    return SnapshotError(
-        f"snapshot {snapshot_id}'s bootstrap samples were pruned (arena snapshots prune): "
-        "its summary rows remain for history and diff; use a newer snapshot"
-    )
-
-
-def check_category(conn: Connection, category: str) -> str:
-    """The key of ``category`` (a key or a label, any case); :class:`SnapshotError`
-    with "did you mean" and the known categories if it names none."""
-    from arena.store.categories import CategoryError, resolve_category
-
-    try:
-        return resolve_category(conn, category)
-    except CategoryError as exc:
-        raise SnapshotError(str(exc)) from None
-
-
-def check_source(conn: Connection, source: str) -> None:
-    """Raise :class:`SnapshotError` listing the sources battles were ingested with if ``source`` is not one."""
-    from sqlalchemy import select
-
-    from arena.db.models import Battle
-
-    found = conn.execute(select(Battle.source).where(Battle.source == source).limit(1)).first()
-    if found is None:
-        known = conn.execute(select(Battle.source).where(Battle.source.is_not(None)).distinct())
-        raise SnapshotError(unknown("source", source, sorted(known.scalars()), list_known=True))
-
-
-def check_models(board: Board, *names: str) -> None:
-    """Raise :class:`SnapshotError` with "did you mean" suggestions for a model not on ``board``."""
-    known = [r.model for r in board.rows]
-    for name in names:
-        if name not in known:
-            raise SnapshotError(f"{unknown('model', name, known)} (snapshot {board.snapshot.id})")
-
-
-def resolve_snapshot_id(
-    conn: Connection,
-    *,
-    snapshot_id: int | None = None,
-    category: str | None = None,
-    style_control: bool = False,
-    source: str | None = None,
-) -> int:
-    """``snapshot_id`` itself, else the id of the latest snapshot of the board of
-    ``category`` (or overall), style-controlled with ``style_control``.
-
-    Raises
-    ------
-    SnapshotError
-        The board has no snapshot yet (an explicit id is not checked here).
-    """
-    if snapshot_id is not None:
-        return snapshot_id
-    if category is not None:
-        category = check_category(conn, category)
-    key = BoardKey(category=category, source=source, style_controlled=style_control)
-    latest = latest_snapshot_id(conn, key)
-    if latest is None:
-        raw = latest_snapshot_id(conn, key.raw)
-        if style_control and raw is not None:
-            # a rebuild writes a style-controlled board only from style metadata
-            raise SnapshotError(
-                f"no style-controlled board {str(key)!r}: the battles of its raw board carry "
-                "no style metadata (conv_metadata at ingest), so a rebuild cannot write one; "
-                "ask without style control for the raw board"
-            )
-        command = "arena rebuild" + "".join(
-            f" --{name} {value}"
-            for name, value in (("category", category), ("source", source))
-            if value is not None
-        )
-        raise SnapshotError(f"no snapshot for board {str(key)!r} yet: run `{command}`")
-    return latest
-
-
-def resolve_board(
-    conn: Connection,
-    *,
-    snapshot_id: int | None = None,
-    category: str | None = None,
-    style_control: bool = False,
-    component: int | None = None,
-    source: str | None = None,
-) -> Board:
-    """The board of ``snapshot_id``, else the latest snapshot of ``category`` and/or
-    ``source`` (``arena rebuild --source``), or overall.
-
-    With ``style_control``, the style-controlled board: the latest one of the
-    category, or the one paired with ``snapshot_id`` when that is a raw board.
-    With ``component`` N, the board of comparable set N written by the same
-    rebuild (``--components separate``; 1 is the main board).
-
-    Raises
-    ------
-    SnapshotError
-        The snapshot does not exist, the board has none yet, or its rebuild
-        wrote no board for that comparable set.
-    """
-    if component is not None:
-        board = resolve_board(conn, snapshot_id=snapshot_id, category=category, source=source)
-        board = component_board(conn, board, component)
-        return resolve_board(conn, snapshot_id=board.snapshot.id, style_control=style_control)
-    if snapshot_id is None and category is not None:
-        category = check_category(conn, category)
-    if snapshot_id is None and source is not None:
-        check_source(conn, source)
-    snapshot_id = resolve_snapshot_id(
-        conn, snapshot_id=snapshot_id, category=category, style_control=style_control, source=source
-    )
-    board = load_board(conn, snapshot_id)
-    if board is None:
-        raise SnapshotError(f"no snapshot {snapshot_id}")
-    if style_control and not board.style_controlled:
-        if board.paired_snapshot is None:
-            raise SnapshotError(
-                f"snapshot {snapshot_id} ({board.snapshot.board}) has no style-controlled board "
-                "from the same rebuild (its battles carry no style metadata, or the rebuild "
-                "ran without style control)"
-            )
-        board = load_board(conn, board.paired_snapshot)
-    return board
-
-
-@dataclass(frozen=True)
-class DiffRow:
-    """One model between two snapshots; ``status`` is ``"new"``, ``"gone"`` or ``""``.
-
-    ``None`` where the model is absent from a snapshot (or unranked there).
-    """
-
-    model: str
-    status: str
-    rating: float | None
-    d_rating: float | None
-    ci_low: float | None
-    ci_high: float | None
-    old_ci_low: float | None
-    old_ci_high: float | None
-    rank_ub: int | None
-    old_rank_ub: int | None
-    tier: int | None
-    old_tier: int | None
-    #: the model's column in the snapshot's samples (model order, not rating order; never
-    #: a rank: see rank_ub)
-    position: int | None = None
-    old_position: int | None = None
-
-
-@dataclass(frozen=True)
-class BoardDiff:
-    """What moved from snapshot ``old`` to snapshot ``new``.
-
-    ``rows`` follow the new board's order, then the models that are gone.
-    """
-
-    old: SnapshotInfo
-    new: SnapshotInfo
-    rows: tuple[DiffRow, ...]
-    #: Number-changing options that differ (``"ties: half vs davidson"``); empty if none.
-    options_differ: tuple[str, ...] = ()
-
-
-def _minus(x: float | None, y: float | None) -> float | None:
-    return None if x is None or y is None else x - y
-
-
-def diff(conn: Connection, old: int, new: int) -> BoardDiff:
-    """Rating, interval, rank (UB) and tier changes between two snapshots of one board.
-
-    Raises
-    ------
-    SnapshotError
-        Either snapshot does not exist, or they are of different boards (overall
-        vs a category: no common scale, nothing to diff).
-    """
-    a, b = (resolve_board(conn, snapshot_id=sid) for sid in (old, new))
-    # one board, or a raw board and its style-controlled pair (same battles)
-    if a.key not in (b.key, b.key.paired):
-        raise SnapshotError(
-            f"snapshots {old} and {new} are different boards ({a.snapshot.board} vs "
-            f"{b.snapshot.board}): their ratings are not on one scale, so there is nothing to diff"
-        )
-    before = {r.model: r for r in a.rows}
-    after = {r.model for r in b.rows}
-    if not same_set(a, b):
-        raise SnapshotError(
-            f"snapshots {old} and {new} of board {b.snapshot.board} hold different comparable "
-            "sets (no model in common: sets are numbered by battles in each rebuild), so there "
-            "is nothing to diff"
-        )
-    rows = []
-    for r in b.rows:
-        p = before.get(r.model)
-        rows.append(
-            DiffRow(
-                model=r.model,
-                status="new" if p is None else "",
-                rating=r.rating,
-                d_rating=None if p is None else _minus(r.rating, p.rating),
-                ci_low=r.ci_low,
-                ci_high=r.ci_high,
-                old_ci_low=None if p is None else p.ci_low,
-                old_ci_high=None if p is None else p.ci_high,
-                rank_ub=r.rank_ub,
-                old_rank_ub=None if p is None else p.rank_ub,
-                tier=r.tier,
-                old_tier=None if p is None else p.tier,
-                position=r.position,
-                old_position=None if p is None else p.position,
-            )
-        )
-    rows.extend(
-        DiffRow(
-            model=name,
-            status="gone",
-            rating=None,
-            d_rating=None,
-            ci_low=None,
-            ci_high=None,
-            old_ci_low=p.ci_low,
-            old_ci_high=p.ci_high,
-            rank_ub=None,
-            old_rank_ub=p.rank_ub,
-            tier=None,
-            old_tier=p.tier,
-            old_position=p.position,
-        )
-        for name, p in before.items()
-        if name not in after
-    )
-    differ = tuple(options_differ(a.snapshot.options, b.snapshot.options))
-    return BoardDiff(old=a.snapshot, new=b.snapshot, rows=tuple(rows), options_differ=differ)
+__all__ = ["HeadToHead", "compare"]
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-# scipy.special, not scipy.stats: the latter costs ~0.5 s of start-up per command.
-from scipy import special
-
 __all__ = ["BASE", "ELO_POINTS", "SCALE", "win_probability"]
 
 #: Rating difference for 10:1 odds.
@@ -38,4 +35,8 @@ def win_probability(diff, *, elo_points: float = ELO_POINTS):
     -------
     float or ndarray
     """
+    # scipy.special on first use only: this module is on every command's import path
+    # (a leaderboard reads the scale), and scipy.special alone costs ~0.2 s to import.
+    from scipy import special
+
     return special.expit(np.asarray(diff, dtype=np.float64) * (np.log(10.0) / elo_points))

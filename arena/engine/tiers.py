@@ -34,30 +34,13 @@ import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.errors import ArgumentError
-
-# Re-exported so that `from arena.engine.tiers import rank_ub` keeps working.
-from arena.engine.compare import Comparison, compare_pair
 from arena.engine.maxt_bounded import maxt_bounded
 from arena.engine.multiple import benjamini_hochberg, holm
 from arena.engine.pairs import PValues, maxt_stepdown, pair_stats, raw_pvalues
-from arena.engine.ranks import (
-    RankInterval,
-    rank_interval,
-    rank_lb,
-    rank_ub,
-    unranked_reason,
-)
 from arena.engine.validate import check_level, interval_arrays, rating_vector, sample_matrix
 
 __all__ = [
-    "Comparison",
-    "RankInterval",
     "TierResult",
-    "compare_pair",
-    "rank_interval",
-    "rank_lb",
-    "rank_ub",
-    "unranked_reason",
     "tiers_leader_overlap",
     "tiers_paired",
 ]

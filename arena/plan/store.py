@@ -45,7 +45,7 @@ def plan_inputs(conn: Connection, snapshot_id: int) -> PlanInputs | None:
         return None
     samples = load_samples(conn, snapshot_id)
     if samples is None:
-        from arena.boards.compare import samples_pruned
+        from arena.boards.resolve import samples_pruned
 
         raise samples_pruned(snapshot_id)
     rows = sorted(board.rows, key=lambda r: r.position)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, Engine, select
 
-from arena.boards.compare import resolve_snapshot_id
+from arena.boards.resolve import resolve_snapshot_id
 from arena.boards.snapshots import SnapshotError
 from arena.core.errors import ArenaError
 from arena.db.models import Model
