@@ -337,7 +337,10 @@ class Arena(DatabaseMethods, DemoMethods):
             except IngestError as exc:
                 done = ", ".join(r.file for r in reports)
                 kept = f" (already stored: {done})" if done else ""
-                raise IngestError(f"{exc}; nothing from this file was stored{kept}") from None
+                more = f"; nothing from this file was stored{kept}"
+                if isinstance(exc, OptionError):  # keep the parameter: the CLI names the flag
+                    raise exc.extended(more) from None
+                raise IngestError(f"{exc}{more}") from None
             reports.append(report)
             if keep is not None:
                 keep[0] = True  # this file's rejects belong to stored battles: keep them
