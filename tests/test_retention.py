@@ -111,7 +111,7 @@ def test_prune_keeps_history_diff_and_latest(run_cli, db_url, tmp_path):
     try:
         with engine.begin() as conn:
             res2 = prune_snapshots(
-                conn, keep_days=0, keep_last=0, now=datetime.now(UTC) + timedelta(days=1)
+                conn, keep_days=0, keep_last=1, now=datetime.now(UTC) + timedelta(days=1)
             )
     finally:
         engine.dispose()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.api.arena import Arena, database_url, open_arena, rebuild_options
+from arena.api.arena import Arena, database_url, open_arena
 from arena.api.results import (
     Annotated,
     AuditResult,
@@ -75,5 +75,4 @@ __all__ = [
     "Snapshots",
     "database_url",
     "open_arena",
-    "rebuild_options",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -45,19 +46,30 @@ from arena.api.results import (
 )
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
+    DEFAULT_BOTH_BAD,
+    DEFAULT_CI,
+    DEFAULT_CLUSTER,
+    DEFAULT_COMPONENTS,
     DEFAULT_HEATMAP_TOP,
+    DEFAULT_INPUT_FORMAT,
     DEFAULT_LEVEL,
     DEFAULT_MAX_BOARDS,
+    DEFAULT_MAX_EXPAND,
     DEFAULT_MAX_MODELS,
     DEFAULT_MIN_BATTLES,
     DEFAULT_POWER,
+    DEFAULT_READ,
     DEFAULT_ROUNDS,
     DEFAULT_SEED,
+    DEFAULT_TIER_RULE,
+    DEFAULT_TIERS,
+    DEFAULT_TIES,
     DEFAULT_URL,
     DEFAULT_WAIT,
     URL_ENV,
 )
-from arena.core.errors import OptionError, check_at_least, check_choice
+from arena.core.errors import OptionError, check_choice
+from arena.core.options import OPTIONS, RATING, checked
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -128,58 +140,29 @@ def _anchor(value: str | tuple[str, float] | None) -> tuple[str, float] | None:
         ) from None
 
 
-def rebuild_options(
-    *,
-    category: str | None = None,
-    source: str | None = None,
-    since: str | datetime | None = None,
-    until: str | datetime | None = None,
-    rounds: int = DEFAULT_ROUNDS,
-    seed: int = DEFAULT_SEED,
-    level: float = DEFAULT_LEVEL,
-    ci: str = "bootstrap",
-    simultaneous: bool = False,
-    ties: str = "half",
-    both_bad: str = "tie",
-    position: bool = False,
-    anchor: str | tuple[str, float] | None = None,
-    prior: float | None = None,
-    min_battles: int = DEFAULT_MIN_BATTLES,
-    tiers: TierMethod = "simultaneous",
-    tier_rule: TierRule = "leader",
-    cluster: str = "battle",
-    components: str = "largest",
-    style_control: bool = True,
-    style_features: Iterable[str] = (),
-    style_reg: float | None = None,
-    exclude_judges: Iterable[str] = (),
-) -> RebuildOptions:
-    """:class:`~arena.jobs.rebuild.RebuildOptions` from the flat options of ``arena rebuild``."""
-    from arena.engine.options import FitOptions
+#: The rebuild's options besides the rating options: the battles it reads.
+_SELECTION = ("category", "source", "since", "until")
+
+
+def _declared(given: Mapping[str, object]) -> dict[str, object]:
+    """The declared options among a method's keyword arguments, checked before any work.
+
+    A front-door method passes its ``locals()`` at its first line: its
+    parameters, named as the declarations (:mod:`arena.core.options`) name them.
+    """
+    return checked({k: v for k, v in given.items() if k in OPTIONS})
+
+
+def _rebuild_options(values: Mapping[str, object]) -> RebuildOptions:
+    """:class:`~arena.jobs.rebuild.RebuildOptions` from the checked keywords of a method."""
     from arena.jobs.rebuild import RebuildOptions
 
-    return RebuildOptions(
-        category=category,
-        source=source,
-        since=_when("since", since),
-        until=_when("until", until),
-        rounds=rounds,
-        seed=seed,
-        level=level,
-        ci=ci,
-        simultaneous=simultaneous,
-        fit=FitOptions(ties=ties, both_bad=both_bad, position=position, prior=prior),
-        anchor=_anchor(anchor),
-        min_battles=min_battles,
-        tiers=tiers,
-        tier_rule=tier_rule,
-        cluster=cluster,
-        components=components,
-        exclude_judges=tuple(exclude_judges),
-        style_control=style_control,
-        style_features=tuple(style_features),
-        style_reg=style_reg,
-    )
+    flat = {k: values[k] for k in (*RATING, *_SELECTION) if k in values}
+    flat["anchor"] = _anchor(flat["anchor"])  # type: ignore[arg-type]
+    for name in ("since", "until"):
+        if name in flat:
+            flat[name] = _when(name, flat[name])  # type: ignore[arg-type]
+    return RebuildOptions.from_values(flat)
 
 
 class Arena(DatabaseMethods, DemoMethods):
@@ -244,12 +227,12 @@ class Arena(DatabaseMethods, DemoMethods):
         self,
         paths: str | os.PathLike | Iterable[str | os.PathLike],
         *,
-        input_format: str = "auto",
+        input_format: str = DEFAULT_INPUT_FORMAT,
         source: str | None = None,
         map: Mapping[str, str] | None = None,  # noqa: A002 -- the flag's name (--map)
         skip_invalid: bool = False,
         rejects: str | os.PathLike | None = None,
-        max_expand: int | None = None,
+        max_expand: int = DEFAULT_MAX_EXPAND,
         progress: Callable[[str, int, int], None] | None = None,
         on_file: Callable[[IngestReport], None] | None = None,
     ) -> Ingested:
@@ -268,8 +251,8 @@ class Arena(DatabaseMethods, DemoMethods):
             Store the valid rows and write the rejected ones to ``rejects`` (required then).
         rejects : path, optional
             CSV file for rejected rows.
-        max_expand : int, optional
-            Most battles one aggregated-count row may stand for (default 10,000).
+        max_expand : int
+            Most battles one aggregated-count row may stand for.
         progress : callable, optional
             ``progress(file, bytes_done, bytes_total)`` while a file is read.
         on_file : callable, optional
@@ -281,6 +264,7 @@ class Arena(DatabaseMethods, DemoMethods):
             A malformed file (file, line and field named); nothing of that file
             is stored, files before it stay stored.
         """
+        _declared(locals())
         from arena.ingest.records import FIELDS
         from arena.ingest.rejects import check_rejects_target, rejects_file
 
@@ -297,7 +281,6 @@ class Arena(DatabaseMethods, DemoMethods):
             )
         if rejects and not skip_invalid:
             raise OptionError("rejects", "{name} is only used with skip_invalid")
-        check_at_least("max_expand", max_expand, 1)
         for fld in map or {}:
             if fld not in FIELDS:
                 raise OptionError.about("map", f"{fld!r}: FIELD must be one of {', '.join(FIELDS)}")
@@ -332,7 +315,7 @@ class Arena(DatabaseMethods, DemoMethods):
                     mapping=dict(mapping or {}),
                     rejects=sink,
                     progress=update,
-                    **({"max_expand": max_expand} if max_expand else {}),
+                    max_expand=max_expand,
                 )
             except IngestError as exc:
                 done = ", ".join(r.file for r in reports)
@@ -436,27 +419,27 @@ class Arena(DatabaseMethods, DemoMethods):
         rounds: int = DEFAULT_ROUNDS,
         seed: int = DEFAULT_SEED,
         level: float = DEFAULT_LEVEL,
-        ci: str = "bootstrap",
+        ci: str = DEFAULT_CI,
         simultaneous: bool = False,
-        ties: str = "half",
-        both_bad: str = "tie",
+        ties: str = DEFAULT_TIES,
+        both_bad: str = DEFAULT_BOTH_BAD,
         position: bool = False,
         anchor: str | tuple[str, float] | None = None,
         prior: float | None = None,
         min_battles: int = DEFAULT_MIN_BATTLES,
-        tiers: TierMethod = "simultaneous",
-        tier_rule: TierRule = "leader",
-        cluster: str = "battle",
+        tiers: TierMethod = DEFAULT_TIERS,
+        tier_rule: TierRule = DEFAULT_TIER_RULE,
+        cluster: str = DEFAULT_CLUSTER,
         style_control: bool = True,
         style_features: Iterable[str] = (),
         style_reg: float | None = None,
-        components: str = "largest",
+        components: str = DEFAULT_COMPONENTS,
         max_models: int = DEFAULT_MAX_MODELS,
         max_boards: int = DEFAULT_MAX_BOARDS,
         all_categories: bool = False,
         all_sources: bool = False,
         exclude_flagged: bool = False,
-        read: str = "auto",
+        read: str = DEFAULT_READ,
         progress: Progress | None = None,
     ) -> Rebuilt:
         """Rate the stored battles and write one snapshot per board (``arena rebuild``).
@@ -468,6 +451,9 @@ class Arena(DatabaseMethods, DemoMethods):
         ``category`` is a key or a label, any case; ``all_sources`` also
         rates each source on its own board (``arena rebuild --all-sources``).
 
+        Every option is checked (:mod:`arena.core.options`) before the database
+        is opened.
+
         Raises
         ------
         arena.jobs.rebuild.RebuildError
@@ -475,11 +461,10 @@ class Arena(DatabaseMethods, DemoMethods):
             too), a board over ``max_models``, an unknown category or source.
             Nothing is written then.
         """
+        opts = _rebuild_options(_declared(locals()))
         from arena.jobs.all_sources import rebuild_all_sources
         from arena.jobs.rebuild import RebuildError, rebuild
 
-        check_at_least("max_models", max_models, 2)
-        check_at_least("max_boards", max_boards, 1)
         if category is not None:  # a key or a label, any case
             from arena.boards.resolve import check_category
             from arena.boards.snapshots import SnapshotError
@@ -492,31 +477,7 @@ class Arena(DatabaseMethods, DemoMethods):
         excluded: tuple[str, ...] = ()
         if exclude_flagged:
             excluded = self._flagged_judges(category, source)
-        opts = rebuild_options(
-            category=category,
-            source=source,
-            since=since,
-            until=until,
-            rounds=rounds,
-            seed=seed,
-            level=level,
-            ci=ci,
-            simultaneous=simultaneous,
-            ties=ties,
-            both_bad=both_bad,
-            position=position,
-            anchor=anchor,
-            prior=prior,
-            min_battles=min_battles,
-            tiers=tiers,
-            tier_rule=tier_rule,
-            cluster=cluster,
-            components=components,
-            style_control=style_control,
-            style_features=style_features,
-            style_reg=style_reg,
-            exclude_judges=excluded,
-        )
+        opts = replace(opts, category=category, exclude_judges=excluded)
         engine = self.engine()
         run = rebuild_all_sources if all_sources else rebuild
         try:
@@ -596,6 +557,7 @@ class Arena(DatabaseMethods, DemoMethods):
         arena.boards.snapshots.SnapshotError
             No such snapshot, or the board has none yet.
         """
+        _declared(locals())
         with self.engine().connect() as conn:
             board = self._board(
                 conn,
@@ -632,6 +594,7 @@ class Arena(DatabaseMethods, DemoMethods):
         arena.boards.snapshots.SnapshotError
             No such snapshot or board, an unknown model, pruned samples.
         """
+        _declared(locals())
         from arena.boards.compare import compare
 
         if model_a == model_b:
@@ -671,6 +634,7 @@ class Arena(DatabaseMethods, DemoMethods):
         ValueError
             A bad selector.
         """
+        _declared(locals())
         from arena.audit.agreement import board_agreement
 
         with self.engine().connect() as conn:
@@ -699,6 +663,9 @@ class Arena(DatabaseMethods, DemoMethods):
         arena.boards.snapshots.SnapshotError
             Snapshots of different boards, unknown ids, one snapshot only.
         """
+        _declared(locals())
+        for name, value in (("old", old), ("new", new)):  # snapshot ids, named as given
+            replace(OPTIONS["snapshot"], name=name).check(value)
         from arena.boards.diff import diff
         from arena.boards.resolve import resolve_board
         from arena.boards.snapshots import SnapshotError, previous_snapshot_id
@@ -741,13 +708,12 @@ class Arena(DatabaseMethods, DemoMethods):
         A snapshot loses its detail only if older than ``keep_days`` and not
         among its board's newest ``keep_last``; the latest of every board is kept.
         """
+        _declared(locals())
         from arena.db.session import take_write_lock
-        from arena.jobs.retention import check_retention, prune_snapshots
+        from arena.jobs.retention import prune_snapshots
 
         if keep_days is None and keep_last is None:
             raise OptionError("keep_days", "give {name}, keep_last or both")
-        check_at_least("keep_last", keep_last, 1)
-        check_retention(keep_days=keep_days, keep_last=keep_last)
         with self.engine().begin() as conn:
             take_write_lock(conn, "prune snapshots")
             return Pruned(
@@ -781,10 +747,10 @@ class Arena(DatabaseMethods, DemoMethods):
         arena.audit.read.AuditError
             No snapshot to audit, or nothing in it.
         """
+        _declared(locals())
         from arena.audit.read import audit_snapshot
         from arena.boards.keys import BoardKey
 
-        check_at_least("rounds", rounds, 10)
         if category is not None:  # a key or a label, any case
             from arena.boards.resolve import check_category
 
@@ -853,13 +819,12 @@ class Arena(DatabaseMethods, DemoMethods):
         ``top`` most probable with ``top``); with ``n``, ``n`` battles drawn
         from those probabilities instead.
         """
+        _declared(locals())
         from arena.boards.snapshots import SnapshotError
         from arena.plan.board_plan import plan_draws, plan_weights
         from arena.plan.weights import RULES
 
         check_choice("rule", rule, RULES)
-        check_at_least("n", n, 1)
-        check_at_least("top", top, 1)
         inp = self._plan_inputs(snapshot, category, source, component)
         try:
             if n is not None:
@@ -882,6 +847,7 @@ class Arena(DatabaseMethods, DemoMethods):
         power: float = DEFAULT_POWER,
     ) -> PlanPower:
         """Battles needed to separate two models, or every adjacent pair (``arena plan power``)."""
+        _declared(locals())
         from arena.boards.snapshots import SnapshotError
         from arena.plan.board_plan import plan_power
 
@@ -914,11 +880,10 @@ class Arena(DatabaseMethods, DemoMethods):
             No snapshot, or a target that is not arena's site; an ``OSError``
             when ``out_dir`` cannot be written (the previous site stays).
         """
+        _declared(locals())
         from arena.publish.atomic import PublishError
         from arena.publish.site import publish_site
 
-        check_at_least("heatmap_top", heatmap_top, 2)
-        check_at_least("max_boards", max_boards, 1)
         if progress is not None:
             progress(f"publish: rendering the site into {out_dir}")
         try:
@@ -945,21 +910,21 @@ class Arena(DatabaseMethods, DemoMethods):
         rounds: int = DEFAULT_ROUNDS,
         seed: int = DEFAULT_SEED,
         level: float = DEFAULT_LEVEL,
-        ci: str = "bootstrap",
+        ci: str = DEFAULT_CI,
         simultaneous: bool = False,
-        ties: str = "half",
-        both_bad: str = "tie",
+        ties: str = DEFAULT_TIES,
+        both_bad: str = DEFAULT_BOTH_BAD,
         position: bool = False,
         anchor: str | tuple[str, float] | None = None,
         prior: float | None = None,
         min_battles: int = DEFAULT_MIN_BATTLES,
-        tiers: TierMethod = "simultaneous",
-        tier_rule: TierRule = "leader",
-        cluster: str = "battle",
+        tiers: TierMethod = DEFAULT_TIERS,
+        tier_rule: TierRule = DEFAULT_TIER_RULE,
+        cluster: str = DEFAULT_CLUSTER,
         style_control: bool = True,
         style_features: Iterable[str] = (),
         style_reg: float | None = None,
-        components: str = "largest",
+        components: str = DEFAULT_COMPONENTS,
         max_models: int = DEFAULT_MAX_MODELS,
         heatmap_top: int = DEFAULT_HEATMAP_TOP,
         attribution: str | None = None,
@@ -981,33 +946,9 @@ class Arena(DatabaseMethods, DemoMethods):
         arena.db.lock.LockHeld
             Another run kept the lock longer than the arena's ``wait``; nothing was done.
         """
+        opts = _rebuild_options(_declared(locals()))
         from arena.jobs.nightly import nightly
 
-        check_at_least("heatmap_top", heatmap_top, 2)
-        check_at_least("max_models", max_models, 2)
-        check_at_least("max_boards", max_boards, 1)
-        check_at_least("prune_keep_days", prune_keep_days, 0)
-        check_at_least("prune_keep_last", prune_keep_last, 1)
-        opts = rebuild_options(
-            rounds=rounds,
-            seed=seed,
-            level=level,
-            ci=ci,
-            simultaneous=simultaneous,
-            ties=ties,
-            both_bad=both_bad,
-            position=position,
-            anchor=anchor,
-            prior=prior,
-            min_battles=min_battles,
-            tiers=tiers,
-            tier_rule=tier_rule,
-            cluster=cluster,
-            components=components,
-            style_control=style_control,
-            style_features=style_features,
-            style_reg=style_reg,
-        )
         result = nightly(
             self.engine(create=True),
             incoming,

@@ -27,6 +27,7 @@ from sqlalchemy import Connection
 from arena.audit.read import snapshot_votes
 from arena.boards.resolve import resolve_board, samples_pruned
 from arena.boards.snapshots import Board, SnapshotError, load_samples
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.agreement import (
@@ -192,7 +193,7 @@ def board_agreement(
     *,
     reference: str | dict,
     candidate: str | dict,
-    level: float = 0.95,
+    level: float = DEFAULT_LEVEL,
     votes: bool = True,
 ) -> Agreement:
     """Compare a candidate board with a reference board on the models both rank.
@@ -202,7 +203,7 @@ def board_agreement(
     conn : sqlalchemy.Connection
     reference, candidate : str or dict
         Board selectors (:func:`parse_selector`) or resolve_board keyword dicts.
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
         Level of the correlations' bootstrap intervals (separation uses each
         board's own level and intervals).
     votes : bool, default True
@@ -247,7 +248,7 @@ def board_agreement(
     cand_iv = interval_separated(bounds([c for _, c in shared_rows], "ci_low"), bounds([c for _, c in shared_rows], "ci_high"))  # fmt: skip
 
     def simultaneous(board, samples, ranked, rows):
-        lev = float(board.snapshot.options.get("level", 0.95))
+        lev = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
         pos = np.array([r.position for r in ranked])
         inf = board_inference(np.array([r.rating for r in ranked]), samples[:, pos], level=lev)
         index = {r.model: n for n, r in enumerate(ranked)}

@@ -11,10 +11,12 @@ from scipy.special import ndtri
 from arena.audit.votes import Votes
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
+    DEFAULT_BOTH_BAD,
     DEFAULT_LEVEL,
     DEFAULT_MIN_BATTLES,
     DEFAULT_ROUNDS,
     DEFAULT_SEED,
+    DEFAULT_TIES,
 )
 from arena.engine.fit import Fit, fit
 from arena.engine.scale import SCALE
@@ -45,8 +47,8 @@ class AuditOptions:
     alpha: float = DEFAULT_AUDIT_ALPHA
     seed: int = DEFAULT_SEED
     rounds: int = DEFAULT_ROUNDS
-    ties: str = "half"
-    both_bad: str = "tie"
+    ties: str = DEFAULT_TIES
+    both_bad: str = DEFAULT_BOTH_BAD
     min_battles: int = DEFAULT_MIN_BATTLES
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_BOTH_BAD
 from arena.core.outcomes import A_WINS, B_WINS, TIE_BOTH_BAD
 from arena.engine.counts import CountTable, clustered_table, count_table
 
@@ -116,7 +117,7 @@ class Votes:
     def has_questions(self) -> bool:
         return bool(self.questions) and bool(np.any(self.question != NO_KEY))
 
-    def score(self, both_bad: str = "tie") -> tuple[np.ndarray, np.ndarray]:
+    def score(self, both_bad: str = DEFAULT_BOTH_BAD) -> tuple[np.ndarray, np.ndarray]:
         """Credit of the first-shown model (1, 0.5 for a tie, 0) and the votes that count.
 
         With ``both_bad="drop"`` "both bad" votes do not count, as in the fit.

@@ -15,6 +15,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from arena.boards.snapshots import Board, SnapshotError, load_board, load_samples
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.rank_sets import BoardInference, board_inference, marginal_rank_set
 
 __all__ = ["StoredInference", "board_separated_pairs", "stored_inference"]
@@ -70,7 +71,7 @@ def stored_inference(board: Board, samples: np.ndarray) -> StoredInference | Non
         )
     facts = (board.snapshot.diagnostics or {}).get("tiers") or {}
     method = facts.get("inference", "auto")
-    level = float(board.snapshot.options.get("level", 0.95))
+    level = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
     inf = board_inference(rating, cols, level=level, method=method)
     index = {r.model: i for i, r in enumerate(ranked)}
     return StoredInference(board, inf, index, rating, cols)

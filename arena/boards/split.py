@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.defaults import COMPONENT_MODES
 from arena.engine.components import components, other_sets, split_pairs, subtables
 from arena.engine.options import FitOptions
 from arena.store.read import BoardData
@@ -26,8 +27,6 @@ from arena.store.style import StyleBattles
 
 __all__ = ["COMPONENT_MODES", "ComponentBoard", "StyleBoard", "split_board"]
 
-#: ``largest``: one board ranks the largest comparable set; ``separate``: one board per set.
-COMPONENT_MODES = ("largest", "separate")
 
 _PER_BATTLE = ("battle_id", "model_a", "model_b", "outcome", "weight", "features_a", "features_b")
 

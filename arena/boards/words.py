@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_RANKS
+
 __all__ = [
     "is_cut_rule",
     "is_simultaneous",
@@ -27,7 +29,7 @@ def is_simultaneous(o: Mapping) -> bool:
 
 
 def level_percent(o: Mapping) -> str:
-    level = o.get("level", 0.95)
+    level = o.get("level", DEFAULT_LEVEL)
     return f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "95%"
 
 
@@ -42,7 +44,7 @@ def tier_sentence(options: Mapping | None) -> str:
     return tier_claim(o)
 
 
-def rank_legend(options: Mapping | None, ranks: str = "simultaneous") -> str:
+def rank_legend(options: Mapping | None, ranks: str = DEFAULT_RANKS) -> str:
     """The leaderboard's line on what the rank column is."""
     o = options or {}
     if ranks == "overlap":

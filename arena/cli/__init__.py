@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.cli.options import DEFAULT_URL, DEFAULT_WAIT, db_option, quiet_option, wait_option
+from arena.cli.options import db_option, quiet_option, wait_option
+from arena.core.defaults import DEFAULT_URL, DEFAULT_WAIT
 from arena.core.version import __version__
 
 if TYPE_CHECKING:

@@ -7,6 +7,7 @@ import click
 from arena.cli.options import (
     category_option,
     component_option,
+    declared,
     format_option,
     level_option,
     quiet_option,
@@ -17,7 +18,6 @@ from arena.cli.options import (
 )
 from arena.cli.output import emit
 from arena.cli.progress import phase_reporter
-from arena.core.defaults import DEFAULT_AUDIT_ALPHA
 from arena.core.vocabulary import PROBE_NAMES
 
 JUDGE_COLUMNS = ["judge", "votes", "reasons", "bt_pvalue", "fisher_pvalue", "fastchat_log_score"]
@@ -41,13 +41,7 @@ def _num(x):
     help="Run only this probe (repeatable); a partial audit is not stored.",
 )
 @level_option
-@click.option(
-    "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=DEFAULT_AUDIT_ALPHA,
-    show_default=True,
-    help="Family-wise level of the anomalous-judge flags.",
-)
+@declared("alpha")
 @rounds_option
 @seed_option
 @click.option("--no-store", is_flag=True, help="Do not store the audit with the snapshot.")
@@ -87,8 +81,6 @@ def audit_command(
         arena audit --category math --alpha 0.01
         arena audit --component 2
     """
-    if rounds < 10:
-        raise click.BadParameter("must be at least 10", param_hint="--rounds")
     result = app.arena().audit(
         snapshot=snapshot_id,
         category=category,

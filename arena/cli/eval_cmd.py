@@ -9,6 +9,7 @@ import click
 
 from arena.cli.eval_scores import print_scores
 from arena.cli.options import (
+    DeclaredType,
     format_option,
     hidden_alias,
     level_option,
@@ -17,6 +18,7 @@ from arena.cli.options import (
     seed_option,
 )
 from arena.cli.output import emit, warn
+from arena.core.options import option
 
 _MODEL_COLUMNS = [
     "rank_ub",
@@ -63,7 +65,7 @@ _PAIR_COLUMNS = [
 )
 @level_option
 @rounds_option
-@hidden_alias("--boot", "--rounds", "rounds", type=click.IntRange(min=1))
+@hidden_alias("--boot", "--rounds", "rounds", type=DeclaredType(option("rounds")))
 @seed_option
 @click.option(
     "--correction",

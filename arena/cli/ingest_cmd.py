@@ -6,11 +6,12 @@ import os
 
 import click
 
-from arena.cli.options import alias_target, hidden_alias, quiet_option
+from arena.cli.options import DeclaredType, alias_target, declared, hidden_alias, quiet_option
 from arena.cli.progress import file_progress
+from arena.core.options import option
 
 # `--format` is the output format everywhere else; ingest's input format has its own name.
-_INPUT_FORMATS = click.Choice(["auto", "csv", "jsonl", "json"])
+_INPUT_FORMATS = DeclaredType(option("input_format"))
 
 
 def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
@@ -25,15 +26,7 @@ def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
 
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--input-format",
-    "input_format",
-    type=_INPUT_FORMATS,
-    default="auto",
-    show_default=True,
-    callback=alias_target,
-    help="Input format (guessed from name or content).",
-)
+@declared("input_format", callback=alias_target)
 @hidden_alias("--format", "--input-format", "input_format", type=_INPUT_FORMATS)
 @click.option("--source", help="Source label stored on every battle (e.g. human, gpt-4-judge).")
 @click.option(
@@ -53,13 +46,7 @@ def _parse_map(values: tuple[str, ...]) -> dict[str, str]:
     type=click.Path(dir_okay=False, writable=True),
     help="CSV file for rejected rows (required with --skip-invalid).",
 )
-@click.option(
-    "--max-expand",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Most battles one aggregated-count row (home.wins, away.wins) may stand for "
-    "[default: 10000].",
-)
+@declared("max_expand")
 @quiet_option
 @click.pass_obj
 def ingest_command(

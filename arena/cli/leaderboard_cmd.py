@@ -7,13 +7,14 @@ import click
 from arena.cli.options import (
     category_option,
     component_option,
+    declared,
     format_option,
     snapshot_option,
     source_option,
     style_control_option,
 )
 from arena.cli.output import emit
-from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_RANKS
 from arena.core.words import flag_word
 
 COLUMNS = ["rank", "tier", "model", "rating", "minus", "plus", "battles", "flags"]
@@ -40,7 +41,7 @@ def _tenth(x: float | None) -> float | str:
     return "-" if x is None else round(x, 1)
 
 
-def _rank_text(r: dict, ranks: str = "simultaneous") -> str:
+def _rank_text(r: dict, ranks: str = DEFAULT_RANKS) -> str:
     """The ranks the data allow: ``3`` when pinned, ``3-7`` as a set, ``-`` unranked.
 
     ``ranks="simultaneous"``: the board's rank confidence set (all models at
@@ -64,7 +65,7 @@ def _half(r: dict, side: str) -> float | str:
     return _tenth(abs(r["rating"] - r[side]))
 
 
-def _table_rows(rows: list[dict], ranks: str = "simultaneous") -> list[dict]:
+def _table_rows(rows: list[dict], ranks: str = DEFAULT_RANKS) -> list[dict]:
     return [
         dict(
             rank=_rank_text(r, ranks),
@@ -110,14 +111,7 @@ def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
 @click.option("--all", "show_all", is_flag=True, help="Include hidden models.")
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @component_option
-@click.option(
-    "--ranks",
-    type=click.Choice(["simultaneous", "overlap"]),
-    default="simultaneous",
-    show_default=True,
-    help="Rank column of the table: the board's simultaneous rank sets, or LMArena's "
-    "interval-overlap rank (UB)..rank (LB). JSON and CSV carry both.",
-)
+@declared("ranks")
 @format_option
 @click.pass_obj
 def leaderboard_command(

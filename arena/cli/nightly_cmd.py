@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import format_option, quiet_option
+from arena.cli.options import declared, format_option, quiet_option
 from arena.cli.output import emit, warn
 from arena.cli.progress import phase_reporter
 from arena.cli.publish_cmd import site_options
@@ -47,12 +47,7 @@ _COLUMNS = (
     default=None,
     help="Move rejected files here, each with NAME.error.txt saying why.",
 )
-@click.option(
-    "--follow-symlinks",
-    is_flag=True,
-    help="Read files that symbolic links in --incoming point to (refused by default: "
-    "whoever can write the drop folder could make arena read any file).",
-)
+@declared("follow_symlinks")
 @fit_options
 @site_options
 @retention_options("prune-")
@@ -68,7 +63,7 @@ def nightly_command(
     follow_symlinks,
     max_models,
     max_boards,
-    top,
+    heatmap_top,
     attribution,
     prune_keep_days,
     prune_keep_last,
@@ -113,7 +108,7 @@ def nightly_command(
             site,
             done=done,
             failed=failed,
-            heatmap_top=top,
+            heatmap_top=heatmap_top,
             max_boards=max_boards,
             attribution=attribution,
             prune_keep_days=prune_keep_days,

@@ -3,7 +3,11 @@
 Commands take them from here rather than declaring their own, so ``--rounds``,
 ``--seed``, ``--level``, ``--format``, ``--category``, ``--snapshot``,
 ``--db`` and ``-q/--quiet`` mean the same thing everywhere
-(``tests/test_cli_options.py`` walks every command to check it).
+(``tests/test_cli_options.py`` walks every command to check it). An option the
+library declares (:mod:`arena.core.options`) is generated from its declaration
+by :func:`declared`: its default, choices, bounds and help are the library's,
+and a bad value gets the library's own message (``Error: --rounds must be at
+least 10``), so the command line adds no rule of its own.
 """
 
 from __future__ import annotations
@@ -11,13 +15,79 @@ from __future__ import annotations
 import click
 from click.core import ParameterSource
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.cli.errors import flag_for
+from arena.core.defaults import DEFAULT_URL, URL_ENV
+from arena.core.errors import OptionError
 from arena.core.formats import FORMATS
+from arena.core.options import Option, option
 
-DEFAULT_URL = "sqlite:///arena.db"
-#: seconds (the same as arena.db.session.DEFAULT_WAIT, which this module does not
-#: import: it would load SQLAlchemy for `arena --help`)
-DEFAULT_WAIT = 300.0
+
+class BadOptionValue(click.ClickException):
+    """A bad value on the command line: one line, exit status 2 (a usage error's)."""
+
+    exit_code = 2
+
+
+class DeclaredType(click.ParamType):
+    """The click type of a declared option: the declaration reads and checks the value.
+
+    A bad value is the library's :class:`~arena.core.errors.OptionError`, said
+    with the flag (one line, exit 2), not click's own range or choice message.
+    """
+
+    def __init__(self, declared: Option) -> None:
+        self.declared = declared
+        self.name = {int: "integer", float: "float"}.get(declared.kind, "text")
+
+    def convert(self, value, param, ctx):
+        try:
+            if isinstance(value, str):
+                value = self.declared.parse(value)
+            return self.declared.check(value)
+        except OptionError as exc:
+            opts = [o for o in (param.opts if param else ()) if o.startswith("--")]
+            flag = opts[0] if opts else flag_for(exc.name)
+            raise BadOptionValue(exc.spelled(lambda _name: flag)) from None
+
+    def get_metavar(self, param, ctx=None) -> str:
+        d = self.declared
+        if d.choices:
+            return "[" + "|".join(d.choices) + "]"
+        bounds = d.bounds_text()
+        return self.name.upper() + (f" RANGE [{bounds}]" if bounds else "")
+
+    def to_info_dict(self) -> dict:
+        info = super().to_info_dict()
+        info.update(option=self.declared.name, choices=list(self.declared.choices))
+        return info
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(c) for c in self.declared.choices if c.startswith(incomplete)]
+
+
+def declared(name: str, *decls: str, help: str | None = None, **click_args):
+    """``--NAME``: the click option generated from the declaration of option ``name``.
+
+    ``decls`` replace the flag and destination (``"--snapshot", "snapshot_id"``);
+    ``help`` says what the option selects in one command; other keywords go to
+    :func:`click.option` (a callback, a metavar). A boolean option is a flag, a
+    list option repeatable.
+    """
+    d = option(name)
+    if not decls:
+        decls = (flag_for(name), name)
+    if d.kind is bool:
+        kind: dict = {"is_flag": True, "default": d.default}
+    elif d.kind is tuple:
+        kind = {"multiple": True}
+    elif d.kind is object or (d.kind is str and not d.choices):
+        kind = {"type": str, "default": d.default}  # any text; its reader parses it
+    else:
+        kind = {"type": DeclaredType(d), "default": d.default}
+        kind["show_default"] = d.default is not None
+    return click.option(*decls, help=help or d.help, **kind, **click_args)
 
 
 def alias_target(ctx: click.Context, param: click.Parameter, value):
@@ -40,41 +110,11 @@ format_option = click.option(
     help="Output format.",
 )
 
-rounds_option = click.option(
-    "--rounds",
-    type=click.IntRange(min=1),
-    default=DEFAULT_ROUNDS,
-    show_default=True,
-    callback=alias_target,
-    help="Bootstrap rounds (resamples).",
-)
-
-seed_option = click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    default=DEFAULT_SEED,
-    show_default=True,
-    help="Random seed (fixed by default: same data, same numbers).",
-)
-
-level_option = click.option(
-    "--level",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=DEFAULT_LEVEL,
-    show_default=True,
-    help="Confidence level of intervals and tests.",
-)
-
-snapshot_option = click.option(
-    "--snapshot", "snapshot_id", type=int, default=None, help="Snapshot id [default: latest]."
-)
-component_option = click.option(
-    "--component",
-    type=click.IntRange(min=1),
-    default=None,
-    help="The board of comparable set N from the same rebuild (`arena rebuild --components "
-    "separate`; 1 is the main board, 2, 3, ... the sets that never met it).",
-)
+rounds_option = declared("rounds", callback=alias_target)
+seed_option = declared("seed")
+level_option = declared("level")
+snapshot_option = declared("snapshot", "--snapshot", "snapshot_id")
+component_option = declared("component")
 
 
 def style_control_option(help: str):
@@ -103,7 +143,7 @@ def category_option(help: str):
 
 def source_option(help: str):
     """``--source NAME``: the board of battles of one source (``arena rebuild --source NAME``)."""
-    return click.option("--source", type=str, default=None, help=help)
+    return declared("source", help=help)
 
 
 def _app(ctx: click.Context):
@@ -148,7 +188,7 @@ def db_option(f=None, *, expose_value: bool = True):
     decorator = click.option(
         "--db",
         "db_url",
-        envvar="ARENA_DATABASE_URL",
+        envvar=URL_ENV,
         default=DEFAULT_URL,
         show_default=True,
         expose_value=expose_value,
@@ -167,17 +207,12 @@ def _set_wait(ctx: click.Context, param: click.Parameter, value: float) -> float
 
 def wait_option(f=None, *, expose_value: bool = True):
     """``--wait SECONDS``: how long to wait for another command's lock; before or after."""
-    decorator = click.option(
-        "--wait",
-        type=click.FloatRange(min=0),
+    decorator = declared(
+        "wait",
         envvar="ARENA_WAIT",
-        default=DEFAULT_WAIT,
-        show_default=True,
         metavar="SECONDS",
         expose_value=expose_value,
         callback=_set_wait,
-        help="How long to wait for another command's lock on the database, then give up "
-        "(env ARENA_WAIT); before or after the command.",
     )
     return decorator(f) if f is not None else decorator
 
@@ -210,13 +245,4 @@ def hidden_alias(old: str, new: str, dest: str, *, type=None, is_flag: bool = Fa
 
 def max_boards_option(command):
     """``--max-boards`` (rebuild, publish, nightly): refuse more boards than this."""
-    from arena.core.defaults import DEFAULT_MAX_BOARDS
-
-    return click.option(
-        "--max-boards",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_BOARDS,
-        show_default=True,
-        help="Refuse to build or publish more boards (overall + one per category) than this "
-        "(a guard against a category column holding something else, such as prompt ids).",
-    )(command)
+    return declared("max_boards")(command)

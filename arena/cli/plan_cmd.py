@@ -7,13 +7,14 @@ import click
 from arena.cli.options import (
     category_option,
     component_option,
+    declared,
     format_option,
     seed_option,
     snapshot_option,
     source_option,
 )
 from arena.cli.output import emit
-from arena.core.defaults import DEFAULT_POWER, PLAN_MAX_LISTED
+from arena.core.defaults import PLAN_MAX_LISTED
 
 WEIGHT_COLUMNS = ["model_a", "model_b", "battles", "probability"]
 
@@ -36,17 +37,14 @@ PLAN_SOURCE = "Plan for the latest snapshot of this source's board (`arena rebui
     show_default=True,
     help="paper: shrink every interval fastest (Chiang et al. eq. 9); tiers: settle undecided separations.",
 )
-@click.option(
+@declared(
+    "n",
     "--n",
     "n_draws",
-    type=int,
-    default=None,
     help="Draw N battles (pairs in shown order) instead of listing weights.",
 )
-@click.option(
-    "--top",
-    type=int,
-    default=None,
+@declared(
+    "top",
     help=f"List only the K most probable pairs (needed above {PLAN_MAX_LISTED:,} pairs).",
 )
 @seed_option
@@ -103,9 +101,7 @@ def plan_group(
 @category_option(PLAN_CATEGORY)
 @source_option(PLAN_SOURCE)
 @component_option
-@click.option(
-    "--power", "target", type=float, default=DEFAULT_POWER, show_default=True, help="Target power."
-)
+@declared("power", "--power", "target")
 @format_option
 @click.pass_obj
 def power_command(app, models, snapshot_id, category, source, component, target, fmt) -> None:

@@ -4,48 +4,34 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import alias_target, hidden_alias, max_boards_option, quiet_option
-from arena.core.defaults import DEFAULT_HEATMAP_TOP
+from arena.cli.options import (
+    DeclaredType,
+    alias_target,
+    declared,
+    hidden_alias,
+    max_boards_option,
+    quiet_option,
+)
+from arena.core.options import option
 
 
 def site_options(command):
     """``--heatmap-top`` and ``--attribution``: how the site looks (``publish``, ``nightly``)."""
-    command = click.option(
-        "--attribution",
-        default=None,
-        metavar="TEXT",
-        help="Data-source attribution shown in every page footer.",
-    )(command)
-    command = hidden_alias("--top", "--heatmap-top", "top", type=click.IntRange(min=2))(command)
-    return click.option(
-        "--heatmap-top",
-        "top",
-        type=click.IntRange(min=2),
-        default=DEFAULT_HEATMAP_TOP,
-        show_default=True,
-        callback=alias_target,
-        metavar="N",
-        help="Models in the win-probability, win-rate and battle-count heatmaps: the top N "
-        "by rating (the page says so); a board of thousands of models stays readable.",
-    )(command)
+    command = declared("attribution", metavar="TEXT")(command)
+    top = DeclaredType(option("heatmap_top"))
+    command = hidden_alias("--top", "--heatmap-top", "heatmap_top", type=top)(command)
+    return declared("heatmap_top", callback=alias_target, metavar="N")(command)
 
 
 @click.command("publish")
 @click.argument("out_dir", type=click.Path(file_okay=True, dir_okay=True, path_type=str))
-@click.option(
+@declared(
+    "snapshot",
     "--snapshot",
     "snapshot_id",
-    type=int,
-    default=None,
     help="Snapshot to render on the main page (default: latest overall).",
 )
-@click.option(
-    "--base-url",
-    default=None,
-    metavar="URL",
-    help="The address the site is served at (https://...): link previews get absolute "
-    "og:image and og:url; without it no absolute address is written.",
-)
+@declared("base_url", metavar="URL")
 @site_options
 @max_boards_option
 @quiet_option
@@ -54,7 +40,7 @@ def publish_command(
     app,
     out_dir: str,
     snapshot_id: int | None,
-    top: int,
+    heatmap_top: int,
     attribution: str | None,
     max_boards: int,
     base_url: str | None,
@@ -86,7 +72,7 @@ def publish_command(
         .publish(
             out_dir,
             snapshot=snapshot_id,
-            heatmap_top=top,
+            heatmap_top=heatmap_top,
             attribution=attribution,
             max_boards=max_boards,
             progress=phase_reporter(quiet=quiet),

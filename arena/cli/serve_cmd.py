@@ -4,65 +4,22 @@ from __future__ import annotations
 
 import click
 
-from arena.cli.options import seed_option
+from arena.cli.options import declared, seed_option
 from arena.cli.output import emit, format_option
 
 KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
 
 
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-@click.option(
-    "--workers",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1, 64),
-    help="Worker processes (PostgreSQL only: SQLite is served by one process).",
-)
-@click.option(
-    "--default-rate",
-    default=20.0,
-    show_default=True,
-    type=click.FloatRange(0),
-    help="Requests per second per key and worker for keys without their own --rate (0: no limit).",
-)
-@click.option(
-    "--battle-ttl",
-    default=3600.0,
-    show_default=True,
-    type=click.FloatRange(1),
-    help="Seconds a pair's battle token stays valid.",
-)
-@click.option(
-    "--max-body",
-    default=8 * 1024 * 1024,
-    show_default=True,
-    type=click.IntRange(1024),
-    help="Largest request body in bytes (413 beyond).",
-)
-@click.option(
-    "--max-battles",
-    default=100_000,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Most battles one POST /v1/battles may store, aggregated rows expanded (413 beyond).",
-)
-@click.option(
-    "--max-header-bytes",
-    default=64 * 1024,
-    show_default=True,
-    type=click.IntRange(1024),
-    help="Largest request line plus headers in bytes (431 and the connection closed beyond).",
-)
-@click.option(
-    "--anonymous-rate",
-    default=20.0,
-    show_default=True,
-    type=click.FloatRange(0),
-    help="Requests per second per client address and worker without a valid key, "
-    "checked before any database work (0: no limit).",
-)
+@declared("host")
+@declared("port")
+@declared("workers")
+@declared("default_rate")
+@declared("battle_ttl")
+@declared("max_body")
+@declared("max_battles")
+@declared("max_header_bytes")
+@declared("anonymous_rate")
 @seed_option
 @click.pass_obj
 def serve_command(

@@ -7,6 +7,7 @@ import click
 from arena.cli.options import (
     category_option,
     component_option,
+    declared,
     format_option,
     source_option,
     style_control_option,
@@ -144,22 +145,11 @@ def _moved(row: dict) -> bool:
 
 def retention_options(prefix: str = ""):
     """``--keep-days``/``--keep-last`` (``--prune-keep-...`` in ``arena nightly``): one vocabulary."""
+    name = prefix.replace("-", "_")
 
     def decorate(f):
-        f = click.option(
-            f"--{prefix}keep-last",
-            f"{prefix.replace('-', '_')}keep_last",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Keep the samples of each board's newest K snapshots (the latest always).",
-        )(f)
-        return click.option(
-            f"--{prefix}keep-days",
-            f"{prefix.replace('-', '_')}keep_days",
-            type=float,
-            default=None,
-            help="Keep the samples of snapshots younger than N days (0 to 36525).",
-        )(f)
+        f = declared(f"{name}keep_last")(f)
+        return declared(f"{name}keep_days")(f)
 
     return decorate
 

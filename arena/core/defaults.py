@@ -4,8 +4,14 @@ One place for each default: the engine's signatures, the rebuild's options,
 the front door (:mod:`arena.api`) and the command line's ``--help`` all read
 these names, so ``arena.open(url).rebuild()`` and ``arena rebuild`` give the
 same bytes. A fixed seed by default: the same data and options give the same
-bytes out, whichever command or function computed them.
+bytes out, whichever command or function computed them. The allowed values of
+the text options (``CI_METHODS``, ``TIER_METHODS``, ...) live here too: the
+engine checks its arguments against them and :mod:`arena.core.options` declares
+the options with them. Text defaults are ``Final`` so type checkers read them
+as the literal types the engine declares.
 """
+
+from typing import Final
 
 #: Seed of every bootstrap and random draw unless one is given.
 DEFAULT_SEED = 20240501
@@ -14,6 +20,18 @@ DEFAULT_ROUNDS = 1000
 #: Resamples of the seed design's ``bootstrap_ci`` and ``paired_bootstrap``, whose
 #: signatures it fixes as ``n_boot=2000``; everything else says ``rounds``.
 SEED_N_BOOT = 2000
+#: Fewest rounds: the 2.5% and 97.5% points of fewer draws are the extreme
+#: draws themselves, not interval ends. One bound for every command and the engine.
+ROUNDS_MIN = 10
+#: Most rounds. The bootstrap holds rounds x models samples in float64, stored
+#: as float32: 100,000 rounds of a 1,000-model board are 800 MB in memory and
+#: 400 MB per snapshot, about what this 2-core, few-GB class of machine holds;
+#: 10**8 rounds ran for minutes and 10**12 grew until the kernel killed it. The
+#: Monte Carlo error of a 95% percentile at 100,000 rounds is ~0.07 percentage
+#: points of coverage, far below anything the board shows.
+ROUNDS_MAX = 100_000
+#: Largest seed and snapshot id: both are stored as signed 64-bit integers.
+INT64_MAX = 2**63 - 1
 #: Confidence level of intervals and tests.
 DEFAULT_LEVEL = 0.95
 #: Models with fewer battles are listed but not ranked.
@@ -39,6 +57,60 @@ DEFAULT_AUDIT_ALPHA = 0.05
 DEFAULT_POWER = 0.8
 #: Pairs ``arena plan`` lists without ``top`` (about 1,400 ranked models).
 PLAN_MAX_LISTED = 1_000_000
+#: Interval methods (:mod:`arena.engine.intervals`) and the default.
+CI_METHODS = ("bootstrap", "sandwich", "fisher")
+DEFAULT_CI: Final = "bootstrap"
+#: Tie models: half a win each (LMArena) or Davidson's; the default.
+TIE_MODELS = ("half", "davidson")
+DEFAULT_TIES: Final = "half"
+#: What "both bad" votes are: ties, or left out; the default.
+BOTH_BAD_RULES = ("tie", "drop")
+DEFAULT_BOTH_BAD: Final = "tie"
+#: Resampling units of the bootstrap (the battle, or a column of it); the default.
+CLUSTERS = ("battle", "judge", "question", "source")
+DEFAULT_CLUSTER: Final = "battle"
+#: Tier methods: the board's simultaneous inference (the same test as the rank
+#: sets and verdicts), paired differences with max-t / Holm / BH, or interval
+#: overlap; the default.
+TIER_METHODS = ("simultaneous", "maxt", "holm", "bh", "overlap")
+DEFAULT_TIERS: Final = "simultaneous"
+#: Paired-tier rules (see :func:`arena.engine.tiers.tiers_paired`); the default.
+TIER_RULES = ("leader", "cut")
+DEFAULT_TIER_RULE: Final = "leader"
+#: Comparable sets of a board: rank the largest, or also one board per other set.
+COMPONENT_MODES = ("largest", "separate")
+DEFAULT_COMPONENTS: Final = "largest"
+#: The rank column of ``arena leaderboard`` and the page: the board's
+#: simultaneous rank sets, or LMArena's interval-overlap ranks; the default.
+RANK_COLUMNS = ("simultaneous", "overlap")
+DEFAULT_RANKS: Final = "simultaneous"
+#: What a rebuild reads: the count table, the battles, or whichever the options allow.
+READS = ("auto", "counts", "battles")
+DEFAULT_READ: Final = "auto"
+#: Input formats of ``arena ingest`` (auto: guessed from the name or content).
+INPUT_FORMATS = ("auto", "csv", "jsonl", "json")
+DEFAULT_INPUT_FORMAT: Final = "auto"
+#: Most battles one aggregated-count row may stand for.
+DEFAULT_MAX_EXPAND = 10_000
+#: ``arena serve``: address, port and worker processes.
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+DEFAULT_WORKERS = 1
+#: ``arena serve``: requests per second per key without its own rate (0: unlimited).
+DEFAULT_RATE = 20.0
+#: ``arena serve``: seconds a battle token stays valid.
+DEFAULT_BATTLE_TTL = 3600.0
+#: ``arena serve``: largest request body in bytes.
+DEFAULT_MAX_BODY = 8 * 1024 * 1024
+#: ``arena serve``: requests per second per client address without a valid key.
+DEFAULT_ANONYMOUS_RATE = 20.0
+#: ``arena serve``: most battles one POST /v1/battles may store (rows expanded).
+DEFAULT_MAX_BATTLES = 100_000
+#: ``arena serve``: largest request line plus headers in bytes.
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+#: Longest ``keep_days`` of retention (100 years): beyond it nothing is ever
+#: pruned, and the cut-off date would overflow.
+KEEP_DAYS_MAX = 36_525
 #: Seconds a command waits for another command's lock on the database.
 DEFAULT_WAIT = 300.0
 #: The database when none is given (``--db``, ``ARENA_DATABASE_URL``).
@@ -48,6 +120,40 @@ URL_ENV = "ARENA_DATABASE_URL"
 
 __all__ = [
     "ANCHOR_MAX",
+    "DEFAULT_ANONYMOUS_RATE",
+    "DEFAULT_MAX_BATTLES",
+    "DEFAULT_MAX_HEADER_BYTES",
+    "BOTH_BAD_RULES",
+    "CI_METHODS",
+    "CLUSTERS",
+    "COMPONENT_MODES",
+    "DEFAULT_BATTLE_TTL",
+    "DEFAULT_BOTH_BAD",
+    "DEFAULT_CI",
+    "DEFAULT_CLUSTER",
+    "DEFAULT_COMPONENTS",
+    "DEFAULT_HOST",
+    "DEFAULT_INPUT_FORMAT",
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_MAX_EXPAND",
+    "DEFAULT_PORT",
+    "DEFAULT_RANKS",
+    "DEFAULT_RATE",
+    "DEFAULT_READ",
+    "DEFAULT_TIER_RULE",
+    "DEFAULT_TIERS",
+    "DEFAULT_TIES",
+    "DEFAULT_WORKERS",
+    "INPUT_FORMATS",
+    "INT64_MAX",
+    "KEEP_DAYS_MAX",
+    "RANK_COLUMNS",
+    "READS",
+    "ROUNDS_MAX",
+    "ROUNDS_MIN",
+    "TIE_MODELS",
+    "TIER_METHODS",
+    "TIER_RULES",
     "DEFAULT_AUDIT_ALPHA",
     "DEFAULT_HEATMAP_TOP",
     "DEFAULT_LEVEL",

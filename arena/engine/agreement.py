@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from arena.core.defaults import DEFAULT_LEVEL
+
 __all__ = [
     "Estimate",
     "VoteAgreement",
@@ -122,7 +124,7 @@ def _estimate(point: float, per_round: np.ndarray, level: float) -> Estimate:
 
 
 def bootstrap_correlations(
-    rating_ref, rating_cand, samples_ref, samples_cand, *, level: float = 0.95
+    rating_ref, rating_cand, samples_ref, samples_cand, *, level: float = DEFAULT_LEVEL
 ) -> tuple[Estimate, Estimate]:
     """Spearman and Kendall tau-b of two boards' ratings, with bootstrap intervals.
 
@@ -133,7 +135,7 @@ def bootstrap_correlations(
     samples_ref, samples_cand : array_like, shape (R1, K), (R2, K)
         Each board's bootstrap ratings of those models; round ``r`` of one is
         paired with round ``r`` of the other, ``min(R1, R2)`` rounds.
-    level : float, default 0.95
+    level : float, default DEFAULT_LEVEL (0.95)
 
     Returns
     -------

@@ -16,7 +16,17 @@ from typing import Literal
 import numpy as np
 import scipy.sparse as sp
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_MIN_BATTLES, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.defaults import (
+    DEFAULT_CI,
+    DEFAULT_LEVEL,
+    DEFAULT_MIN_BATTLES,
+    DEFAULT_ROUNDS,
+    DEFAULT_SEED,
+    DEFAULT_TIER_RULE,
+    DEFAULT_TIERS,
+    TIER_METHODS,
+    TIER_RULES,
+)
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.fields import filled_by_producer
@@ -44,12 +54,8 @@ __all__ = [
     "stored_samples",
 ]
 
-#: Tier methods: the board's simultaneous inference (default: the same test as the
-#: rank sets and verdicts), paired differences with max-t / Holm / BH, or interval overlap.
-TIER_METHODS = ("simultaneous", "maxt", "holm", "bh", "overlap")
+#: Tier methods (:data:`arena.core.defaults.TIER_METHODS`) and rules, as types.
 TierMethod = Literal["simultaneous", "maxt", "holm", "bh", "overlap"]
-#: Paired-tier rules (see :func:`arena.engine.tiers.tiers_paired`).
-TIER_RULES = ("leader", "cut")
 TierRule = Literal["leader", "cut"]
 
 
@@ -77,11 +83,11 @@ class BoardOptions:
     rounds: int = DEFAULT_ROUNDS
     seed: int = DEFAULT_SEED
     level: float = DEFAULT_LEVEL
-    ci: str = "bootstrap"
+    ci: str = DEFAULT_CI
     simultaneous: bool = False
     min_battles: int = DEFAULT_MIN_BATTLES
-    tiers: TierMethod = "simultaneous"
-    tier_rule: TierRule = "leader"
+    tiers: TierMethod = DEFAULT_TIERS
+    tier_rule: TierRule = DEFAULT_TIER_RULE
 
     def interval_options(self) -> dict:
         """The interval keywords of :func:`~arena.engine.rate.rate` (and of the style fit)."""

@@ -49,7 +49,7 @@ from arena.engine.options import FitOptions, fit_options
 from arena.engine.rounds import CHUNK_ELEMS, run_rounds
 from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
 from arena.engine.scale import BASE, SCALE
-from arena.engine.validate import check_level
+from arena.engine.validate import check_level, check_rounds
 
 if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only
     from arena.engine.style.model import StyleDesign
@@ -424,9 +424,7 @@ def bootstrap(
     -------
     Bootstrap
     """
-    if int(rounds) != rounds or rounds < 1:
-        raise ArgumentError(f"rounds must be a positive integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     opts = fit_options(options, **overrides)
     if point is None:
         point = fit(table, opts)

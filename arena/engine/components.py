@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import DEFAULT_BOTH_BAD, DEFAULT_TIES
 from arena.engine.counts import CountTable
 from arena.engine.design import Design, make_design
 from arena.engine.graph import existence
@@ -93,8 +94,8 @@ def design_components(design: Design, table: CountTable) -> Components:
 def components(
     table: CountTable,
     *,
-    ties: str = "half",
-    both_bad: str = "tie",
+    ties: str = DEFAULT_TIES,
+    both_bad: str = DEFAULT_BOTH_BAD,
     position: bool = False,
 ) -> Components:
     """Strongly connected components of a table's beats graph.

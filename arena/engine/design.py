@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import scipy.sparse as sp
 
+from arena.core.defaults import BOTH_BAD_RULES, DEFAULT_BOTH_BAD, DEFAULT_TIES, TIE_MODELS
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import CountTable, unique_rows
@@ -31,7 +32,6 @@ from arena.engine.groupsum import GroupSums
 
 __all__ = ["Design", "make_design", "TIE_MODELS"]
 
-TIE_MODELS = ("half", "davidson")
 # outcome classes after mapping: first model of the group wins / second wins / tie
 CLASS_A, CLASS_B, CLASS_T = 0, 1, 2
 
@@ -175,13 +175,17 @@ class Design(ParameterCounts):
 
 
 def make_design(
-    table: CountTable, *, ties: str = "half", both_bad: str = "tie", position: bool = False
+    table: CountTable,
+    *,
+    ties: str = DEFAULT_TIES,
+    both_bad: str = DEFAULT_BOTH_BAD,
+    position: bool = False,
 ) -> Design:
     """Compile ``table`` into the sufficient-statistics design of one model variant."""
     if ties not in TIE_MODELS:
         raise ArgumentError(f"ties must be one of {TIE_MODELS}, got {ties!r}")
-    if both_bad not in ("tie", "drop"):
-        raise ArgumentError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
+    if both_bad not in BOTH_BAD_RULES:
+        raise ArgumentError(f"both_bad must be one of {BOTH_BAD_RULES}, got {both_bad!r}")
     m = table.n_models
     a, b, o, n, w = table.a, table.b, table.outcome, table.n, table.weight
     keep = (a != b) & (n > 0)

@@ -14,6 +14,7 @@ import numpy as np
 # scipy.special, not scipy.stats: the latter costs ~0.5 s of start-up per command.
 from scipy import special
 
+from arena.core.defaults import CI_METHODS
 from arena.core.errors import ArgumentError
 from arena.engine.bootstrap import Bootstrap, max_t_critical
 from arena.engine.validate import check_level
@@ -29,7 +30,6 @@ __all__ = [
     "ratings_fields",
 ]
 
-CI_METHODS = ("bootstrap", "sandwich", "fisher")
 _SIMULTANEOUS = (False, True, "max-t", "chi2")
 
 

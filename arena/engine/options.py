@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
+from arena.core.defaults import DEFAULT_BOTH_BAD, DEFAULT_TIES
 from arena.core.errors import ArgumentTypeError
 
 if TYPE_CHECKING:
@@ -45,8 +46,8 @@ class FitOptions:
         Default: mean rating ``BASE``.
     """
 
-    ties: str = "half"
-    both_bad: str = "tie"
+    ties: str = DEFAULT_TIES
+    both_bad: str = DEFAULT_BOTH_BAD
     position: bool = False
     prior: float | None = None
     anchor: tuple[int, float] | None = None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import scipy.sparse as sp
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.defaults import DEFAULT_CI, DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import ArgumentError
 from arena.engine.analytic import sandwich_cov
 from arena.engine.bootstrap import Bootstrap, bootstrap
@@ -97,14 +97,14 @@ def rate(
     options: FitOptions | None = None,
     /,
     *,
-    ci: str = "bootstrap",
+    ci: str = DEFAULT_CI,
     level: float = DEFAULT_LEVEL,
     rounds: int = DEFAULT_ROUNDS,
     seed: int | np.random.Generator = DEFAULT_SEED,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
     workers: int | None = None,
-    comparable: str = "largest",
+    comparable: str = COMPARABLE_MODES[0],
     small_sample: bool = True,
     progress: Callable[[str], None] | None = None,
     names=None,

@@ -32,7 +32,7 @@ from typing import Literal
 
 import numpy as np
 
-from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_TIER_RULE, TIER_RULES
 from arena.core.errors import ArgumentError
 from arena.engine.maxt_bounded import maxt_bounded
 from arena.engine.multiple import benjamini_hochberg, holm
@@ -186,7 +186,7 @@ def tiers_paired(
     *,
     level: float = DEFAULT_LEVEL,
     correction: Correction = "maxt",
-    rule: Rule = "leader",
+    rule: Rule = DEFAULT_TIER_RULE,
     pvalues: PValues = "percentile",
 ) -> TierResult:
     """Tiers from the bootstrap distribution of paired rating differences.
@@ -295,7 +295,7 @@ def tiers_paired(
     alpha = 1.0 - check_level(level)
     if correction not in ("maxt", "holm", "bh", "none"):
         raise ArgumentError(f"unknown correction {correction!r}")
-    if rule not in ("leader", "cut"):
+    if rule not in TIER_RULES:
         raise ArgumentError(f"unknown rule {rule!r}")
     if pvalues not in ("percentile", "normal"):
         raise ArgumentError(f"unknown pvalues {pvalues!r}")

@@ -5,8 +5,21 @@ from __future__ import annotations
 import numpy as np
 
 from arena.core.errors import ArgumentError
+from arena.core.options import option
 
-__all__ = ["check_level", "interval_arrays", "rating_vector", "sample_matrix"]
+__all__ = ["check_level", "check_rounds", "interval_arrays", "rating_vector", "sample_matrix"]
+
+
+def check_rounds(rounds: int) -> int:
+    """Bootstrap rounds as an ``int``, within the one bound every entry point uses.
+
+    Raises
+    ------
+    arena.core.errors.OptionError
+        (a ``ValueError``) Not a whole number, or outside
+        ``ROUNDS_MIN..ROUNDS_MAX`` (:mod:`arena.core.defaults`).
+    """
+    return option("rounds").check(rounds)  # type: ignore[return-value]
 
 
 def check_level(level: float) -> float:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from arena.core.defaults import DEFAULT_MAX_EXPAND
 from arena.core.text import FORBIDDEN_CATEGORIES, bad_character, describe_character, text_problem
 from arena.core.vocabulary import TAG_TRUE
 from arena.db.models import MODEL_NAME_MAX
@@ -27,7 +28,7 @@ TRUE = TAG_TRUE
 #: Battle weights are bounded: one row weighing 1e308 would decide every rating.
 WEIGHT_MAX = 1e6
 #: Default limit of battles one aggregated-count row may stand for (``--max-expand``).
-EXPAND_MAX = 10_000
+EXPAND_MAX = DEFAULT_MAX_EXPAND
 #: Unicode categories never allowed in a model name (or any stored text,
 #: :mod:`arena.core.text`): controls (C0, C1 such as U+0085), format characters
 #: (zero-width, bidi overrides, BOM), line/paragraph separators (U+2028, U+2029):

@@ -23,10 +23,12 @@ from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import IO, Any
 
+from arena.core.defaults import INPUT_FORMATS
 from arena.core.errors import ArenaError
 from arena.core.vocabulary import GZIP_MAGIC
 
-FORMATS = ("auto", "csv", "jsonl", "json")
+#: The input formats a file may be read as (``auto``: guessed from its name or content).
+FORMATS = INPUT_FORMATS
 _CHUNK = 1 << 20
 
 #: Longest line read (characters of CSV text, bytes of JSON lines): a longer one

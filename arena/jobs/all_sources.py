@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from sqlalchemy import Engine
 
+from arena.core.defaults import DEFAULT_READ
 from arena.jobs.rebuild import (
     RebuildOptionError,
     RebuildOptions,
@@ -31,7 +32,7 @@ def rebuild_all_sources(
     all_categories: bool = False,
     progress: Callable[[str], None] | None = None,
     max_models: int | None = None,
-    read: str = "auto",
+    read: str = DEFAULT_READ,
     max_boards: int | None = None,
 ) -> RebuildResult:
     """Rebuild the board of ``opts`` (overall unless it selects a category) and

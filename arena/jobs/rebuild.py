@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 import time
 import uuid
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -28,27 +28,32 @@ import numpy as np
 from sqlalchemy import Connection, Engine, distinct, func, select
 
 from arena.boards.keys import BoardKey
-from arena.boards.split import COMPONENT_MODES, StyleBoard, split_board
+from arena.boards.split import StyleBoard, split_board
 from arena.boards.write import write_snapshot
-from arena.core.defaults import ANCHOR_MAX, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS, DEFAULT_SEED
+from arena.core.defaults import (
+    ANCHOR_MAX,
+    DEFAULT_CLUSTER,
+    DEFAULT_COMPONENTS,
+    DEFAULT_MAX_BOARDS,
+    DEFAULT_MAX_MODELS,
+    DEFAULT_READ,
+    DEFAULT_SEED,
+)
 from arena.core.errors import ArenaError, OptionError, escape
+from arena.core.options import OPTIONS, checked
 from arena.core.words import board_warnings, too_many_boards
 from arena.db.models import ALL_BATTLES, STYLE_FEATURES, BattleCount
 from arena.db.session import take_write_lock
 from arena.engine.board import (
-    TIER_METHODS,
-    TIER_RULES,
     BoardOptions,
     BoardRating,
     rate_board,
     rate_style_board,
 )
-from arena.engine.intervals import CI_METHODS
+from arena.engine.options import FitOptions
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS
 from arena.engine.style.rate import cpu_seconds
-from arena.engine.validate import check_level
 from arena.store.read import (
-    CLUSTERS,
     BattleSelection,
     BoardData,
     counts_unusable,
@@ -85,7 +90,7 @@ class RebuildOptions(BoardOptions):
     source: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-    cluster: str = "battle"
+    cluster: str = DEFAULT_CLUSTER
     anchor: tuple[str, float] | None = None
     #: Also write a style-controlled board for every board whose battles carry style metadata.
     style_control: bool = True
@@ -96,37 +101,44 @@ class RebuildOptions(BoardOptions):
     #: Judges left out (flagged by the stored audit); recorded with the snapshot.
     exclude_judges: tuple[str, ...] = ()
     #: ``largest``: rank the largest comparable set; ``separate``: also one board per other set.
-    components: str = "largest"
+    components: str = DEFAULT_COMPONENTS
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> RebuildOptions:
+        """Checked options from flat values named as the front door's keywords.
+
+        ``ties``, ``both_bad``, ``position`` and ``prior`` go into ``fit``; the
+        others are fields of this class (``anchor`` as ``(model, rating)``,
+        ``since``/``until`` as datetimes). Values not given keep the declared defaults.
+
+        Raises
+        ------
+        RebuildOptionError
+            A bad value (see :meth:`validate`).
+        TypeError
+            A name that is no option of a rebuild.
+        """
+        unknown = sorted(set(values) - _FIT_FIELDS - _OWN_FIELDS)
+        if unknown:
+            raise TypeError(f"unknown rebuild option(s): {', '.join(unknown)}")
+        own = {k: tuple(v) if k in _TUPLES else v for k, v in values.items() if k in _OWN_FIELDS}
+        fit = FitOptions(**{k: v for k, v in values.items() if k in _FIT_FIELDS})
+        opts = cls(fit=fit, **own)
+        opts.validate()
+        return opts
 
     def validate(self) -> None:
-        """Raise :class:`RebuildOptionError` (naming the parameter) for a bad option."""
-        choices = (
-            ("ci", CI_METHODS),
-            ("tiers", TIER_METHODS),
-            ("tier_rule", TIER_RULES),
-            ("components", COMPONENT_MODES),
-            ("cluster", CLUSTERS),
-        )
-        for name, allowed in choices:
-            value = getattr(self, name)
-            if value not in allowed:
-                raise RebuildOptionError(
-                    name, "{name} must be one of " + escape(f"{', '.join(allowed)} (got {value!r})")
-                )
+        """Raise :class:`RebuildOptionError` (naming the parameter) for a bad option.
+
+        Every declared option is checked by its declaration
+        (:mod:`arena.core.options`): types, NaN, bounds, choices.
+        """
+        values = {name: getattr(self, name) for name in _OWN_FIELDS if name in OPTIONS}
+        values.update((name, getattr(self.fit, name)) for name in _FIT_FIELDS)
         try:
-            check_level(self.level)
-        except ValueError as exc:
-            raise RebuildOptionError.about("level", f"{exc} (e.g. 0.95)") from None
-        if self.rounds < 10:
-            raise RebuildOptionError("rounds", "{name} must be at least 10")
-        if self.min_battles < 0:
-            raise RebuildOptionError("min_battles", "{name} must be >= 0")
-        if self.style_reg is not None and not (
-            math.isfinite(self.style_reg) and self.style_reg >= 0
-        ):
-            raise RebuildOptionError(
-                "style_reg", "{name} must be a finite number >= 0 (LMArena uses 0.5)"
-            )
+            checked(values)
+        except OptionError as exc:
+            raise RebuildOptionError(exc.name, exc.template, also=exc.also) from None
         if self.fit.anchor is not None:
             raise RebuildError("give the anchor by model name (anchor=), not fit.anchor")
         if self.anchor is not None:
@@ -169,16 +181,23 @@ class RebuildOptions(BoardOptions):
         return d
 
 
+#: The model options a rebuild's flat values carry into ``fit`` (the anchor is set per board).
+_FIT_FIELDS = frozenset(f.name for f in fields(FitOptions)) - {"anchor"}
+#: The rebuild's own options (all fields but ``fit``).
+_OWN_FIELDS = frozenset(f.name for f in fields(RebuildOptions)) - {"fit"}
+_TUPLES = frozenset({"style_features", "exclude_judges"})
+
+
 @dataclass
 class RebuildResult:
     run_id: str
     watermark: int
+    #: what was read: "counts" (the count table) or "battles"
+    read: str
     snapshot_ids: list[int] = field(default_factory=list)
     boards: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    #: what was read: "counts" (the count table) or "battles"
-    read: str = "battles"
 
 
 @dataclass
@@ -213,7 +232,7 @@ class RebuildJob:
     #: most boards (overall + categories) to build (``--max-boards``)
     max_boards: int | None = None
     #: the read asked for (:data:`arena.store.read.READS`)
-    read_mode: str = "auto"
+    read_mode: str = DEFAULT_READ
     progress: Callable[[str], None] | None = None
     started: float = field(default_factory=time.perf_counter)
     # -- read
@@ -562,7 +581,7 @@ def rebuild(
     all_categories: bool = False,
     progress: Callable[[str], None] | None = None,
     max_models: int | None = DEFAULT_MAX_MODELS,
-    read: str = "auto",
+    read: str = DEFAULT_READ,
     max_boards: int | None = DEFAULT_MAX_BOARDS,
 ) -> RebuildResult:
     """Read battles up to a watermark, rate every requested board, write snapshots.

@@ -10,14 +10,14 @@ are style coefficients and audits (a few rows each).
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, delete, func, select, text
 
-from arena.core.errors import ArgumentError, OptionError, escape
+from arena.core.errors import ArgumentError
+from arena.core.options import checked
 from arena.db.models import Base, Snapshot, SnapshotPair, SnapshotSamples
 
 #: Payload of one ``snapshot_pairs`` row: two 4-byte model ids beside the
@@ -60,33 +60,12 @@ def _utc(t: datetime) -> datetime:
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
-#: Longest ``keep_days`` (100 years): beyond it nothing is ever pruned, and the
-#: cut-off date would overflow.
-KEEP_DAYS_MAX = 36_525
-
-
 def check_retention(*, keep_days: float | None, keep_last: int | None, prefix: str = "") -> None:
     """Raise :class:`~arena.core.errors.OptionError` (naming ``prefix`` + the parameter)
-    unless ``keep_days`` is a finite number from 0 to :data:`KEEP_DAYS_MAX` and
-    ``keep_last`` a whole number >= 0 (``prefix="prune_"`` for the nightly job's names)."""
-    days, last = prefix + "keep_days", prefix + "keep_last"
-    if keep_days is not None:
-        if isinstance(keep_days, bool) or not isinstance(keep_days, int | float):
-            raise OptionError(
-                days, "{name} must be a number of days, not " + escape(repr(keep_days))
-            )
-        if not (math.isfinite(keep_days) and 0 <= keep_days <= KEEP_DAYS_MAX):
-            raise OptionError(
-                days,
-                f"{{name}} must be a number of days from 0 to {KEEP_DAYS_MAX}, not "
-                + escape(repr(keep_days)),
-            )
-    if keep_last is not None and (
-        isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0
-    ):
-        raise OptionError(
-            last, "{name} must be a whole number >= 0, not " + escape(repr(keep_last))
-        )
+    unless ``keep_days`` and ``keep_last`` are values their declarations take
+    (:mod:`arena.core.options`: days from 0 to :data:`KEEP_DAYS_MAX`, at least
+    one snapshot); ``prefix="prune_"`` for the nightly job's names."""
+    checked({prefix + "keep_days": keep_days, prefix + "keep_last": keep_last})
 
 
 def prunable(

@@ -15,6 +15,7 @@ from sqlalchemy import Connection
 
 from arena.audit.agreement import board_agreement
 from arena.boards.snapshots import SnapshotError
+from arena.core.defaults import DEFAULT_LEVEL
 
 __all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
 
@@ -98,7 +99,9 @@ def _selector(site, source: str) -> str:
     return "overall" if site.board.snapshot.source is None else f"source={source}"
 
 
-def agreement_views(conn: Connection, sites, *, level: float = 0.95) -> tuple[AgreementView, ...]:
+def agreement_views(
+    conn: Connection, sites, *, level: float = DEFAULT_LEVEL
+) -> tuple[AgreementView, ...]:
     """One view per non-reference source; empty with fewer than two published sources."""
     by_source = _source_sites(conn, sites)
     if len(by_source) < 2:

@@ -10,7 +10,16 @@ import json
 import os
 from dataclasses import asdict, dataclass
 
-from arena.core.defaults import DEFAULT_SEED
+from arena.core.defaults import (
+    DEFAULT_ANONYMOUS_RATE,
+    DEFAULT_BATTLE_TTL,
+    DEFAULT_MAX_BATTLES,
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MIN_BATTLES,
+    DEFAULT_RATE,
+    DEFAULT_SEED,
+)
 from arena.db.session import DEFAULT_WAIT
 
 __all__ = ["CONFIG_ENV", "ServeConfig"]
@@ -59,13 +68,13 @@ class ServeConfig:
     """
 
     url: str
-    rate: float = 20.0
-    anonymous_rate: float = 20.0
-    battle_ttl: float = 3600.0
-    max_body: int = 8 * 1024 * 1024
+    rate: float = DEFAULT_RATE
+    anonymous_rate: float = DEFAULT_ANONYMOUS_RATE
+    battle_ttl: float = DEFAULT_BATTLE_TTL
+    max_body: int = DEFAULT_MAX_BODY
     max_records: int = 10_000
-    max_battles: int = 100_000
-    max_header_bytes: int = 64 * 1024
+    max_battles: int = DEFAULT_MAX_BATTLES
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
     max_headers: int = 100
     key_cache_size: int = 10_000
     max_queue: int = 10_000
@@ -74,7 +83,7 @@ class ServeConfig:
     per_worker_seed: bool = False
     new_share: float = 0.25
     uniform_share: float = 0.1
-    min_battles: int = 50
+    min_battles: int = DEFAULT_MIN_BATTLES
 
     def to_env(self) -> str:
         """The configuration as the text of :data:`CONFIG_ENV`."""

@@ -31,6 +31,7 @@ from sqlalchemy import Connection, Engine, select
 
 from arena.boards.resolve import resolve_snapshot_id
 from arena.boards.snapshots import SnapshotError
+from arena.core.defaults import DEFAULT_MIN_BATTLES
 from arena.core.errors import ArenaError
 from arena.db.models import Model
 from arena.plan.pairs import plan_pairs
@@ -52,7 +53,7 @@ class PairRule:
 
     new_share: float = 0.25
     uniform_share: float = 0.1
-    min_battles: int = 50
+    min_battles: int = DEFAULT_MIN_BATTLES
     #: seconds between checks for a newer snapshot
     refresh: float = 5.0
 

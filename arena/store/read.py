@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, String, and_, case, cast, func, literal, or_, select
 
+from arena.core.defaults import DEFAULT_CLUSTER, READS
 from arena.core.errors import OptionError, escape
 from arena.core.outcomes import OUTCOME_CODES, Outcome
 from arena.db.models import ALL_BATTLES, Battle, BattleCategory, Category, Model
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
     from arena.engine.counts import CountTable
 
-#: Resampling units of a cluster bootstrap (``battle``: no clustering).
-CLUSTERS = ("battle", "judge", "question", "source")
 _OUTCOME_CODE = {o.value: code for o, code in OUTCOME_CODES.items()}
 
 
@@ -115,7 +114,7 @@ class BattleSelection:
     source: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-    cluster: str = "battle"
+    cluster: str = DEFAULT_CLUSTER
     exclude_judges: tuple[str, ...] = ()
 
 
@@ -340,9 +339,8 @@ def counts_unusable(sel: BattleSelection) -> CountsUnusable | None:
     return None
 
 
-#: What a rebuild reads: ``counts`` (the count table), ``battles`` (aggregated in
-#: SQL), or ``auto`` (counts when :func:`counts_unusable` allows).
-READS = ("auto", "counts", "battles")
+# What a rebuild reads (READS): ``counts`` (the count table), ``battles``
+# (aggregated in SQL), or ``auto`` (counts when :func:`counts_unusable` allows).
 
 
 def what_to_read(sel: BattleSelection, read: str) -> str:

@@ -238,4 +238,4 @@ def test_one_seed_knob_and_its_default_are_reproducible():
         bootstrap(t, rounds=50).samples, bootstrap(t, rounds=50, seed=0).samples
     )
     with pytest.raises(TypeError):
-        bootstrap(t, rounds=5, rng=1)
+        bootstrap(t, rounds=50, rng=1)

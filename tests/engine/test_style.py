@@ -205,7 +205,7 @@ def test_style_entry_points_take_fit_options():
     assert by_options.rating[1] == 1100.0
     half = fit_style(tab, opts, ties="half")
     assert half.tie_param is None and not np.array_equal(half.x[:m], by_options.x[:m])
-    boot = bootstrap_style(tab, opts, rounds=6, seed=2, workers=1)
+    boot = bootstrap_style(tab, opts, rounds=10, seed=2, workers=1)
     assert np.array_equal(boot.ratings.point, by_options.rating)
     rated = rate_style(tab, opts, ci="fisher", rounds=10)
     assert np.array_equal(rated.rating, by_options.rating)
@@ -232,7 +232,7 @@ def test_bootstrap_rounds_are_exact_fits():
     m = sim.theta.size
     tab = style_table(sim.a, sim.b, o, sim.side_a, sim.side_b, n_models=m, weight=w)
     point = fit_style(tab)
-    b = bootstrap_style(tab, rounds=8, seed=3, point=point, workers=1)
+    b = bootstrap_style(tab, rounds=10, seed=3, point=point, workers=1)
     # the per-round gradient at the returned parameters is below the tolerance
     assert (b.ratings.grad_norm <= 1e-8 * tab.n.dot(tab.weight) * 2).all()
 

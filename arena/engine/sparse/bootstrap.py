@@ -26,7 +26,6 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.core.errors import ArgumentError
 from arena.engine.blas import one_blas_thread
 from arena.engine.bootstrap import Bootstrap, BootstrapJob, collect
 from arena.engine.counts import CountTable
@@ -39,6 +38,7 @@ from arena.engine.sampling import multinomial_rows
 from arena.engine.scale import BASE, SCALE
 from arena.engine.sparse.fit import sparse_fit
 from arena.engine.sparse.newton import column_stats, sparse_newton
+from arena.engine.validate import check_rounds
 
 __all__ = ["sparse_bootstrap", "BATCH_ELEMS"]
 
@@ -189,9 +189,7 @@ def sparse_bootstrap(
     Same parameters and result (``seed`` an int, Generator or SeedSequence);
     the same seed draws the same resamples as the dense bootstrap.
     """
-    if int(rounds) != rounds or rounds < 1:
-        raise ArgumentError(f"rounds must be a positive integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     if point is None:
         point = sparse_fit(table, fit_options(options, **overrides))
     job = _SparseJob(point, clusters, rounds, newton_iters)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_TIER_RULE, TIER_RULES
 from arena.core.errors import ArgumentError
 from arena.engine.tiers import TierResult
 from arena.engine.validate import check_level, rating_vector, sample_matrix
@@ -46,7 +46,7 @@ def tiers_bounded(
     *,
     level: float = DEFAULT_LEVEL,
     correction: str = "maxt",
-    rule: str = "leader",
+    rule: str = DEFAULT_TIER_RULE,
 ) -> TierResult:
     """Tiers from paired bootstrap differences, Bonferroni over all pairs (see module doc).
 
@@ -55,7 +55,7 @@ def tiers_bounded(
     O(rounds x M) time and memory.
     """
     alpha = 1.0 - check_level(level)
-    if correction not in ("maxt", "holm", "bh") or rule not in ("leader", "cut"):
+    if correction not in ("maxt", "holm", "bh") or rule not in TIER_RULES:
         raise ArgumentError(f"unknown correction {correction!r} or rule {rule!r}")
     r = rating_vector(rating, "rating")
     s = sample_matrix(samples, r.size)

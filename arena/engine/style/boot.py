@@ -30,6 +30,7 @@ from arena.engine.scale import SCALE
 from arena.engine.style.design import StyleTable
 from arena.engine.style.fit import StyleFit, fit_style
 from arena.engine.style.model import StyleDesign
+from arena.engine.validate import check_rounds
 
 __all__ = [
     "EXACT",
@@ -391,9 +392,7 @@ def bootstrap_style(
     -------
     StyleBootstrap
     """
-    if int(rounds) != rounds or rounds < 1:
-        raise ArgumentError(f"rounds must be a positive integer, got {rounds!r}")
-    rounds = int(rounds)
+    rounds = check_rounds(rounds)
     if point is None:
         point = fit_style(table, options, style_reg=style_reg, **overrides)
     method = bootstrap_method(method, point.design.cat_n.size)

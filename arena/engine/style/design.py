@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from arena.core.defaults import BOTH_BAD_RULES, DEFAULT_BOTH_BAD
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import N_OUTCOMES, TIE_BOTH_BAD
 from arena.engine.counts import battle_arrays, check_n_models, unique_rows
@@ -172,7 +173,7 @@ def style_table(
     features=STYLE_FEATURES,
     ratio=None,
     weight=None,
-    both_bad: str = "tie",
+    both_bad: str = DEFAULT_BOTH_BAD,
 ) -> StyleTable:
     """Per-battle arrays -> standardised covariates and collapsed rows.
 
@@ -225,8 +226,8 @@ def style_table(
         w = np.broadcast_to(np.asarray(weight, dtype=np.float64), (nb,)).copy()
         if not np.all(np.isfinite(w)) or np.any(w <= 0):
             raise ArgumentError("weights must be finite and positive")
-    if both_bad not in ("tie", "drop"):
-        raise ArgumentError(f"both_bad must be 'tie' or 'drop', got {both_bad!r}")
+    if both_bad not in BOTH_BAD_RULES:
+        raise ArgumentError(f"both_bad must be one of {BOTH_BAD_RULES}, got {both_bad!r}")
 
     keep = a != b
     if both_bad == "drop":

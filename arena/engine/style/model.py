@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dgemv
 
+from arena.core.defaults import DEFAULT_TIES
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable
@@ -64,7 +65,7 @@ class StyleDesign(ParameterCounts):
         Battles per row (the bootstrap resamples rows).
     """
 
-    def __init__(self, table: StyleTable, *, ties: str = "half", position: bool = False):
+    def __init__(self, table: StyleTable, *, ties: str = DEFAULT_TIES, position: bool = False):
         ct = CountTable(table.n_models, table.a, table.b, table.outcome, table.n, table.weight)
         raw = make_design(ct, ties=ties, both_bad="tie", position=True)
         self.raw = raw

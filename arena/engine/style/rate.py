@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
+from arena.core.defaults import DEFAULT_CI, DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.analytic import sandwich_param_cov
 from arena.engine.fields import filled_by_producer
 from arena.engine.fit import rating_transform
@@ -154,7 +154,7 @@ def rate_style(
     options: FitOptions | None = None,
     /,
     *,
-    ci: str = "bootstrap",
+    ci: str = DEFAULT_CI,
     level: float = DEFAULT_LEVEL,
     rounds: int = DEFAULT_ROUNDS,
     seed: int | np.random.Generator = DEFAULT_SEED,
