@@ -98,6 +98,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 FLAGS_ALLOWED = {
     "arena/publish/agreement_view.py": "the page shows the command that reproduces a table",
     "arena/publish/heatmaps.py": "CSS custom properties (--dk), not flags",
+    "arena/core/options.py": "each option's help, which `--help` shows beside its flags",
     "arena/serve/errors.py": "an HTTP answer naming the operator's own `arena serve --wait`",
 }
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from arena.core.defaults import DEFAULT_RANKS
 from arena.core.formats import count, iso_utc, tidy
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ class Leaderboard:
 
         return options_summary(self.snapshot.options)
 
-    def rank_legend(self, ranks: str = "simultaneous") -> str:
+    def rank_legend(self, ranks: str = DEFAULT_RANKS) -> str:
         """What the rank column means: the simultaneous rank sets, or LMArena's overlap rank."""
         from arena.boards.words import rank_legend
 

@@ -22,12 +22,6 @@ from arena.core.formats import FORMATS
 from arena.core.options import Option, option
 
 
-class BadOptionValue(click.ClickException):
-    """A bad value on the command line: one line, exit status 2 (a usage error's)."""
-
-    exit_code = 2
-
-
 class DeclaredType(click.ParamType):
     """The click type of a declared option: the declaration reads and checks the value.
 
@@ -47,7 +41,9 @@ class DeclaredType(click.ParamType):
         except OptionError as exc:
             opts = [o for o in (param.opts if param else ()) if o.startswith("--")]
             flag = opts[0] if opts else flag_for(exc.name)
-            raise BadOptionValue(exc.spelled(lambda _name: flag)) from None
+            bad = click.ClickException(exc.spelled(lambda _name: flag))
+            bad.exit_code = 2  # one line, and a usage error's exit status
+            raise bad from None
 
     def get_metavar(self, param, ctx=None) -> str:
         d = self.declared
