@@ -36,7 +36,7 @@ bootstrap_ci, paired_bootstrap, significant
     The seed design's per-item accuracy intervals, with its signatures
     (``n_boot=2000``, positional ``rng``): :mod:`arena.evals.bootstrap`.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
-AuditResult, PlanWeights, PlanDraws, PlanPower, Published, NightResult, Models,
+Agreement, AuditResult, PlanWeights, PlanDraws, PlanPower, Published, NightResult, Models,
 Annotated, Categories, Labelled
     The methods' results (:mod:`arena.api.results`).
 __version__
@@ -54,6 +54,7 @@ from arena.core.version import __version__
 
 if TYPE_CHECKING:
     from arena.api import (
+        Agreement,
         Annotated,
         Arena,
         AuditResult,
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
     )
 
 _API = (
+    "Agreement",
     "Annotated",
     "Arena",
     "AuditResult",
@@ -110,6 +112,7 @@ _API = (
 )
 
 __all__ = [
+    "Agreement",
     "Annotated",
     "Arena",
     "ArenaError",

@@ -213,7 +213,7 @@ def test_front_door_gives_the_same_document(two_sources, db_url):
     from arena.api import open_arena
 
     with open_arena(db_url) as arena:
-        doc = arena.agreement("source=human", "source=judge").document()
+        doc = arena.agreement("source=human", "source=judge").to_dict()
         assert doc["models"] and doc["pairs"] and doc["votes"]["vote_pairs"] > 0
         quiet = arena.agreement("source=human", {"source": "judge"}, votes=False)
     assert quiet.votes is None and quiet.brier == doc["brier"]

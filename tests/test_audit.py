@@ -93,7 +93,7 @@ def test_position_flag_raised_by_one_judge_says_so():
     assert p.verdict.startswith("Flagged: pooled OK; judge j000 flagged. Pooled: ")
     assert "No position bias" not in p.verdict
     assert "Judge j000: +" in p.verdict and "Elo or more on its own votes" in p.verdict
-    assert p.as_dict()["details"]["flagged_by"] == {
+    assert p.to_dict()["details"]["flagged_by"] == {
         "pooled": False,
         "judges": ["j000"],
         "categories": [],
@@ -324,8 +324,8 @@ def test_probes_needing_judges_skip_without_them():
 
 def test_same_seed_same_document():
     v = _planted()
-    one = run_audit(v, OPTS).as_dict()
-    two = run_audit(v, OPTS).as_dict()
+    one = run_audit(v, OPTS).to_dict()
+    two = run_audit(v, OPTS).to_dict()
     assert one == two
 
 
@@ -333,8 +333,8 @@ def test_count_estimates_are_integers_in_json():
     """Issue 14: probes counting pairs or judges give JSON integers, not 4.0."""
     import json
 
-    doc = run_audit(_planted(), OPTS, only=("anomaly",)).as_dict()
-    ties = run_audit(_tie_board(), OPTS, only=("ties",)).as_dict()
+    doc = run_audit(_planted(), OPTS, only=("anomaly",)).to_dict()
+    ties = run_audit(_tie_board(), OPTS, only=("ties",)).to_dict()
     probes = {p["name"]: p for d in (doc, ties) for p in d["probes"]}
     for name in ("anomaly", "ties"):
         p = probes[name]

@@ -47,7 +47,7 @@ def test_evaluate_is_what_eval_prints():
         cli, ["eval", *paths, "--rounds", "300", "--seed", "5", "--format", "json"]
     )
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == json.loads(json.dumps(ev.document(metric="acc")))
+    assert json.loads(result.stdout) == json.loads(json.dumps(ev.to_dict(metric="acc")))
     assert ev.missing == {"model-y": ["9"]} and "no score for 1 of 10" in ev.warnings[0]
 
 
@@ -120,7 +120,7 @@ def test_compare_is_what_arena_compare_prints(run_cli, two_snapshots):
             compare(conn, "model-0", "model-0")
     assert h.snapshot == 2 and h.uncorrected.ci_low > 0 and h.verdict == "model-0 is better"
     printed = json.loads(run_cli("compare", "model-0", "model-7", "--format", "json").output)
-    assert printed == json.loads(json.dumps(tidy(h.document())))
+    assert printed == json.loads(json.dumps(tidy(h.to_dict())))
     record = printed["record"]
     assert all(isinstance(v, int) for v in record.values()) and sum(record.values()) > 0
 

@@ -172,12 +172,13 @@ def test_output_folder_equal_to_drop_folder_refused(run_cli, tmp_path, option):
 
 @pytest.mark.parametrize("days", ["nan", "inf", "1e10", "-1"])
 def test_keep_days_validated(run_cli, tmp_path, days):
+    # validated once, by the library (exit 1, like every refused option), named as the flag
     res = run_cli("snapshots", "prune", "--keep-days", days, ok=False)
-    assert res.exit_code == 2 and "keep-days" in res.output, res.output
+    assert res.exit_code == 1 and "--keep-days must be" in res.output, res.output
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     res = run_cli(*nightly_args(tmp_path, incoming, "--prune-keep-days", days), ok=False)
-    assert res.exit_code == 2 and "keep-days" in res.output, res.output
+    assert res.exit_code == 1 and "--prune-keep-days must be" in res.output, res.output
     assert not (tmp_path / "site").exists()  # no status.json claiming anything
 
 

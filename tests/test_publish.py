@@ -273,7 +273,7 @@ def test_hostile_names_render_as_text_everywhere(site):
 
     # JSON: exactly the `arena leaderboard --format json` document (floats rounded alike).
     raw = (out / "leaderboard.json").read_text(encoding="utf-8")
-    want = board.document()
+    want = board.to_dict()
     want["snapshot"] = {**want["snapshot"], "board_label": "Overall"}
     assert raw == to_json(tidy(want)) + "\n"
     doc_json = json.loads(raw)
@@ -282,7 +282,7 @@ def test_hostile_names_render_as_text_everywhere(site):
 
     # CSV: same as `--format csv`; formula-looking cells neutralised.
     raw_csv = (out / "leaderboard.csv").read_text(encoding="utf-8")
-    assert raw_csv == render_csv([tidy(r.as_dict()) for r in board.visible_rows()], ROW_FIELDS)
+    assert raw_csv == render_csv([tidy(r.to_dict()) for r in board.visible_rows()], ROW_FIELDS)
     rows = list(csv.DictReader(io.StringIO(raw_csv)))
     assert tuple(rows[0]) == ROW_FIELDS
     models = {r["model"] for r in rows}

@@ -39,6 +39,10 @@ def describe_failure(exc: BaseException) -> str | None:
 
 def __getattr__(name: str) -> Any:
     # errors a caller of the nightly job may want to catch by name, loaded on first use
+    if name == "Agreement":  # audit.agreement loads scipy.stats: on first use only
+        from arena.audit.agreement import Agreement
+
+        return Agreement
     if name == "LockHeld":
         from arena.db.lock import LockHeld
 
@@ -51,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "Agreement",
     "EXIT_LOCKED",
     "LockHeld",
     "NightlyError",

@@ -625,7 +625,7 @@ class Arena(DatabaseMethods, DemoMethods):
         ``reference`` / ``candidate`` are board selectors (``"source=lmarena"``,
         ``"category=math,style"``, a snapshot id) or ``resolve_board`` keyword
         dicts. Returns :class:`arena.audit.agreement.Agreement` (its
-        ``document()`` is the JSON of the command).
+        ``to_dict()`` is the JSON of the command).
 
         Raises
         ------

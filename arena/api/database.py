@@ -51,7 +51,7 @@ class DbSize:
     stats: DbStats
 
     def to_dict(self) -> dict[str, Any]:
-        return self.stats.as_dict()
+        return self.stats.to_dict()
 
 
 @dataclass(frozen=True)

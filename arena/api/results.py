@@ -62,7 +62,7 @@ class Ingested:
         return sum(f.inserted for f in self.files)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"inserted": self.inserted, "files": [f.as_dict() for f in self.files]}
+        return {"inserted": self.inserted, "files": [f.to_dict() for f in self.files]}
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,20 @@ class Rebuilt:
     @property
     def warnings(self) -> list[str]:
         return list(self.result.warnings)
+
+    @property
+    def watermark(self) -> int:
+        """The largest battle id the rebuild read: every snapshot covers battles up to it."""
+        return self.result.watermark
+
+    @property
+    def seconds(self) -> float:
+        return self.result.seconds
+
+    @property
+    def read(self) -> str:
+        """Where the counts came from: the count table, or battles aggregated in SQL."""
+        return self.result.read
 
     def to_dict(self) -> dict[str, Any]:
         r = self.result
@@ -120,7 +134,7 @@ class Leaderboard:
         return self.board.rows if self.include_hidden else self.board.visible_rows()
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(self.board.document(include_hidden=self.include_hidden))
+        return tidy(self.board.to_dict(include_hidden=self.include_hidden))
 
     @staticmethod
     def row_fields() -> list[str]:
@@ -154,14 +168,23 @@ class Comparison:
 
     head_to_head: HeadToHead
 
-    def __getattr__(self, name: str) -> Any:
-        # result.verdict, result.difference, ...: the HeadToHead's fields
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self.head_to_head, name)
+    @property
+    def verdict(self) -> str:
+        """The board's verdict in words (all its pairs tested at once)."""
+        return self.head_to_head.verdict
+
+    @property
+    def significant(self) -> bool:
+        """Whether the board's one inference tells the two apart."""
+        return self.head_to_head.significant
+
+    @property
+    def difference(self) -> float | None:
+        """Rating of A minus rating of B (None if either is unrated)."""
+        return self.head_to_head.difference
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(self.head_to_head.document())
+        return tidy(self.head_to_head.to_dict())
 
 
 #: A diff row's position is its column in the snapshot's samples (model order): it
@@ -239,7 +262,7 @@ class AuditResult:
 
     def to_dict(self) -> dict[str, Any]:
         return tidy(
-            {"snapshot": self.snapshot.id, "board": self.snapshot.board, **self.report.as_dict()}
+            {"snapshot": self.snapshot.id, "board": self.snapshot.board, **self.report.to_dict()}
         )
 
 
@@ -341,7 +364,7 @@ class NightResult:
         return self.result.exit_code
 
     def to_dict(self) -> dict[str, Any]:
-        return self.result.as_dict()
+        return self.result.to_dict()
 
 
 @dataclass(frozen=True)
@@ -351,7 +374,7 @@ class Pruned:
     result: PruneResult
 
     def to_dict(self) -> dict[str, Any]:
-        return self.result.as_dict()
+        return self.result.to_dict()
 
 
 @dataclass(frozen=True)
@@ -361,7 +384,7 @@ class Models:
     models: tuple[ModelRecord, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"models": [m.as_dict() for m in self.models]}
+        return {"models": [m.to_dict() for m in self.models]}
 
 
 @dataclass(frozen=True)
@@ -371,7 +394,7 @@ class Categories:
     categories: tuple[CategoryRecord, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"categories": [c.as_dict() for c in self.categories]}
+        return {"categories": [c.to_dict() for c in self.categories]}
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ class Agreement:
     votes_reason: str | None = None
     definitions: dict = field(default_factory=dict)
 
-    def document(self) -> dict:
+    def to_dict(self) -> dict:
         doc = asdict(self)
         doc["spearman"] = asdict(self.spearman)
         doc["kendall"] = asdict(self.kendall)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, ndtr
+from scipy.special import expit
 
 __all__ = ["GroupFit", "group_fit", "tie_variance"]
 
@@ -44,16 +44,6 @@ class GroupFit:
     low: np.ndarray
     high: np.ndarray
     n: np.ndarray
-
-    def pvalue_outside(self, band: tuple[float, float], z_at) -> np.ndarray:
-        """Two-sided score-test p-value that t lies outside ``band`` (see :func:`group_fit`)."""
-        p = np.ones(self.n.shape)
-        # U(t) > 0 means t is too small: z at the top edge is evidence above the band.
-        if np.isfinite(band[1]):
-            p = np.minimum(p, 2 * ndtr(-z_at(band[1])))
-        if np.isfinite(band[0]):
-            p = np.minimum(p, 2 * ndtr(z_at(band[0])))
-        return np.where(self.n > 0, p, 1.0)
 
 
 def _z(group, base, x, y, w, tie_share, n_groups, t):

@@ -202,7 +202,7 @@ def audit_snapshot(
     if store and only is None:
         with engine.begin() as conn:
             take_write_lock(conn, "store the audit")
-            save_audit(conn, sid, {"snapshot": sid, **report.as_dict()})
+            save_audit(conn, sid, {"snapshot": sid, **report.to_dict()})
     return info, report
 
 

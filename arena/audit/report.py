@@ -52,7 +52,7 @@ class AuditReport:
     def probe(self, name: str) -> Probe:
         return next(p for p in self.probes if p.name == name)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         from dataclasses import asdict
 
         return clean(
@@ -62,7 +62,7 @@ class AuditReport:
                 "models": self.n_models,
                 "judges": self.n_judges,
                 "flagged_judges": self.flagged_judges,
-                "probes": [p.as_dict() for p in self.probes],
+                "probes": [p.to_dict() for p in self.probes],
             }
         )
 

@@ -97,7 +97,7 @@ class Probe:
     details: dict = field(default_factory=dict)
     skipped: str | None = None
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         number = _count if self.unit in COUNT_UNITS else (lambda x: x)
         return clean(
             {

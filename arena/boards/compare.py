@@ -92,7 +92,7 @@ class HeadToHead:
         """Whether the two played each other directly."""
         return self.a_wins + self.b_wins + self.ties > 0
 
-    def document(self) -> dict:
+    def to_dict(self) -> dict:
         """The JSON document of ``arena compare --format json``."""
         doc = {
             k: getattr(self, k)
@@ -107,7 +107,7 @@ class HeadToHead:
 
     def flat(self) -> dict:
         """One CSV row: the document with nested values spelled out (``uncorrected_ci_low``)."""
-        doc = self.document()
+        doc = self.to_dict()
         row = {}
         for k, v in doc.items():
             if isinstance(v, dict):

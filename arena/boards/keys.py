@@ -151,16 +151,6 @@ class BoardKey:
     def is_overall(self) -> bool:
         return self.category is None and self.source is None
 
-    def sort_key(self) -> tuple:
-        """Overall first, then by category, source, set and raw before style-controlled."""
-        return (
-            not self.is_overall,
-            self.category or "",
-            self.source or "",
-            self.component,
-            self.style_controlled,
-        )
-
 
 #: The board of all battles.
 OVERALL = BoardKey()

@@ -116,7 +116,7 @@ class SnapshotInfo:
         """The board this snapshot is of (``board`` is its text, as stored)."""
         return BoardKey.parse(self.board)
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["created_at"] = iso_utc(self.created_at)
         return d
@@ -150,7 +150,7 @@ class BoardRow:
     rank_low: int | None = None
     rank_high: int | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in ROW_FIELDS}
         d["flags"] = list(self.flags)
         for f in ("battles", "wins", "losses", "ties"):
@@ -168,7 +168,7 @@ class StyleCoefficient:
     ci_high: float
     se: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -192,7 +192,7 @@ class Board:
     def visible_rows(self) -> tuple[BoardRow, ...]:
         return tuple(r for r in self.rows if not r.hidden)
 
-    def document(self, *, include_hidden: bool = False) -> dict[str, Any]:
+    def to_dict(self, *, include_hidden: bool = False) -> dict[str, Any]:
         """The leaderboard JSON document: ``{"snapshot": {...}, "rows": [...]}``."""
         s = self.snapshot
         key = s.key
@@ -231,12 +231,12 @@ class Board:
                 "paired_board": str(key.paired),
                 "paired_snapshot": self.paired_snapshot,
                 **(
-                    {"style_coefficients": [c.as_dict() for c in self.style_coefficients]}
+                    {"style_coefficients": [c.to_dict() for c in self.style_coefficients]}
                     if self.style_controlled
                     else {}
                 ),
             },
-            "rows": [r.as_dict() for r in rows],
+            "rows": [r.to_dict() for r in rows],
         }
 
 

@@ -115,7 +115,7 @@ def agreement_command(app, reference, candidate, level, fmt):
 
     ag = app.arena().agreement(reference, candidate, level=level)
     if fmt == "json":
-        emit([], [], fmt, json_obj=ag.document())
+        emit([], [], fmt, json_obj=ag.to_dict())
         return
     rows = [{c: getattr(p, c) for c in _PAIR_COLUMNS} for p in ag.pairs]
     if fmt == "table":

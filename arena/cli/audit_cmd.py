@@ -95,7 +95,7 @@ def audit_command(
         progress=phase_reporter(quiet=quiet),
     )
     info, report = result.snapshot, result.report
-    doc = {"snapshot": info.id, "board": info.board, **report.as_dict()}
+    doc = {"snapshot": info.id, "board": info.board, **report.to_dict()}
     if fmt == "json":
         emit([], [], fmt, json_obj=result.to_dict())
         return

@@ -64,7 +64,7 @@ def stats_command(app, fmt) -> None:
         arena db stats --format json
     """
     stats = app.arena().db_stats().stats
-    doc = stats.as_dict()
+    doc = stats.to_dict()
     if fmt == "json":
         emit([], ["table", "rows", "bytes"], fmt, json_obj=doc)
         return

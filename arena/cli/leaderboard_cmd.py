@@ -155,7 +155,7 @@ def leaderboard_command(
         return
     board = result.board
     # the table rounds full-precision numbers itself (to_dict() has rounded them once)
-    doc = board.document(include_hidden=show_all)
+    doc = board.to_dict(include_hidden=show_all)
     s = doc["snapshot"]
     opts = s["options"]
     click.echo(

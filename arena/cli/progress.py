@@ -18,22 +18,6 @@ def _shown(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
-@contextmanager
-def progress_bar(total: int, label: str, *, quiet: bool):
-    """Yield an ``update(done)`` callable taking the absolute amount done."""
-    if not _shown(quiet) or total <= 0:
-        yield lambda done: None
-        return
-    with click.progressbar(length=total, label=label, file=sys.stderr) as bar:
-        state = {"done": 0}
-
-        def update(done: int) -> None:
-            bar.update(max(0, done - state["done"]))
-            state["done"] = max(done, state["done"])
-
-        yield update
-
-
 def phase_reporter(*, quiet: bool) -> Callable[[str], None]:
     """A ``progress(message)`` callback printing each phase with the time since the start.
 

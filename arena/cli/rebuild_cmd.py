@@ -109,8 +109,8 @@ def rebuild_command(
     for sid, board in zip(result.snapshot_ids, result.boards, strict=True):
         click.echo(f"snapshot {sid}: {board}")
     click.echo(
-        f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.result.watermark} "
-        f"in {result.result.seconds:.2f}s (read: {result.result.read})"
+        f"{len(result.snapshot_ids)} snapshot(s) up to battle {result.watermark} "
+        f"in {result.seconds:.2f}s (read: {result.read})"
     )
 
 

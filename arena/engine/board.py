@@ -358,7 +358,7 @@ def rank_board(
             method="bonferroni" if sparse else "auto",
         )
         low[idx], high[idx] = inference.rank_low, inference.rank_high
-        info.update(inference.facts())
+        info.update(inference.to_dict())
         if sparse:
             info.update(bound="bonferroni")
         if opts.tiers == "simultaneous":

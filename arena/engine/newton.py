@@ -16,7 +16,6 @@ signatures (the style-controlled :class:`~arena.engine.style.model.StyleDesign`)
   called converged when its own gradient is below tolerance, so the fixed
   point is that round's exact maximiser.
 
-The likelihood functions are re-exported here under their old names.
 """
 
 from __future__ import annotations
@@ -27,10 +26,7 @@ import numpy as np
 
 from arena.engine.design import Design
 from arena.engine.likelihood import (
-    category_maps,
-    category_stats,
     evaluate,
-    gradient_scale,
     hessian_diagonal,
 )
 
@@ -38,13 +34,8 @@ if TYPE_CHECKING:  # the style model shares these helpers; imported for annotati
     from arena.engine.style.model import StyleDesign
 
 __all__ = [
-    "evaluate",
     "newton",
     "chord",
-    "category_maps",
-    "category_stats",
-    "gradient_scale",
-    "hessian_diagonal",
     "GTOL_REL",
     "GTOL_REL_BOOT",
 ]

@@ -141,7 +141,7 @@ class BoardInference:
             return 1
         return -1 if self.better[b, a] else 0
 
-    def facts(self) -> dict:
+    def to_dict(self) -> dict:
         """JSON-ready facts about the inference (for the snapshot)."""
         return {
             "inference": self.method,

@@ -131,8 +131,3 @@ class Interval:
     high: float
     level: float
     note: str | None = None
-
-    @property
-    def excludes_zero(self) -> bool:
-        """True when 0 lies outside ``[low, high]``."""
-        return bool(self.low > 0.0 or self.high < 0.0)

@@ -115,7 +115,7 @@ class Evaluation:
     correct: np.ndarray = field(repr=False)
     present: np.ndarray = field(repr=False)
 
-    def document(self, **extra) -> dict:
+    def to_dict(self, **extra) -> dict:
         """The JSON document of ``arena eval --format json`` (``extra`` keys first)."""
         return {
             **extra,

@@ -131,7 +131,7 @@ class FileEvaluation:
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``arena eval --format json``."""
         if self.accuracy is not None:
-            return self.accuracy.document(metric=self.metric)
+            return self.accuracy.to_dict(metric=self.metric)
         ev = self.scores
         assert ev is not None
         return {

@@ -121,7 +121,7 @@ class IngestReport:
     prefix_of: int | None = None
     lines_skipped: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 

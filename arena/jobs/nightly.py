@@ -134,7 +134,7 @@ class NightlyResult:
             EXIT_FAILED: "failed",
         }[self.exit_code]
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "outcome": self.outcome,
             "exit_code": self.exit_code,
@@ -155,13 +155,13 @@ class NightlyResult:
             "error": self.error,
             "warnings": list(self.warnings),
             "files": [asdict(f) for f in self.files],
-            "pruned": None if self.pruned is None else self.pruned.as_dict(),
+            "pruned": None if self.pruned is None else self.pruned.to_dict(),
         }
 
     def summary(self, spell: Callable[[str], str] = str) -> str:
         """The one line ``arena nightly`` prints; ``spell`` names an option that made the
         night fail (the CLI passes its flags)."""
-        d = self.as_dict()
+        d = self.to_dict()
         parts = [
             f"nightly {d['outcome']}: {self.battles_added} battles added from "
             f"{d['files_ingested']} file(s)",
@@ -193,15 +193,6 @@ class NightlyResult:
                 f"(~{self.pruned.bytes_freed} bytes)"
             )
         return ", ".join(parts) + f" in {self.seconds:.1f}s"
-
-
-def incoming_files(folder: Path) -> list[Path]:
-    """The files of the drop folder, by name.
-
-    Hidden files (``.name``) are left alone: a copy in progress is usually
-    written under a hidden or temporary name and renamed when complete.
-    """
-    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith("."))
 
 
 def _entries(folder: Path, ignore: set[Path]) -> list[Path]:
@@ -561,7 +552,7 @@ def nightly(
             def status() -> bytes:
                 # rendered after every page: its seconds include the publish
                 result.seconds = time.perf_counter() - clock
-                doc = result.as_dict()
+                doc = result.to_dict()
                 doc["published"] = True  # the file exists only if the publish succeeds
                 return json.dumps(doc, indent=2, ensure_ascii=False).encode() + b"\n"
 

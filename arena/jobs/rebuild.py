@@ -167,7 +167,7 @@ class RebuildOptions(BoardOptions):
             exclude_judges=tuple(self.exclude_judges),
         )
 
-    def as_json(self) -> dict:
+    def to_dict(self) -> dict:
         """The options as stored with the snapshot: one flat JSON object."""
         d = asdict(self)
         fit = d.pop("fit")
@@ -544,7 +544,7 @@ class RebuildJob:
             conn,
             board=key,
             run_id=self.run_id,
-            options=replace(self.opts, category=data.category).as_json(),
+            options=replace(self.opts, category=data.category).to_dict(),
             seed=self.opts.seed,
             watermark=self.watermark,
             model_ids=model_ids,

@@ -43,7 +43,7 @@ class PruneResult:
     bytes_freed: int
     dry_run: bool
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "pruned": len(self.snapshot_ids),
             "kept": self.kept,
@@ -192,7 +192,7 @@ class DbStats:
     def total_bytes(self) -> int:
         return sum(t.bytes for t in self.tables)
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "method": self.method,
             "tables": [t.__dict__ for t in self.tables],

@@ -355,7 +355,7 @@ def check_base_url(base_url: str | None) -> str | None:
 
 def _download_json(site: ctx.SiteBoard) -> bytes:
     """The `arena leaderboard --format json` document, plus the board's label."""
-    doc = site.board.document()
+    doc = site.board.to_dict()
     doc["snapshot"] = {**doc["snapshot"], "board_label": site.label}
     return (to_json(tidy(doc)) + "\n").encode("utf-8")
 
@@ -406,7 +406,7 @@ def _files(
             render("leaderboard.html", page=page, audit_href=audit_href).encode("utf-8"),
         )
         yield site.downloads[0], _download_json(site)
-        rows = [tidy(r.as_dict()) for r in board.visible_rows()]
+        rows = [tidy(r.to_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
     if _has_boards_page(sites):
         page = _boards_page(sites, attribution_text)

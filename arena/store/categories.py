@@ -85,7 +85,7 @@ class CategoryRecord:
     #: a derived category's rule in words ("" for a tag of the data)
     rule: str = ""
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "key": self.key,
             "label": self.label,

@@ -96,7 +96,7 @@ class Rule:
             else (f"at least {self.at_least} of {which}")
         )
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return {
             "key": self.key,
             "tags": list(self.tags),

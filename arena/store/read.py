@@ -42,7 +42,7 @@ class ModelRecord:
     licence: str | None
     hidden: bool
 
-    def as_dict(self) -> dict:
+    def to_dict(self) -> dict:
         return asdict(self)
 
 

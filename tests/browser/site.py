@@ -76,7 +76,7 @@ def _audit(names: list[str], rng: np.random.Generator) -> dict:
         judge=judge,
         question=[f"q{int(q)}" for q in rng.integers(40, size=n)],
     )
-    return run_audit(votes, AuditOptions(rounds=30)).as_dict()
+    return run_audit(votes, AuditOptions(rounds=30)).to_dict()
 
 
 def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:

@@ -10,7 +10,8 @@ from arena.core.outcomes import TIE
 from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table, count_table
 from arena.engine.fit import fit, initial_params
-from arena.engine.newton import GTOL_REL, chord, gradient_scale, hessian_diagonal, newton
+from arena.engine.likelihood import gradient_scale, hessian_diagonal
+from arena.engine.newton import GTOL_REL, chord, newton
 from arena.engine.sampling import multinomial_rows
 from arena.engine.scale import BASE, SCALE
 from tests.helpers.simulate import simulate
