@@ -100,6 +100,11 @@ class BoardNames:
         rule = self._derived().get(key)
         return list(rule.tags) if rule is not None else [key]
 
+    def rules_fresh(self) -> bool:
+        """Whether :meth:`stored_categories` answers from memory now (no database work)."""
+        held = self._rules
+        return held is not None and time.monotonic() - held[1] < self.refresh
+
     def _derived(self) -> dict[str, Rule]:
         now = time.monotonic()
         held = self._rules

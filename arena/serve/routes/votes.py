@@ -86,7 +86,12 @@ async def _record(state: ServeState, key: KeyInfo, vote: VoteIn) -> dict[str, An
     if vote.voter is not None:
         record["judge"] = vote.voter
     if ticket.category is not None:
-        record["category"] = await state.database(state.names.stored_categories, ticket.category)
+        names = state.names
+        record["category"] = (
+            names.stored_categories(ticket.category)
+            if names.rules_fresh()  # the usual case: no hop to the thread pool
+            else await state.database(names.stored_categories, ticket.category)
+        )
     if vote.conv_metadata is not None:
         record["conv_metadata"] = vote.conv_metadata
     return record
