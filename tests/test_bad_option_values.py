@@ -105,6 +105,7 @@ def test_readers_refuse_bad_ids_and_counts(stored, tmp_path):
     _refused(stored.diff, "new", 1, 2**70)
     _refused(stored.plan, "top", top=NAN)
     _refused(stored.plan, "n", n=2**70)
+    _refused(stored.plan, "rule", rule="fastest")
     _refused(stored.plan_power, "power", power=NAN)
     before = stored.state()
     _refused(stored.audit, "alpha", alpha=NAN)
@@ -157,6 +158,19 @@ def test_nightly_refuses_bad_values_before_reading_the_drop_folder(stored, tmp_p
     assert (incoming / "a.csv").exists() and not (tmp_path / "site").exists()
 
 
+def test_a_refused_first_command_creates_no_database(tmp_path):
+    """The check comes before the database is opened: no empty arena.db is left behind."""
+    path = tmp_path / "battles.csv"
+    synth_battles(path, n=20, models=3)
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    db = arena.open(f"sqlite:///{tmp_path / 'new.db'}")
+    _refused(db.ingest, "input_format", path, input_format="bogus")
+    _refused(db.nightly, "rounds", incoming, tmp_path / "site", rounds=2**70)
+    _refused(db.rebuild, "seed", seed=None)
+    assert not (tmp_path / "new.db").exists()
+
+
 #: (command line, flag named): each a one-line error, exit 2, nothing written.
 CLI = [
     (("rebuild", "--rounds", "1e12"), "--rounds"),
@@ -175,6 +189,7 @@ CLI = [
     (("ingest", "FILE", "--max-expand", "0"), "--max-expand"),
     (("audit", "--alpha", "nan"), "--alpha"),
     (("plan", "--top", "0"), "--top"),
+    (("plan", "--rule", "fastest"), "--rule"),
     (("nightly", "--incoming", "IN", "--site", "SITE", "--rounds", "1e12"), "--rounds"),
 ]
 

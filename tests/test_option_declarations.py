@@ -28,13 +28,14 @@ from tests.helpers.paths import ROOT
 DECLARATION_FILES = {"arena/core/defaults.py", "arena/core/options.py"}
 #: Option values that are never anything but an option's value: a parameter or
 #: field defaulting to one of them copies a declared default, whatever its name.
-OPTION_WORDS = {"half", "tie", "bootstrap", "battle", "largest", "simultaneous", "leader"}
+OPTION_WORDS = {"half", "tie", "bootstrap", "battle", "largest", "simultaneous", "leader", "paper"}
 #: Names that mean something else in some functions (a function's own count
 #: ``n``, a table's ``top`` rows, a plot's ``power``): not checked by name there;
 #: their declared defaults are None or read from arena.core.defaults anyway.
-#: ``component=1`` of a board key or a job is the main board (the readers' None).
+#: ``component=1`` of a board key or a job is the main board (the readers' None);
+#: ``rule`` is also a derived category's rule text.
 OTHER_MEANINGS = {"n", "top", "power", "alpha", "source", "category", "host", "port", "workers"}
-OTHER_MEANINGS |= {"component"}
+OTHER_MEANINGS |= {"component", "rule"}
 
 
 def _sources():

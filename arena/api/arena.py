@@ -57,6 +57,7 @@ from arena.core.defaults import (
     DEFAULT_MAX_EXPAND,
     DEFAULT_MAX_MODELS,
     DEFAULT_MIN_BATTLES,
+    DEFAULT_PLAN_RULE,
     DEFAULT_POWER,
     DEFAULT_READ,
     DEFAULT_ROUNDS,
@@ -68,7 +69,7 @@ from arena.core.defaults import (
     DEFAULT_WAIT,
     URL_ENV,
 )
-from arena.core.errors import OptionError, check_choice
+from arena.core.errors import OptionError
 from arena.core.options import OPTIONS, RATING, checked
 
 if TYPE_CHECKING:
@@ -808,7 +809,7 @@ class Arena(DatabaseMethods, DemoMethods):
         category: str | None = None,
         source: str | None = None,
         component: int | None = None,
-        rule: str = "paper",
+        rule: str = DEFAULT_PLAN_RULE,
         n: int | None = None,
         top: int | None = None,
         seed: int = DEFAULT_SEED,
@@ -822,9 +823,7 @@ class Arena(DatabaseMethods, DemoMethods):
         _declared(locals())
         from arena.boards.snapshots import SnapshotError
         from arena.plan.board_plan import plan_draws, plan_weights
-        from arena.plan.weights import RULES
 
-        check_choice("rule", rule, RULES)
         inp = self._plan_inputs(snapshot, category, source, component)
         try:
             if n is not None:

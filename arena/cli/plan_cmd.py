@@ -30,13 +30,7 @@ PLAN_SOURCE = "Plan for the latest snapshot of this source's board (`arena rebui
 @category_option(PLAN_CATEGORY)
 @source_option(PLAN_SOURCE)
 @component_option
-@click.option(
-    "--rule",
-    type=click.Choice(["paper", "tiers"]),
-    default="paper",
-    show_default=True,
-    help="paper: shrink every interval fastest (Chiang et al. eq. 9); tiers: settle undecided separations.",
-)
+@declared("rule")
 @declared(
     "n",
     "--n",

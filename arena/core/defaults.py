@@ -84,6 +84,10 @@ DEFAULT_COMPONENTS: Final = "largest"
 #: simultaneous rank sets, or LMArena's interval-overlap ranks; the default.
 RANK_COLUMNS = ("simultaneous", "overlap")
 DEFAULT_RANKS: Final = "simultaneous"
+#: What ``arena plan`` optimises: every interval's width (Chiang et al. eq. 9) or
+#: the undecided separations of the tiers; the default.
+PLAN_RULES = ("paper", "tiers")
+DEFAULT_PLAN_RULE: Final = "paper"
 #: What a rebuild reads: the count table, the battles, or whichever the options allow.
 READS = ("auto", "counts", "battles")
 DEFAULT_READ: Final = "auto"
@@ -137,6 +141,7 @@ __all__ = [
     "DEFAULT_MAX_BODY",
     "DEFAULT_MAX_EXPAND",
     "DEFAULT_PORT",
+    "DEFAULT_PLAN_RULE",
     "DEFAULT_RANKS",
     "DEFAULT_RATE",
     "DEFAULT_READ",
@@ -148,6 +153,7 @@ __all__ = [
     "INT64_MAX",
     "KEEP_DAYS_MAX",
     "RANK_COLUMNS",
+    "PLAN_RULES",
     "READS",
     "ROUNDS_MAX",
     "ROUNDS_MIN",

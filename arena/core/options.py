@@ -459,6 +459,14 @@ OPTIONS: dict[str, Option] = {
             high=1,
             open_bounds=True,
         ),
+        Option(
+            "rule",
+            str,
+            d.DEFAULT_PLAN_RULE,
+            "paper: shrink every interval fastest (Chiang et al. eq. 9); tiers: settle "
+            "undecided separations.",
+            choices=d.PLAN_RULES,
+        ),
         Option("top", int, None, "List only the N most probable pairs.", low=1, optional=True),
         Option("n", int, None, "Draw N battles instead.", low=1, optional=True),
         # ---- every command: the database

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from arena.core.defaults import DEFAULT_POWER, DEFAULT_SEED, PLAN_MAX_LISTED
+from arena.core.defaults import DEFAULT_PLAN_RULE, DEFAULT_POWER, DEFAULT_SEED, PLAN_MAX_LISTED
 from arena.core.errors import OptionError, check_at_least
 from arena.plan.pairs import draw_streamed, plan_pairs
 from arena.plan.store import PlanInputs
@@ -39,7 +39,9 @@ def _ranked(inp: PlanInputs) -> tuple[np.ndarray, int]:
     return models, models.size * (models.size - 1) // 2
 
 
-def plan_weights(inp: PlanInputs, *, rule: str = "paper", top: int | None = None) -> PairList:
+def plan_weights(
+    inp: PlanInputs, *, rule: str = DEFAULT_PLAN_RULE, top: int | None = None
+) -> PairList:
     """Every pair of ranked models with its battles and sampling probability.
 
     Raises
@@ -81,7 +83,7 @@ def plan_weights(inp: PlanInputs, *, rule: str = "paper", top: int | None = None
 
 
 def plan_draws(
-    inp: PlanInputs, n: int, *, rule: str = "paper", seed: int = DEFAULT_SEED
+    inp: PlanInputs, n: int, *, rule: str = DEFAULT_PLAN_RULE, seed: int = DEFAULT_SEED
 ) -> tuple[tuple[str, str], ...]:
     """``n`` battles drawn from the plan's probabilities, each in a shown order (a fair coin).
 

@@ -42,7 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit, ndtri
 
-from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_PLAN_RULE
 from arena.core.errors import ArgumentError
 from arena.engine.scale import SCALE
 from arena.plan.weights import RULES, UNPLAYED, PairPlan
@@ -228,7 +228,7 @@ def plan_pairs(
     pair_battles,
     *,
     models: np.ndarray | None = None,
-    rule: str = "paper",
+    rule: str = DEFAULT_PLAN_RULE,
     level: float = DEFAULT_LEVEL,
     top: int | None = None,
     direct_se_max: int = DIRECT_SE_MAX,
@@ -340,7 +340,7 @@ def draw_streamed(
     *,
     seed: int,
     models: np.ndarray | None = None,
-    rule: str = "paper",
+    rule: str = DEFAULT_PLAN_RULE,
     level: float = DEFAULT_LEVEL,
     direct_se_max: int = DIRECT_SE_MAX,
 ) -> tuple[np.ndarray, np.ndarray]:

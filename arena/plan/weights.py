@@ -34,13 +34,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
-from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_POWER, DEFAULT_SEED
+from arena.core.defaults import (
+    DEFAULT_LEVEL,
+    DEFAULT_PLAN_RULE,
+    DEFAULT_POWER,
+    DEFAULT_SEED,
+    PLAN_RULES,
+)
 from arena.core.errors import ArgumentError
 from arena.engine.scale import SCALE
 
 __all__ = ["PairPlan", "pair_weights", "draw_pairs", "battles_needed", "simulate_power", "RULES"]
 
-RULES = ("paper", "tiers")
+RULES = PLAN_RULES
 #: Battles an unplayed pair counts as in the paper's rule.
 UNPLAYED = 0.5
 
@@ -67,7 +73,7 @@ def pair_weights(
     pair_battles: np.ndarray,
     *,
     models: np.ndarray | None = None,
-    rule: str = "paper",
+    rule: str = DEFAULT_PLAN_RULE,
     level: float = DEFAULT_LEVEL,
 ) -> PairPlan:
     """Sampling probabilities per pair.
