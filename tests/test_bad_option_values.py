@@ -171,7 +171,7 @@ def test_a_refused_first_command_creates_no_database(tmp_path):
     assert not (tmp_path / "new.db").exists()
 
 
-#: (command line, flag named): each a one-line error, exit 2, nothing written.
+#: (command line, flag named): each a one-line error, exit 1, nothing written.
 CLI = [
     (("rebuild", "--rounds", "1e12"), "--rounds"),
     (("rebuild", "--rounds", "100001"), "--rounds"),
@@ -206,7 +206,7 @@ def test_cli_says_one_line_naming_the_flag(stored, db_url, tmp_path):
     for args, flag in CLI:
         result = run(*(words.get(a, a) for a in args), ok=False)
         lines = result.output.strip().splitlines()
-        assert result.exit_code == 2, (args, result.output)
+        assert result.exit_code == 1, (args, result.output)
         assert len(lines) == 1 and lines[0].startswith(f"Error: {flag} "), (args, lines)
         assert "Traceback" not in result.output
     assert stored.state() == before and not site.exists()

@@ -173,7 +173,7 @@ def test_click_reports_the_librarys_message_for_a_bad_value():
     from click.testing import CliRunner
 
     result = CliRunner().invoke(cli, ["rebuild", "--rounds", "3"])
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert result.output.strip() == "Error: --rounds must be at least 10"
 
 

@@ -136,7 +136,7 @@ def test_style_reg_and_bad_style_options(style_db):
     assert np.allclose(coefs, penalised.coef, atol=1e-9)
     assert not np.allclose(coefs, plain.coef, atol=1e-6)
     bad = style_db("rebuild", "--style-reg", "-1", ok=False)
-    assert bad.exit_code == 2 and "--style-reg" in bad.output
+    assert bad.exit_code == 1 and "--style-reg" in bad.output
     assert "Traceback" not in bad.output
     unknown = style_db("rebuild", "--style-feature", "sentiment", ok=False)
     assert unknown.exit_code == 1 and "sentiment" in unknown.output

@@ -26,7 +26,8 @@ class DeclaredType(click.ParamType):
     """The click type of a declared option: the declaration reads and checks the value.
 
     A bad value is the library's :class:`~arena.core.errors.OptionError`, said
-    with the flag (one line, exit 2), not click's own range or choice message.
+    with the flag (one line, exit 1, as when the front door refuses it), not
+    click's own range or choice message.
     """
 
     def __init__(self, declared: Option) -> None:
@@ -41,9 +42,8 @@ class DeclaredType(click.ParamType):
         except OptionError as exc:
             opts = [o for o in (param.opts if param else ()) if o.startswith("--")]
             flag = opts[0] if opts else flag_for(exc.name)
-            bad = click.ClickException(exc.spelled(lambda _name: flag))
-            bad.exit_code = 2  # one line, and a usage error's exit status
-            raise bad from None
+            # one line, exit 1: the same as an option the front door refuses
+            raise click.ClickException(exc.spelled(lambda _name: flag)) from None
 
     def get_metavar(self, param, ctx=None) -> str:
         d = self.declared
