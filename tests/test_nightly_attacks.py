@@ -172,13 +172,13 @@ def test_output_folder_equal_to_drop_folder_refused(run_cli, tmp_path, option):
 
 @pytest.mark.parametrize("days", ["nan", "inf", "1e10", "-1"])
 def test_keep_days_validated(run_cli, tmp_path, days):
-    # validated once, by the library (exit 1, like every refused option), named as the flag
+    # the flag's type is generated from the option's one declaration (exit 2, as click does)
     res = run_cli("snapshots", "prune", "--keep-days", days, ok=False)
-    assert res.exit_code == 1 and "--keep-days must be" in res.output, res.output
+    assert res.exit_code == 2 and "--keep-days must be" in res.output, res.output
     incoming = tmp_path / "incoming"
     incoming.mkdir()
     res = run_cli(*nightly_args(tmp_path, incoming, "--prune-keep-days", days), ok=False)
-    assert res.exit_code == 1 and "--prune-keep-days must be" in res.output, res.output
+    assert res.exit_code == 2 and "--prune-keep-days must be" in res.output, res.output
     assert not (tmp_path / "site").exists()  # no status.json claiming anything
 
 
@@ -453,3 +453,20 @@ def test_error_note_that_cannot_be_written_is_reported(engine, tmp_path, monkeyp
     assert "bad.csv.error.txt could not be written: No space left" in out.move_error
     assert result.exit_code == EXIT_REJECTED and result.published
     assert sorted(os.listdir(tmp_path / "failed")) == ["bad.csv"]
+
+
+def test_file_names_cannot_forge_log_lines_or_drive_the_terminal(run_cli, tmp_path):
+    """A name with a newline or an escape sequence is printed escaped, on one line."""
+    incoming = tmp_path / "incoming"
+    incoming.mkdir()
+    forged = "x.csv\nnightly ok: 0 files, nothing rejected\n"
+    (incoming / forged).write_text("not,a,battle,file\n")
+    (incoming / "red\x1b[31m.csv").write_text("not,a,battle,file\n")
+    res = run_cli(*nightly_args(tmp_path, incoming), ok=False)
+    lines = res.output.splitlines()
+    assert not any(line.startswith("nightly ok: 0 files, nothing rejected") for line in lines)
+    assert "\x1b" not in res.output
+    assert "x.csv\\x0anightly ok" in res.output and "red\\x1b[31m.csv" in res.output
+    for note in (tmp_path / "failed").glob("*.error.txt"):
+        text = note.read_text()
+        assert "\x1b" not in text and text.count("\n") <= 1, text

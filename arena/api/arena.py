@@ -213,9 +213,20 @@ class Arena(DatabaseMethods, DemoMethods):
             not an arena database.
         """
         if self._engine is None or (create and not self._created):
-            from arena.db.session import open_engine
+            from arena.db.errors import describe
+            from arena.db.session import DatabaseError, open_engine
 
-            engine = open_engine(self.url, migrate_new=create, wait=self.wait, notice=self.notice)
+            try:
+                engine = open_engine(
+                    self.url, migrate_new=create, wait=self.wait, notice=self.notice
+                )
+            except DatabaseError:
+                raise
+            except Exception as exc:  # not a database file, a read-only one, ...: one line
+                message = describe(exc)
+                if message is None:
+                    raise
+                raise DatabaseError(message) from exc
             if self._engine is not None:
                 self._engine.dispose()
             self._engine = engine

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["FORBIDDEN_CATEGORIES", "bad_character", "describe_character", "text_problem"]
+__all__ = [
+    "FORBIDDEN_CATEGORIES",
+    "bad_character",
+    "describe_character",
+    "shown",
+    "text_problem",
+]
 
 #: Unicode categories never allowed in stored text: controls (Cc), format
 #: characters (Cf), line/paragraph separators (Zl, Zp) and surrogates (Cs).
@@ -46,6 +52,21 @@ def bad_character(value: str) -> str | None:
         if unicodedata.category(ch) in FORBIDDEN_CATEGORIES:
             return ch
     return None
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print on one line of a terminal, a log or a file: every character
+    of the forbidden categories (a newline that would forge a log line, an escape
+    sequence that would drive the terminal, a bidi override) as a ``\\xNN`` or
+    ``\\uNNNN`` escape; anything else unchanged."""
+    if text.isprintable():
+        return text
+    return "".join(
+        (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        if unicodedata.category(ch) in FORBIDDEN_CATEGORIES
+        else ch
+        for ch in text
+    )
 
 
 def describe_character(ch: str) -> str:

@@ -39,7 +39,8 @@ def lock_file_path(engine: Engine, name: str = "nightly") -> Path | None:
     database = engine.url.database
     if not database or database == ":memory:" or database.startswith("file:"):
         return None
-    return Path(os.path.abspath(database + f".{name}.lock"))
+    # the real file: one database reached by two paths (a symbolic link) has one lock
+    return Path(os.path.realpath(database) + f".{name}.lock")
 
 
 def _poll(engine: Engine, try_once, wait: float, what: str) -> None:

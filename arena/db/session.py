@@ -29,6 +29,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from arena.core import resources
 from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
+from arena.db.models import Base
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -261,7 +262,39 @@ def current_revision(engine: Engine | Connection) -> str | None:
 def _revision(conn: Connection) -> str | None:
     if not inspect(conn).has_table("alembic_version"):
         return None
-    return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    if len(rows) > 1:  # Alembic keeps one row; two mean the bookkeeping was edited
+        raise DatabaseError(
+            f"the database's schema revision table (alembic_version) holds {len(rows)} rows "
+            f"({', '.join(map(str, rows))}), not one: it was changed by hand or by another "
+            "tool; delete the rows that are not the database's real revision, or restore a backup"
+        )
+    return rows[0] if rows else None
+
+
+def _check_whole(engine: Engine) -> None:
+    """Refuse a database at the newest revision that lacks one of arena's tables
+    (dropped by hand or by another tool) before a command meets the hole."""
+    present = set(inspect(engine).get_table_names())
+    missing = sorted(set(Base.metadata.tables) - present)
+    if missing:
+        raise DatabaseError(
+            f"database {_display_url(engine)} is missing arena's table(s) {', '.join(missing)} "
+            "(dropped by hand or by another tool); restore it from a backup"
+        )
+
+
+def _check_schema_exists(engine: Engine) -> None:
+    """PostgreSQL: the URL's search_path must name a schema that exists, or every
+    table would be looked up, and created, nowhere."""
+    with engine.connect() as conn:
+        schema = conn.execute(text("SELECT current_schema()")).scalar()
+        if schema is None:
+            path = conn.execute(text("SHOW search_path")).scalar()
+            raise DatabaseError(
+                f"database {_display_url(engine)}: no schema of its search_path ({path}) "
+                "exists; create it (CREATE SCHEMA ...) or fix the URL's options"
+            )
 
 
 def check_known(revision: str | None, url: str) -> None:
@@ -328,6 +361,8 @@ def open_engine(
         if not Path(path).exists():  # connecting would create an empty file
             raise DatabaseError(f"no database file {path}; `arena ingest FILE` creates one")
     try:
+        if engine.dialect.name == "postgresql":
+            _check_schema_exists(engine)
         revision = current_revision(engine)
         if revision is None:
             tables = sorted(inspect(engine).get_table_names())
@@ -357,6 +392,7 @@ def open_engine(
             f"database schema is at revision {revision}, this arena needs {HEAD_REVISION}: "
             f"upgrade it (`arena db upgrade` on {_display_url(engine)})"
         )
+    _check_whole(engine)
     return engine
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from arena.core.errors import OptionError, escape
+from arena.core.text import shown
 from arena.ingest.errors import RowError
 
 #: First row of a rejects file (``--rejects`` refuses to replace a file without it).
@@ -72,7 +73,7 @@ def check_rejects_target(
 
     def refuse(reason: str) -> RejectsTargetError:
         return RejectsTargetError(
-            "rejects", "{name} " + escape(f"{path}: refusing to overwrite {reason}")
+            "rejects", "{name} " + escape(f"{shown(str(path))}: refusing to overwrite {reason}")
         )
 
     if target.is_dir():

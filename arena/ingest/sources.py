@@ -25,6 +25,7 @@ from typing import IO, Any
 
 from arena.core.defaults import INPUT_FORMATS
 from arena.core.errors import ArenaError
+from arena.core.text import shown
 from arena.core.vocabulary import GZIP_MAGIC
 
 #: The input formats a file may be read as (``auto``: guessed from its name or content).
@@ -60,18 +61,20 @@ class InputFile:
 
 
 def display_path(path_arg: str | os.PathLike) -> str:
-    """A path as messages, the database and JSON can hold it.
+    """A path as messages, logs, the database and JSON can hold it, on one line.
 
     A file name that is not UTF-8 arrives with its bytes as lone surrogates
     (``surrogateescape``), which no encoder accepts; those bytes are shown as
-    ``\\xNN``.
+    ``\\xNN``. Controls and other invisible characters (a newline that would
+    forge a line of the nightly log, a terminal escape) are escaped the same way
+    (:func:`arena.core.text.shown`).
     """
     text = os.fspath(path_arg)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return os.fsencode(text).decode("utf-8", "backslashreplace")
-    return text
+        text = os.fsencode(text).decode("utf-8", "backslashreplace")
+    return shown(text)
 
 
 def file_identity(path: Path) -> tuple[int, int, int]:
