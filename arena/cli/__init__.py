@@ -50,7 +50,7 @@ class AppContext:
 
 def _waiting_notice(app: AppContext):
     """Print the first lock-wait notice of the command on stderr (none with -q)."""
-    told = []
+    told: list[str] = []
 
     def say(message: str) -> None:
         if not app.quiet and not told:

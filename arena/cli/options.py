@@ -12,6 +12,8 @@ least 10``), so the command line adds no rule of its own.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 from click.core import ParameterSource
 
@@ -20,6 +22,13 @@ from arena.core.defaults import DEFAULT_URL, URL_ENV
 from arena.core.errors import OptionError
 from arena.core.formats import FORMATS
 from arena.core.options import Option, option
+
+if TYPE_CHECKING:
+    from click.types import ParamTypeInfoDict
+
+    class DeclaredInfoDict(ParamTypeInfoDict):
+        option: str
+        choices: list[str]
 
 
 class DeclaredType(click.ParamType):
@@ -52,10 +61,12 @@ class DeclaredType(click.ParamType):
         bounds = d.bounds_text()
         return self.name.upper() + (f" RANGE [{bounds}]" if bounds else "")
 
-    def to_info_dict(self) -> dict:
-        info = super().to_info_dict()
-        info.update(option=self.declared.name, choices=list(self.declared.choices))
-        return info
+    def to_info_dict(self) -> DeclaredInfoDict:
+        return {
+            **super().to_info_dict(),
+            "option": self.declared.name,
+            "choices": list(self.declared.choices),
+        }
 
     def shell_complete(self, ctx, param, incomplete):
         from click.shell_completion import CompletionItem

@@ -18,9 +18,13 @@ import math
 import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
 
 from arena.core import defaults as d
 from arena.core.errors import OptionError, escape
+
+if TYPE_CHECKING:
+    from typing import SupportsIndex
 
 __all__ = ["OPTIONS", "Option", "checked", "option"]
 
@@ -93,7 +97,8 @@ class Option:
             if isinstance(value, bool):
                 raise self.refuse("{name} must be a whole number", value)
             try:
-                value = operator.index(value)
+                # anything without __index__ raises the TypeError refused below
+                value = operator.index(cast("SupportsIndex", value))
             except TypeError:
                 raise self.refuse("{name} must be a whole number", value) from None
         elif self.kind is float:

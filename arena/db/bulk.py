@@ -114,8 +114,11 @@ def write_numbers(
         conn.exec_driver_sql(f"SET LOCAL session_replication_role = {role}")
         return
     marks = ", ".join([first_sql, *["?"] * (len(columns) - 1)])
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
     cursor = conn.connection.cursor()
     try:
-        cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+        # sqlite3's executemany takes any iterable of rows; SQLAlchemy's
+        # DBAPICursor protocol asks for a Sequence (a list would copy them all)
+        cursor.executemany(sql, rows)  # type: ignore[arg-type]
     finally:
         cursor.close()
