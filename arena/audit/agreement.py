@@ -299,8 +299,8 @@ def board_agreement(
                 outcome=outcome,
                 reference_intervals=_verdict(ref_iv[a, b]),
                 candidate_intervals=_verdict(cand_iv[a, b]),
-                p_reference=share_ahead(sr, a, b),
-                p_candidate=share_ahead(sc, a, b),
+                p_reference=share_ahead(sr, int(a), int(b)),
+                p_candidate=share_ahead(sc, int(a), int(b)),
             )  # fmt: skip
         )
     if votes:

@@ -36,6 +36,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import chdtrc, chdtri, ndtr, ndtri
 
@@ -156,7 +158,7 @@ def _organisation_keys(board: Board) -> tuple[np.ndarray, list[str]]:
         if o:
             counts[o] = counts.get(o, 0) + 1
     orgs = sorted(o for o, c in counts.items() if c >= 2)
-    pos = {o: k for k, o in enumerate(orgs)}
+    pos: dict[str | None, int] = {o: k for k, o in enumerate(orgs)}
     return np.array([pos.get(o, -1) for o in org], dtype=np.intp), orgs
 
 
@@ -292,7 +294,7 @@ def anomalous_judges(board: Board) -> Probe:
     f_p, f_ratio = fisher_test(board, p)
     fc = fastchat_score(board, p)
     dev = bt_deviations(board)
-    rows = []
+    rows: list[dict[str, Any]] = []
     votes_per = np.bincount(v.judge[v.judge != NO_KEY], minlength=len(v.judges))
     for j, name in enumerate(v.judges):
         if votes_per[j] == 0:

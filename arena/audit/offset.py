@@ -14,6 +14,7 @@ bisection, run for all groups at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,7 +66,7 @@ def group_fit(
     crit: float,
     tie_share: float = 0.0,
     weight: np.ndarray | None = None,
-) -> tuple[GroupFit, callable]:
+) -> tuple[GroupFit, Callable[[float], np.ndarray]]:
     """Score intervals for one deviation per group.
 
     Parameters

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -117,7 +118,7 @@ def position_bias(board: Board) -> Probe:
         for j in range(nj):
             if gf.n[j] == 0:
                 continue
-            row = {
+            row: dict[str, Any] = {
                 "judge": v.judges[j],
                 "votes": int(gf.n[j]),
                 "estimate": float(gf.estimate[j] * SCALE),

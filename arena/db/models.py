@@ -8,6 +8,7 @@ these models and the migrations agree.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, ClassVar
 
 from sqlalchemy import (
     BigInteger,
@@ -21,6 +22,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
     TypeDecorator,
     false,
@@ -75,6 +77,11 @@ class UtcDateTime(TypeDecorator):
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+    if TYPE_CHECKING:
+        # every model here maps a Table (DeclarativeBase types it FromClause,
+        # which may also be a subquery): insert(), indexes, constraints
+        __table__: ClassVar[Table]
 
 
 class Model(Base):

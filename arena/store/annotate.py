@@ -134,7 +134,7 @@ def annotate(conn: Connection, annotations: Iterable[Annotation]) -> int:
     """
     items = list(annotations)
     names = {a.model for a in items}
-    known = set()
+    known: set[str] = set()
     for chunk in _chunks(sorted(names), 500):
         known.update(conn.execute(select(Model.name).where(Model.name.in_(chunk))).scalars())
     missing = sorted(names - known)

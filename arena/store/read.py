@@ -300,7 +300,8 @@ def read_boards(
     if all_categories and sel.category is None:
         per_cat = _aggregate(conn, sel, watermark, by_category=True)
         excluded = _excluded_counts(conn, sel, watermark, by_category=True)
-        for name in sorted(per_cat):
+        # keyed by category name here (None is the main board's key)
+        for name in sorted(n for n in per_cat if n is not None):
             boards.append(_board_data(name, per_cat[name], clustered, excluded.get(name, 0)))
     return watermark, boards
 
@@ -372,6 +373,7 @@ def read_count_boards(
 
     watermark = conn.execute(select(func.coalesce(func.max(Battle.id), 0))).scalar_one()
     where = "n > 0"
+    wanted: int | None
     if not (all_categories and sel.category is None):
         if sel.category is None:
             wanted = ALL_BATTLES

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, func, or_, select
+from sqlalchemy import ColumnElement, Connection, func, or_, select
 
 from arena.db.models import Battle
 
@@ -41,7 +41,7 @@ def source_infos(
     conn: Connection, *, watermark: int | None = None, exclude_judges: tuple[str, ...] = ()
 ) -> list[SourceInfo]:
     """Rated battles per source (up to ``watermark``), judged ones counted apart."""
-    conds = [Battle.excluded_reason.is_(None)]
+    conds: list[ColumnElement[bool]] = [Battle.excluded_reason.is_(None)]
     if watermark is not None:
         conds.append(Battle.id <= watermark)
     if exclude_judges:
@@ -58,7 +58,7 @@ def source_infos(
 def sources(conn: Connection) -> list[str]:
     """The named sources, sorted (what ``--all-sources`` rates one by one)."""
     found = conn.execute(select(Battle.source).where(Battle.source.is_not(None)).distinct())
-    return sorted(found.scalars())
+    return sorted(s for s in found.scalars() if s is not None)
 
 
 def mixing_warning(infos: list[SourceInfo], board: str) -> str | None:

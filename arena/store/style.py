@@ -9,6 +9,7 @@ partitions, so a 10M-battle board needs no Python object per battle.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -61,7 +62,7 @@ class StyleBattles:
         return len(self.battle_id)
 
 
-def _as_array(rows: list[tuple], width: int) -> np.ndarray:
+def _as_array(rows: Sequence[tuple], width: int) -> np.ndarray:
     """Plain tuples of numbers -> ``(len(rows), width)`` float64, with no per-row object.
 
     (``np.array`` of SQLAlchemy ``Row`` objects probes every row for the
@@ -86,7 +87,9 @@ def _numbers(conn: Connection, query, width: int) -> np.ndarray:
         compiled = query.with_only_columns(*cols).compile(
             dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
         )
-        cursor = conn.connection.dbapi_connection.cursor()
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None, "the connection is open"
+        cursor = dbapi.cursor()
         chunks = []
         with cursor.copy(
             f"COPY ({compiled.string}) TO STDOUT (FORMAT binary)", compiled.params
