@@ -29,6 +29,14 @@ Rates are planted judges as a share of real ones (10% and 25%).
 
     python benchmarks/bench_audit.py            # full (3 seeds)
     python benchmarks/bench_audit.py --quick    # smoke run
+    python benchmarks/bench_audit.py --bands-only --seeds 5   # outcome table only
+
+The outcome table (issue 40) gives, per vote-count band of the judge (< 20,
+20-39, 40-99, 100+) and per kind, the shares of judges the audit reports as
+*flagged*, *consistent with the board* and *too few votes to tell*, for the
+real judges (alone, and beside the planted ones) and the planted ones.  An
+audit from before issue 40 has two outcomes; its unflagged judges are counted
+as "consistent" there, which is how they read.
 """
 
 from __future__ import annotations
@@ -163,6 +171,43 @@ def scores(probe):
     return out
 
 
+BANDS = ((0, 20, "<20"), (20, 40, "20-39"), (40, 100, "40-99"), (100, 10**9, "100+"))
+OUTCOMES = ("flagged", "consistent", "too few votes")
+
+
+def outcome(row) -> str:
+    """The judge's reported outcome; before issue 40 an unflagged judge reads as consistent."""
+    if "outcome" in row:
+        return row["outcome"]
+    return "flagged" if row["flagged"] else "consistent"
+
+
+def band(n: int) -> str:
+    return next(name for lo, hi, name in BANDS if lo <= n < hi)
+
+
+def print_outcomes(records) -> None:
+    """Shares of each outcome by vote band, per group (real, or the planted kind)."""
+    print("\noutcomes by the judge's votes (shares; n judges):")
+    print(
+        f"  {'group':22s} {'band':6s} {'n':>5s}  {'flagged':>8s} {'consistent':>10s} {'too few':>8s}"
+    )
+    groups = sorted({g for g, _, _ in records}, key=lambda g: (g.startswith("planted"), g))
+    for g in groups + ["planted harmful"]:
+        mine = [
+            (n, o)
+            for gg, n, o in records
+            if gg == g
+            or (g == "planted harmful" and gg.startswith("planted ") and gg[8:] in HARMFUL)
+        ]
+        for _, _, name in BANDS + ((0, 10**9, "all"),):
+            sel = [o for n, o in mine if name == "all" or band(n) == name]
+            if not sel:
+                continue
+            sh = [sum(o == k for o in sel) / len(sel) for k in OUTCOMES]
+            print(f"  {g:22s} {name:6s} {len(sel):5d}  {sh[0]:8.2f} {sh[1]:10.2f} {sh[2]:8.2f}")
+
+
 def tnr_at_tpr(pos, neg, tpr=0.9):
     """True-negative rate at the lowest threshold reaching the given true-positive rate."""
     pos = np.sort(np.asarray(pos))[::-1]
@@ -186,6 +231,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--llmfao", action="store_true", help="Also plant into the LLMFAO crowd.")
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument(
+        "--bands-only",
+        action="store_true",
+        help="Skip the per-detector rate lines; print the outcome table and the summaries.",
+    )
     args = ap.parse_args()
     rates = (0.1, 0.25)
     datasets = {"mt-bench": load_mtbench()}
@@ -199,8 +249,12 @@ def main() -> None:
     opts = AuditOptions(rounds=50)
     summary: dict = {}
     by_votes: dict = {}
+    records: list = []  # (group, votes, outcome) per judge and run
     for dname, rows in datasets.items():
-        real = scores(audit(rows, opts))
+        alone = audit(rows, opts)
+        real = scores(alone)
+        for r in alone.details["judges"]:
+            records.append((f"real alone ({dname})", r["votes"], outcome(r)))
         n_real = sum(s["bt"][0] for s in real.values())
         print(f"{dname}: real judges alone, flagged at the default level: {n_real} of {len(real)}")
         strength = _board_order(rows)
@@ -213,7 +267,11 @@ def main() -> None:
                 for seed in range(args.seeds):
                     rng = np.random.default_rng(1000 * seed + int(rate * 100))
                     planted_rows, planted = plant(rows, kind, rate, rng, strength)
-                    sc = scores(audit(planted_rows, opts))
+                    probe = audit(planted_rows, opts)
+                    sc = scores(probe)
+                    for r in probe.details["judges"]:
+                        g = f"planted {kind}" if r["judge"] in planted else f"real ({dname})"
+                        records.append((g, r["votes"], outcome(r)))
                     n_votes = {}
                     for r in planted_rows:
                         n_votes[r[3]] = n_votes.get(r[3], 0) + 1
@@ -230,6 +288,8 @@ def main() -> None:
                             else:
                                 a["fp"].append(flag)
                                 a["neg"].append(score)
+                if args.bands_only:
+                    continue
                 for d, a in acc.items():
                     tpr, fpr = np.mean(a["tp"]), np.mean(a["fp"])
                     tnr90 = tnr_at_tpr(a["pos"], a["neg"])
@@ -238,6 +298,7 @@ def main() -> None:
                     print(
                         f"{dname:9s} {kind:12s} {rate:4.2f}  {d:8s}  {tpr:9.2f}  {fpr:9.2f}  {tnr90:9.2f}"
                     )
+    print_outcomes(records)
     print("\nmean over the harmful kinds and rates:")
     for (dname, d), vals in summary.items():
         v = np.array(vals)

@@ -39,14 +39,24 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import chdtrc, chdtri, ndtr, ndtri
+from scipy.special import chdtrc, chdtri, expit, ndtr, ndtri
 
+from arena.audit.judge_power import OUTCOMES, Material, judge_power
 from arena.audit.offset import group_fit
 from arena.audit.result import Probe, skipped
 from arena.audit.setup import Board, leave_one_judge_out
 from arena.audit.votes import NO_KEY
 
-__all__ = ["anomalous_judges", "pair_pvalues", "fisher_test", "fastchat_score", "bt_deviations"]
+__all__ = [
+    "anomalous_judges",
+    "pair_pvalues",
+    "fisher_test",
+    "fastchat_score",
+    "bt_deviations",
+    "outcome_summary",
+    "needed_hint",
+    "effect_text",
+]
 
 DETECTORS = ("bt", "fisher", "fastchat")
 LOOKS = 5
@@ -241,7 +251,19 @@ def bt_deviations(board: Board) -> dict:
     crit_f = float(ndtri(1 - q / (2 * k_dev * max(int(fav_per.max(initial=1)), 1))))
     crit_o = float(ndtri(1 - q / (2 * k_dev * max(int(org_per.max(initial=1)), 1))))
     temp, pos, fav, org = (f for f, _ in fits(crit_j, crit_f, crit_o))
+    evidence = dict(
+        judge=j,
+        d=d,
+        sides={"favours": (fav_rows, fav_x)}
+        | ({"favours_organisation": (org_rows, org_x)} if has_org else {}),
+        keys={"favours": m, "favours_organisation": len(orgs)},
+        keys_seen={"favours": fav_per, "favours_organisation": org_per},
+        n_departures=np.full(nj, 4 if has_org else 3),
+        level=alpha * max(rejected, 1) / max(n_active, 1),
+        tie_share=ts,
+    )
     return dict(
+        evidence=evidence,
         crit=(crit_j, crit_f, crit_o),
         family=(n_active, int(fav_used.size), int(org_used.size)),
         fdr_cut=cut,
@@ -296,10 +318,20 @@ def anomalous_judges(board: Board) -> Probe:
     dev = bt_deviations(board)
     rows: list[dict[str, Any]] = []
     votes_per = np.bincount(v.judge[v.judge != NO_KEY], minlength=len(v.judges))
+    material = Material(board.opts.material)
+    power = judge_power(
+        **dev["evidence"], votes=votes_per, material=material, target=board.opts.power
+    )
     for j, name in enumerate(v.judges):
         if votes_per[j] == 0:
             continue
         reasons = _outside_rows(dev, j)
+        need = power.votes_needed[j]
+        outcome = (
+            "flagged"
+            if reasons
+            else ("consistent" if power.power[j] >= power.target else "too few votes")
+        )
         k = dev["best_fav"][j]
         t, ps = dev["temp"], dev["pos"]
         rows.append(
@@ -308,6 +340,11 @@ def anomalous_judges(board: Board) -> Probe:
                 "votes": int(votes_per[j]),
                 "flagged": bool(reasons),
                 "reasons": reasons,
+                "outcome": outcome,
+                "power": float(power.power[j]),
+                "votes_needed": int(need) if np.isfinite(need) else None,
+                "least_seen": power.weakest[j],
+                "power_by_departure": {k: float(p[j]) for k, p in power.by_departure.items()},
                 "bt_pvalue": float(dev["p_judge"][j]),
                 "bt_null_pvalue": float(dev["null_p"][j]),
                 "temperature": [float(t.estimate[j]), float(t.low[j]), float(t.high[j])],
@@ -336,13 +373,20 @@ def anomalous_judges(board: Board) -> Probe:
             }
         )
     rows.sort(key=lambda r: (not r["flagged"], r["bt_pvalue"], r["judge"]))
+    for r in rows:
+        r["effect"] = effect_text(r) if r["flagged"] else None
     flagged = [r["judge"] for r in rows if r["flagged"]]
+    counts = {o: sum(r["outcome"] == o for r in rows) for o in OUTCOMES}
+    unchecked = [r["votes_needed"] for r in rows if r["outcome"] == "too few votes"]
     n_f = sum(r["fisher_flagged"] for r in rows)
     n_fc = sum(r["fastchat_flagged"] for r in rows)
     if flagged:
         verdict = f"{len(flagged)} of {len(rows)} judges vote unlike the board (random, reversed, position-driven or favouring one model or organisation; false discovery rate {alpha:g} over judges, estimate outside the innocent band): {', '.join(flagged[:10])}{' ...' if len(flagged) > 10 else ''}."
     else:
         verdict = f"No judge's votes deviate materially from the board (false discovery rate {alpha:g} over {len(rows)} judges)."
+    verdict += f" {outcome_summary(counts)}; material: {material.sentence}."
+    if unchecked:
+        verdict += f" {needed_hint(unchecked, board.opts.power)}"
     verdict += f" The paper's Fisher test flags {n_f}, FastChat's rule {n_fc}."
     return Probe(
         "anomaly",
@@ -365,6 +409,16 @@ def anomalous_judges(board: Board) -> Probe:
             "rule": "Benjamini-Hochberg over judges at alpha on the null 'votes like the board', "
             "flagged for a rejected deviation whose estimate is outside its band",
             "fdr_cut": dev["fdr_cut"],
+            "outcomes": counts,
+            "material": material.to_dict(),
+            "power_target": board.opts.power,
+            "votes_needed_unchecked": None
+            if not unchecked
+            else {
+                "judges": len(unchecked),
+                "median": _median_votes(unchecked),
+                "never": sum(n is None for n in unchecked),
+            },
             "bands": {
                 "temperature": list(TEMPERATURE_BAND),
                 "position": list(POSITION_BAND),
@@ -374,3 +428,72 @@ def anomalous_judges(board: Board) -> Probe:
             "judges": rows,
         },
     )
+
+
+def outcome_summary(counts: dict) -> str:
+    """ "41 judges checked: 2 flagged, 30 consistent with the board, 9 too few votes to tell"."""
+    n = sum(counts.values())
+    return (
+        f"{n} judge{'s' if n != 1 else ''} checked: {counts.get('flagged', 0)} flagged, "
+        f"{counts.get('consistent', 0)} consistent with the board, "
+        f"{counts.get('too few votes', 0)} too few votes to tell"
+    )
+
+
+def _median_votes(needed: list) -> int | None:
+    finite = sorted(n for n in needed if n is not None)
+    if len(finite) * 2 <= len(needed):  # half or more can never be checked
+        return None
+    return int(np.median(finite + [np.inf] * (len(needed) - len(finite))))
+
+
+def needed_hint(needed: list, target: float) -> str:
+    """What would make the judges too few votes to tell checkable: the votes they need."""
+    finite = sorted(n for n in needed if n is not None)
+    n = len(needed)
+    who = "The judge with too few votes" if n == 1 else f"The {n} judges with too few votes"
+    if not finite:
+        return f"{who} cannot be checked by more votes of the kind they cast."
+    lo, hi = finite[0], finite[-1]
+    span = f"{lo}" if lo == hi else f"{lo} to {hi} (median {_median_votes(needed) or 'never'})"
+    never = n - len(finite)
+    tail = f"; {never} could not be checked by more votes of their kind" if never else ""
+    return f"{who} would need {span} votes each for {target:.0%} power{tail}."
+
+
+def _points(x: float) -> str:
+    """A logit shift as points of win rate in an even match: ``+31``."""
+    return f"{100 * (float(expit(x)) - 0.5):+.0f}"
+
+
+def effect_text(row: dict) -> str:
+    """The flagged deviations of a judge row, with intervals, in units people use."""
+    parts = []
+    for reason in row["reasons"]:
+        if reason in ("random", "reversed"):
+            t, lo, hi = row["temperature"]
+            parts.append(
+                f"agreement with the board {t:.2f} ({_end(lo)} to {_end(hi)}; 1 = like the board, 0 = a coin)"
+            )
+        elif reason == "position":
+            e, lo, hi = row["position"]
+            parts.append(
+                f"first-shown answer favoured by {_points(e)} points of win rate ({_points(lo)} to {_points(hi)})"
+            )
+        else:
+            key = "favours" if reason == "favours" else "favours_organisation"
+            f = row[key]
+            who = f["model"] if key == "favours" else f"{f['organisation']}'s models"
+            parts.append(
+                f"{who} favoured by {_points(f['estimate'])} points of win rate "
+                f"({_points(f['low'])} to {_points(f['high'])})"
+            )
+    return (
+        "; ".join(parts) + " (in an even match)"
+        if any("points" in p for p in parts)
+        else "; ".join(parts)
+    )
+
+
+def _end(x: float) -> str:
+    return "-inf" if x == -np.inf else ("inf" if x == np.inf else f"{x:.2f}")

@@ -49,6 +49,14 @@ class AuditReport:
                 return list(p.details.get("flagged_judges", []))
         return []
 
+    @property
+    def judge_outcomes(self) -> dict | None:
+        """Judges per outcome of the anomaly probe (flagged, consistent, too few votes), or None."""
+        for p in self.probes:
+            if p.name == "anomaly" and not p.skipped:
+                return dict(p.details.get("outcomes", {}))
+        return None
+
     def probe(self, name: str) -> Probe:
         return next(p for p in self.probes if p.name == name)
 
@@ -62,6 +70,7 @@ class AuditReport:
                 "models": self.n_models,
                 "judges": self.n_judges,
                 "flagged_judges": self.flagged_judges,
+                "judge_outcomes": self.judge_outcomes,
                 "probes": [p.to_dict() for p in self.probes],
             }
         )

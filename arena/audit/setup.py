@@ -11,9 +11,11 @@ from scipy.special import ndtri
 from arena.audit.votes import Votes
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
+    DEFAULT_AUDIT_MATERIAL_POINTS,
     DEFAULT_BOTH_BAD,
     DEFAULT_LEVEL,
     DEFAULT_MIN_BATTLES,
+    DEFAULT_POWER,
     DEFAULT_ROUNDS,
     DEFAULT_SEED,
     DEFAULT_TIES,
@@ -41,6 +43,13 @@ class AuditOptions:
         As in :func:`arena.engine.fit.fit`.
     min_battles : int
         Ranking threshold of the board.
+    material : float
+        A material departure of a judge: favouring a position, model or
+        organisation by this many points of win rate in an even match (or
+        agreeing no more often than a coin); see :mod:`arena.audit.judge_power`.
+    power : float
+        Power against a material departure at which an unflagged judge is
+        "consistent with the board" (below: too few votes to tell).
     """
 
     level: float = DEFAULT_LEVEL
@@ -50,6 +59,8 @@ class AuditOptions:
     ties: str = DEFAULT_TIES
     both_bad: str = DEFAULT_BOTH_BAD
     min_battles: int = DEFAULT_MIN_BATTLES
+    material: float = DEFAULT_AUDIT_MATERIAL_POINTS
+    power: float = DEFAULT_POWER
 
 
 @dataclass

@@ -53,8 +53,13 @@ DEFAULT_MAX_BOARDS = 1_000
 ANCHOR_MAX = 100_000.0
 #: Family-wise level of the audit's anomalous-judge flags.
 DEFAULT_AUDIT_ALPHA = 0.05
-#: Target power of ``arena plan power``.
+#: Target power of ``arena plan power``, and the power at which the audit calls a
+#: judge it does not flag "consistent with the board" (below: too few votes to tell).
 DEFAULT_POWER = 0.8
+#: A material departure of a judge from the board (the audit's anomaly probe):
+#: favouring a position, model or organisation by this many points of win rate in
+#: an even match (0.30: 50% becomes 80%), or agreeing no more often than a coin.
+DEFAULT_AUDIT_MATERIAL_POINTS = 0.30
 #: Pairs ``arena plan`` lists without ``top`` (about 1,400 ranked models).
 PLAN_MAX_LISTED = 1_000_000
 #: Interval methods (:mod:`arena.engine.intervals`) and the default.
@@ -161,6 +166,7 @@ __all__ = [
     "TIER_METHODS",
     "TIER_RULES",
     "DEFAULT_AUDIT_ALPHA",
+    "DEFAULT_AUDIT_MATERIAL_POINTS",
     "DEFAULT_HEATMAP_TOP",
     "DEFAULT_LEVEL",
     "DEFAULT_MAX_BOARDS",
