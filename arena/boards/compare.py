@@ -204,6 +204,7 @@ def compare(
     rank_sets: dict[str, tuple[int, int] | None] = {}
     if c.reason is None:
         got = stored_inference(board, samples)
+        assert got is not None, "both models are ranked (c.reason is None)"
         n_pairs = int(got.inference.n_pairs)
         sep = got.verdict(model_a, model_b)
         verdict = {

@@ -92,7 +92,10 @@ def component_board(conn: Connection, board: Board, number: int) -> Board:
     if number in found:
         if found[number] == board.snapshot.id:
             return board
-        return load_board(conn, found[number])
+        other = load_board(conn, found[number])
+        if other is None:  # pruned since the board was read
+            raise SnapshotError(f"no snapshot {found[number]}")
+        return other
     main = str(board.key.main)
     if len(found) <= 1:
         raise SnapshotOptionError(
@@ -130,6 +133,8 @@ def common_set(conn: Connection, board: Board, *names: str) -> tuple[Board, bool
     home: dict[str, tuple[int, Board]] = {}
     for number, sid in sorted(sets.items()):
         other = board if sid == board.snapshot.id else load_board(conn, sid)
+        if other is None:  # pruned since the board was read
+            raise SnapshotError(f"no snapshot {sid}")
         for r in other.rows:
             if r.model in names and r.rating is not None:
                 home[r.model] = (number, other)

@@ -98,12 +98,13 @@ def board_separated_pairs(conn: Connection, snapshot_id: int) -> list[tuple[str,
     got = stored_inference(board, samples)
     if got is None:
         return []
-    names = sorted(got.index, key=got.index.get)
+    names = sorted(got.index, key=got.index.__getitem__)
     inf = got.inference
     o = inf.order
     if inf.better is not None:
         a, b = np.nonzero(inf.better)
     else:
+        assert inf.bound_low is not None and inf.bound_high is not None  # Bonferroni method
         lo, hi = inf.bound_low[o], inf.bound_high[o]
         a, b = np.nonzero(lo[:, None] > hi[None, :])
     return [(names[i], names[j]) for i, j in zip(o[a].tolist(), o[b].tolist(), strict=True)]

@@ -52,7 +52,8 @@ def check_source(conn: Connection, source: str) -> None:
     found = conn.execute(select(Battle.source).where(Battle.source == source).limit(1)).first()
     if found is None:
         known = conn.execute(select(Battle.source).where(Battle.source.is_not(None)).distinct())
-        raise SnapshotError(unknown("source", source, sorted(known.scalars()), list_known=True))
+        names = sorted(s for s in known.scalars() if s is not None)
+        raise SnapshotError(unknown("source", source, names, list_known=True))
 
 
 def check_models(board: Board, *names: str) -> None:
@@ -137,9 +138,10 @@ def resolve_board(
     snapshot_id = resolve_snapshot_id(
         conn, snapshot_id=snapshot_id, category=category, style_control=style_control, source=source
     )
-    board = load_board(conn, snapshot_id)
-    if board is None:
+    found = load_board(conn, snapshot_id)
+    if found is None:
         raise SnapshotError(f"no snapshot {snapshot_id}")
+    board = found
     if style_control and not board.style_controlled:
         if board.paired_snapshot is None:
             raise SnapshotError(
@@ -147,5 +149,8 @@ def resolve_board(
                 "from the same rebuild (its battles carry no style metadata, or the rebuild "
                 "ran without style control)"
             )
-        board = load_board(conn, board.paired_snapshot)
+        found = load_board(conn, board.paired_snapshot)
+        if found is None:  # pruned since the raw board was read
+            raise SnapshotError(f"no snapshot {board.paired_snapshot}")
+        board = found
     return board

@@ -81,7 +81,10 @@ def split_board(
             data, model_ids=data.model_ids[models], table=sub, clusters=clusters, n_excluded=0
         )
         group = int(comps.weak[models[0]])
-        part_style = None if style is None else _restrict_style(style.battles, keep, part)
+        # keep is None exactly when style is
+        part_style = (
+            None if style is None or keep is None else _restrict_style(style.battles, keep, part)
+        )
         out.append(ComponentBoard(number, group, part, part_style))
     return out
 

@@ -136,11 +136,13 @@ def write_snapshot(
             data=samples.tobytes(),
         )
     )
-    coefficients = getattr(ratings, "coefficients", None)
-    if coefficients is not None and ratings.features:
+    from arena.engine.style.rate import StyleRatings
+
+    if isinstance(ratings, StyleRatings) and ratings.features:
+        coefficients = ratings.coefficients()
         conn.execute(
             insert(SnapshotStyleCoefficient),
-            [dict(snapshot_id=snapshot_id, position=k, **c) for k, c in enumerate(coefficients())],
+            [dict(snapshot_id=snapshot_id, position=k, **c) for k, c in enumerate(coefficients)],
         )
     return snapshot_id
 

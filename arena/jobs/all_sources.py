@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -56,7 +57,7 @@ def rebuild_all_sources(
             also=("source",),
         )
     say = progress or (lambda _msg: None)
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "all_categories": all_categories,
         "max_models": max_models,
         "read": read,

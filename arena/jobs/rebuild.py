@@ -121,7 +121,9 @@ class RebuildOptions(BoardOptions):
         unknown = sorted(set(values) - _FIT_FIELDS - _OWN_FIELDS)
         if unknown:
             raise TypeError(f"unknown rebuild option(s): {', '.join(unknown)}")
-        own = {k: tuple(v) if k in _TUPLES else v for k, v in values.items() if k in _OWN_FIELDS}
+        own: dict[str, Any] = {
+            k: tuple(v) if k in _TUPLES else v for k, v in values.items() if k in _OWN_FIELDS
+        }
         fit = FitOptions(**{k: v for k, v in values.items() if k in _FIT_FIELDS})
         opts = cls(fit=fit, **own)
         opts.validate()

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, delete, func, select, text
+from sqlalchemy import ColumnElement, Connection, delete, func, select, text
 
 from arena.core.errors import ArgumentError
 from arena.core.options import checked
@@ -256,12 +256,14 @@ def db_stats(conn: Connection) -> DbStats:
         if n == "snapshots" or "snapshot_id" not in table.c or not rows[n]:
             continue
         sid = table.c.snapshot_id
+        weight: ColumnElement[int]
         if n == SnapshotSamples.__tablename__:
             weight = func.coalesce(func.sum(func.length(table.c.data)), 0)
         else:
             weight = func.count()
-        part = conn.execute(select(weight).select_from(table).where(sid.in_(run_ids))).scalar()
-        whole = conn.execute(select(weight).select_from(table)).scalar()
+        # an aggregate without GROUP BY: always one row, never NULL (coalesce)
+        part = conn.execute(select(weight).select_from(table).where(sid.in_(run_ids))).scalar_one()
+        whole = conn.execute(select(weight).select_from(table)).scalar_one()
         if whole:
             per_night += sizes[n] * float(part) / float(whole)
     return DbStats(method, tables, run_id, n_run, int(round(per_night)))
