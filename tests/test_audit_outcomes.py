@@ -128,7 +128,7 @@ def test_json_carries_outcome_power_and_votes_needed():
     details = doc["probes"][0]["details"]
     row = details["judges"][0]
     assert {"outcome", "power", "votes_needed", "least_seen", "effect"} <= set(row)
-    assert details["material"]["win_rate_points"] == 0.3
+    assert details["material"]["win_rate_points"] == 0.4
     assert details["power_target"] == 0.8
     assert details["votes_needed_unchecked"]["judges"] == 41
     assert "too few votes to tell" in doc["probes"][0]["verdict"]

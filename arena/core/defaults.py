@@ -58,8 +58,8 @@ DEFAULT_AUDIT_ALPHA = 0.05
 DEFAULT_POWER = 0.8
 #: A material departure of a judge from the board (the audit's anomaly probe):
 #: favouring a position, model or organisation by this many points of win rate in
-#: an even match (0.30: 50% becomes 80%), or agreeing no more often than a coin.
-DEFAULT_AUDIT_MATERIAL_POINTS = 0.30
+#: an even match (0.40: 50% becomes 90%), or agreeing no more often than a coin.
+DEFAULT_AUDIT_MATERIAL_POINTS = 0.40
 #: Pairs ``arena plan`` lists without ``top`` (about 1,400 ranked models).
 PLAN_MAX_LISTED = 1_000_000
 #: Interval methods (:mod:`arena.engine.intervals`) and the default.
