@@ -164,6 +164,7 @@ def test_a_refused_first_command_creates_no_database(tmp_path):
     synth_battles(path, n=20, models=3)
     incoming = tmp_path / "incoming"
     incoming.mkdir()
+    _refused(arena.open, "wait", f"sqlite:///{tmp_path / 'new.db'}", wait=NAN)
     db = arena.open(f"sqlite:///{tmp_path / 'new.db'}")
     _refused(db.ingest, "input_format", path, input_format="bogus")
     _refused(db.nightly, "rounds", incoming, tmp_path / "site", rounds=2**70)

@@ -270,7 +270,7 @@ def test_missing_file_and_bad_options(tmp_path):
     result = run(["eval", str(tmp_path / "nope.csv")], ok=False)
     assert result.exit_code == 1 and "no such file" in result.output
     result = run(["eval", str(DATA / "eval_results.csv"), "--level", "1.5"], ok=False)
-    assert result.exit_code == 2
+    assert result.exit_code == 1 and "Error: --level must be greater than 0" in result.output
     result = run(["eval"], ok=False)
     assert result.exit_code == 2
 

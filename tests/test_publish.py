@@ -417,9 +417,9 @@ def test_cli_errors(run_cli, engine, tmp_path):
     assert res.exit_code == 1 and "refusing to replace it" in res.output
     assert (foreign / "thesis.tex").read_text() == "precious"
     res = run_cli("publish", str(tmp_path / "x"), "--heatmap-top", "1", ok=False)
-    assert res.exit_code == 2 and "--heatmap-top" in res.output
+    assert res.exit_code == 1 and "Error: --heatmap-top must be at least 2" in res.output
     res = run_cli("publish", str(tmp_path / "x"), "--top", "1", ok=False)  # the old spelling
-    assert res.exit_code == 2
+    assert res.exit_code == 1 and "Error: --top must be at least 2" in res.output
     link = tmp_path / "link"
     link.symlink_to(foreign)
     res = run_cli("publish", str(link), ok=False)

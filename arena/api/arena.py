@@ -177,6 +177,7 @@ class Arena(DatabaseMethods, DemoMethods):
         self, url: str, *, wait: float = DEFAULT_WAIT, notice: Callable[[str], None] | None = None
     ) -> None:
         self.url = url
+        OPTIONS["wait"].check(wait)  # a NaN or negative wait would never give up or never wait
         self.wait = wait
         #: told once when a command has waited a second for another one's lock
         self.notice = notice
