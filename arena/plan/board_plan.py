@@ -94,7 +94,7 @@ def plan_draws(
     check_at_least("n", n, 1)
     models, n_pairs = _ranked(inp)
     args = (inp.rating, inp.samples, inp.pair_battles)
-    kwargs = {"models": models, "rule": rule, "level": inp.level}
+    kwargs: dict[str, Any] = {"models": models, "rule": rule, "level": inp.level}
     if n_pairs <= MAX_LISTED:
         first, second = draw_pairs(plan_pairs(*args, **kwargs).plan, n, seed=seed)
     else:

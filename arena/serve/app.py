@@ -60,7 +60,7 @@ def create_app(config: ServeConfig) -> FastAPI:
         for module in ROUTERS
         for route in module.router.routes  # included without a prefix: the same paths
         if isinstance(route, APIRoute) and route.endpoint in HOT_ENDPOINTS
-        for method in route.methods
+        for method in route.methods or ()  # an APIRoute always has its set
     }
     app.add_middleware(BodyLimitsAndMetrics, max_body=config.max_body, hot=hot)
     return app

@@ -153,6 +153,7 @@ class Authenticator:
             if stranger:
                 self.by_address.refund(address, self.anonymous_rate)
             self.keys.put(digest, info, now)
+        assert info is not None, "a fresh cache entry is a stored key"
         if info.scope not in ROUTE_SCOPES[scope]:
             raise ApiError(
                 403, f"key {info.name!r} has scope {info.scope!r}; this route needs {scope!r}"

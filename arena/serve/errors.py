@@ -111,7 +111,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _starlette(request: Request, exc: HTTPException) -> JSONResponse:
         # 404 no such route, 405 method not allowed, 400 from Starlette's parsers
         _count(request, exc.status_code)
-        return error_response(ApiError(exc.status_code, str(exc.detail), headers=exc.headers))
+        headers = None if exc.headers is None else dict(exc.headers)
+        return error_response(ApiError(exc.status_code, str(exc.detail), headers=headers))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

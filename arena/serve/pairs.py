@@ -181,5 +181,6 @@ class PairPicker:
         else:
             k = int(np.searchsorted(plan.cumulative, rng.random(), side="right"))
             k = min(k, plan.cumulative.size - 1)
+            assert plan.plan_i is not None and plan.plan_j is not None  # set with cumulative
             pair = (names[int(plan.plan_i[k])], names[int(plan.plan_j[k])])
         return pair if rng.random() < 0.5 else (pair[1], pair[0])

@@ -340,6 +340,7 @@ class GroupWriter:
         for job in group:
             if isinstance(job, VoteJob):
                 ext = job.battle.external_id
+                assert ext is not None, "a vote's record carries its token's id"
                 if ext in stored or ext in seen:
                     results.append((job.future, "used"))
                     continue

@@ -58,7 +58,9 @@ def none_match(header: str, etag: str) -> bool:
     return False
 
 
-def _document(state: ServeState, category: str | None, source: str | None, style: bool):
+def _document(
+    state: ServeState, category: str | None, source: str | None, style: bool
+) -> tuple[float, bytes, str]:
     """(built at, body, etag) of a board's leaderboard."""
     if source is not None:
         state.names.source(source)
