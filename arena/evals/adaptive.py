@@ -323,9 +323,13 @@ def simulate_adaptive(
     used = np.empty(n_examinees, dtype=np.int64)
     reached = 0
     for e in range(n_examinees):
+
+        def answer(item: str, e: int = e) -> int:
+            return int(responses_of(e, np.array([pos[item]]))[0])
+
         res = adaptive_test(
             bank,
-            lambda item, e=e: int(responses_of(e, np.array([pos[item]]))[0]),
+            answer,
             se_target=se_target,
             max_items=max_items,
         )

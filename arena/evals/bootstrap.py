@@ -322,6 +322,6 @@ def cluster_bootstrap_ci(
     lo, hi = percentile_bounds(ratios, level)
     if np.all(x == x[0]) and _is_binary(x):
         # clusters, not items, are the independent units: bound the share by them
-        lo, hi = _cp_share(int(x[0]) * n_clusters, n_clusters, level, "cluster bootstrap")
-        return Interval(float(x[0]), float(lo), float(hi), float(level), FALLBACK_NOTE)
+        c_lo, c_hi = _cp_share(int(x[0]) * n_clusters, n_clusters, level, "cluster bootstrap")
+        return Interval(float(x[0]), float(c_lo), float(c_hi), float(level), FALLBACK_NOTE)
     return Interval(float(x.sum() / x.size), float(lo), float(hi), float(level))

@@ -116,13 +116,11 @@ def irt_fit(
                 json.dump(bank.to_dict(), fh, indent=1)
         except OSError as exc:
             raise IrtError(f"{save}: cannot write: {exc.strerror}") from None
-    rows = sorted(
-        (
-            {"model": m, "theta": float(t), "se": float(s), "items": int(k)}
-            for m, t, s, k in zip(r.models, ab.theta, ab.se, ab.n_items, strict=True)
-        ),
-        key=lambda row: (-row["theta"], row["model"]),
-    )
+    found: list[dict[str, Any]] = [
+        {"model": m, "theta": float(t), "se": float(s), "items": int(k)}
+        for m, t, s, k in zip(r.models, ab.theta, ab.se, ab.n_items, strict=True)
+    ]
+    rows = sorted(found, key=lambda row: (-row["theta"], row["model"]))
     return IrtFit(bank, tuple(rows), abilities, len(r.models), len(items), tuple(warnings))
 
 

@@ -11,6 +11,7 @@ of each model's scores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -164,18 +165,23 @@ def evaluate_scores(
             raise ScoreError(f"{bad}: McNemar's test needs 0/1 scores (choose test t, wilcoxon, permutation or bootstrap)")  # fmt: skip
     axes = tuple(table.axes)
     grouped = table.group is not None and len(set(table.group)) > 1
-    group_of = dict(zip(table.item, table.group, strict=True)) if grouped else {}
+    group_of = (
+        dict(zip(table.item, table.group, strict=True))
+        if grouped and table.group is not None
+        else {}
+    )
     design = {c: np.asarray(getattr(table, c), dtype=object) for c in axes}
     num = np.asarray(table.numerator, dtype=np.float64) if ratio else None
     den = np.asarray(table.denominator, dtype=np.float64) if ratio else None
     units = np.asarray([group_of[i] for i in table.item], dtype=object) if grouped else items
 
-    model_rows = []
+    model_rows: list[dict[str, Any]] = []
     for m in models:
         rows = table.rows_of(m)
         n_items = int(np.unique(items[rows]).size)
-        floor = (None, None)
+        floor: tuple[float | None, float | None] = (None, None)
         if ratio:
+            assert num is not None and den is not None  # ratio data
             iv = ratio_interval(num[rows], den[rows], rng, clusters=units[rows], rounds=rounds, level=level)  # fmt: skip
             how = f"cluster bootstrap over {'groups' if grouped else 'items'} (ratio of sums)"
             mean, low, high = iv.estimate, iv.low, iv.high
@@ -224,7 +230,9 @@ def evaluate_scores(
             pairs.append(row)
     pvals = [p.pvalue for p in pairs]
     have = [i for i, p in enumerate(pvals) if p is not None]
-    adjusted = adjust_pvalues([pvals[i] for i in have], correction) if have else []
+    adjusted: np.ndarray | list[float] = (
+        adjust_pvalues([pvals[i] for i in have], correction) if have else []
+    )
     alpha = 1.0 - level
     final = []
     for k, p in enumerate(pairs):

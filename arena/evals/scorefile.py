@@ -135,6 +135,7 @@ class ScoreTable:
                 if n:
                     raise ItemFileError(path, line, None, "mixes ratio and plain scores")
                 self.numerator, self.denominator = [], []
+            assert self.denominator is not None  # set with the numerator
             self.numerator.append(ratio[0])
             self.denominator.append(ratio[1])
         elif self.numerator is not None:

@@ -92,7 +92,7 @@ class VarianceComponents:
 
     components: dict[str, float]
     raw: dict[str, float]
-    levels: dict[str, int]
+    levels: dict[str, float]
     n: int
     balanced: bool
     mean: float
