@@ -110,3 +110,24 @@ def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):
     assert second.n_battles == first.n_battles - by_j00 and by_j00 >= 200
     doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json").output)
     assert doc["snapshot"] == 2 and doc["judges"] == 24 and doc["flagged_judges"] == []
+
+
+def test_audit_opens_with_the_judges_per_outcome(run_cli, tmp_path):
+    """Issue 40: the counts per outcome come first, then what the unchecked judges need."""
+    path = tmp_path / "votes.csv"
+    judged_battles(path)
+    run_cli("ingest", str(path), "-q")
+    run_cli("rebuild", "--rounds", "50", "-q")
+    lines = run_cli("audit", "--rounds", "50", "--no-store").output.splitlines()
+    assert lines[0].startswith("audit of snapshot 1")
+    assert lines[1].startswith("25 judges checked: 1 flagged, ")
+    assert lines[1].endswith("too few votes to tell")
+    if "0 too few votes" not in lines[1]:
+        assert "would need" in lines[2] and "votes each for 80% power" in lines[2]
+    assert any(line.startswith("(material: agreeing with the board's") for line in lines[2:4])
+    doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json", "--no-store").output)
+    counts = doc["judge_outcomes"]
+    assert sum(counts.values()) == 25 and counts["flagged"] == 1
+    judges = next(p for p in doc["probes"] if p["name"] == "anomaly")["details"]["judges"]
+    assert {r["outcome"] for r in judges} <= {"flagged", "consistent", "too few votes"}
+    assert all("power" in r and "votes_needed" in r for r in judges)

@@ -141,7 +141,7 @@ def test_summary_words():
     )
     assert needed_hint([120, 300, 180], 0.8) == (
         "The 3 judges with too few votes would need 120 to 300 (median 180) votes each "
-        "for 80% power."
+        "for 80% power against a material departure."
     )
     assert needed_hint([None], 0.8).startswith("The judge with too few votes cannot be checked")
     row = {

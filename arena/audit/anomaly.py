@@ -384,9 +384,11 @@ def anomalous_judges(board: Board) -> Probe:
         verdict = f"{len(flagged)} of {len(rows)} judges vote unlike the board (random, reversed, position-driven or favouring one model or organisation; false discovery rate {alpha:g} over judges, estimate outside the innocent band): {', '.join(flagged[:10])}{' ...' if len(flagged) > 10 else ''}."
     else:
         verdict = f"No judge's votes deviate materially from the board (false discovery rate {alpha:g} over {len(rows)} judges)."
-    verdict += f" {outcome_summary(counts)}; material: {material.sentence}."
-    if unchecked:
-        verdict += f" {needed_hint(unchecked, board.opts.power)}"
+    summary = outcome_summary(counts)
+    hint = needed_hint(unchecked, board.opts.power) if unchecked else None
+    verdict += f" {summary}; material: {material.sentence}."
+    if hint:
+        verdict += f" {hint}"
     verdict += f" The paper's Fisher test flags {n_f}, FastChat's rule {n_fc}."
     return Probe(
         "anomaly",
@@ -410,6 +412,8 @@ def anomalous_judges(board: Board) -> Probe:
             "flagged for a rejected deviation whose estimate is outside its band",
             "fdr_cut": dev["fdr_cut"],
             "outcomes": counts,
+            "summary": summary,
+            "hint": hint,
             "material": material.to_dict(),
             "power_target": board.opts.power,
             "votes_needed_unchecked": None
@@ -458,7 +462,7 @@ def needed_hint(needed: list, target: float) -> str:
     span = f"{lo}" if lo == hi else f"{lo} to {hi} (median {_median_votes(needed) or 'never'})"
     never = n - len(finite)
     tail = f"; {never} could not be checked by more votes of their kind" if never else ""
-    return f"{who} would need {span} votes each for {target:.0%} power{tail}."
+    return f"{who} would need {span} votes each for {target:.0%} power against a material departure{tail}."
 
 
 def _points(x: float) -> str:

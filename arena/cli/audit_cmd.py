@@ -20,7 +20,15 @@ from arena.cli.output import emit
 from arena.cli.progress import phase_reporter
 from arena.core.vocabulary import PROBE_NAMES
 
-JUDGE_COLUMNS = ["judge", "votes", "reasons", "bt_pvalue", "fisher_pvalue", "fastchat_log_score"]
+JUDGE_COLUMNS = [
+    "judge",
+    "votes",
+    "reasons",
+    "effect",
+    "bt_pvalue",
+    "fisher_pvalue",
+    "fastchat_log_score",
+]
 COLUMNS = ["probe", "estimate", "low", "high", "unit", "band", "flag", "verdict"]
 
 
@@ -68,7 +76,10 @@ def audit_command(
     coverage.
 
     Each probe gives an estimate with an interval and flags only when the
-    whole interval lies outside its stated innocent band. Probes that need
+    whole interval lies outside its stated innocent band. Every judge is
+    flagged, consistent with the board (the test could have seen a material
+    departure and did not) or has too few votes to tell; the counts come
+    first, with the votes the unchecked judges would need. Probes that need
     judge ids say so and are skipped on data without them. The JSON document
     is stored with the snapshot (the published site shows it; `arena rebuild
     --exclude-flagged` leaves the flagged judges out). With --component N:
@@ -118,6 +129,12 @@ def audit_command(
         f"audit of snapshot {info.id} ({info.board}): {report.n_votes} votes, "
         f"{report.n_models} models, {report.n_judges} judges"
     )
+    anomaly = next((p for p in doc["probes"] if p["name"] == "anomaly" and not p["skipped"]), None)
+    if anomaly is not None and anomaly["details"].get("summary"):
+        click.echo(anomaly["details"]["summary"])
+        if anomaly["details"].get("hint"):
+            click.echo(anomaly["details"]["hint"])
+        click.echo(f"(material: {anomaly['details']['material']['sentence']})")
     emit(rows, COLUMNS, "table")
     if report.flagged_judges:
         click.echo(f"flagged judges: {', '.join(report.flagged_judges)}")
@@ -127,6 +144,7 @@ def audit_command(
                 "judge": r["judge"],
                 "votes": r["votes"],
                 "reasons": ", ".join(r["reasons"]),
+                "effect": r.get("effect") or "",
                 "bt_pvalue": r["bt_pvalue"],
                 "fisher_pvalue": r["fisher_pvalue"],
                 "fastchat_log_score": r["fastchat_log_score"],
