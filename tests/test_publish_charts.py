@@ -564,3 +564,18 @@ def test_open_graph_card():
     assert len(ticks) >= 3 and _is_round_step(ticks[1] - ticks[0])
     empty = ET.fromstring(og_image("Math", "2026-01-05", []).encode("utf-8"))
     assert "No ranked models yet." in _text(empty)
+
+
+def test_interval_chart_leaves_out_a_rated_model_without_both_bounds():
+    """A rating with an open bound (stored as none) has no interval to draw: it is
+    left out of the chart, as its table row has no bar, instead of failing the page."""
+    from arena.publish.board_page import _interval_chart
+
+    board = _board(3)
+    open_row = replace(board.rows[2], ranked=False, tier=None, rank=None, ci_high=None)
+    rows = [*board.rows[:2], open_row]
+    axis = Axis.around([r.ci_low for r in rows], [r.ci_high for r in rows])
+    chart = _interval_chart(rows, axis, "overall", "95% ")
+    tips = [t.text or "" for t in _all(_svg(chart.svg), "title")]
+    assert any(t.startswith("m0:") for t in tips) and any(t.startswith("m1:") for t in tips)
+    assert not any(t.startswith("m2:") for t in tips)

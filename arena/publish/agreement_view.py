@@ -9,13 +9,18 @@ by :func:`arena.audit.agreement.board_agreement`, the numbers of
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection
 
 from arena.audit.agreement import board_agreement
 from arena.boards.snapshots import SnapshotError
 from arena.core.defaults import DEFAULT_LEVEL
+
+if TYPE_CHECKING:
+    from arena.publish.views import SiteBoard
 
 __all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
 
@@ -60,7 +65,7 @@ def _interval(e) -> str:
     return f"{_num(e.estimate)} ({_num(e.ci_low)} to {_num(e.ci_high)})"
 
 
-def _source_sites(conn: Connection, sites) -> list[tuple[str, object]]:
+def _source_sites(conn: Connection, sites: Iterable[SiteBoard]) -> list[tuple[str, SiteBoard]]:
     """(source, site) for the raw main board of each source.
 
     The overall board counts as a source's board too when every battle it
@@ -73,7 +78,7 @@ def _source_sites(conn: Connection, sites) -> list[tuple[str, object]]:
     from arena.boards.keys import BoardKey, BoardKeyError
     from arena.db.models import Battle
 
-    out: dict[str, object] = {}
+    out: dict[str, SiteBoard] = {}
     overall = None
     for s in sites:
         try:
@@ -94,13 +99,13 @@ def _source_sites(conn: Connection, sites) -> list[tuple[str, object]]:
     return list(out.items())
 
 
-def _selector(site, source: str) -> str:
+def _selector(site: SiteBoard, source: str) -> str:
     """The board's selector for ``arena agreement`` (``overall`` for the overall board)."""
     return "overall" if site.board.snapshot.source is None else f"source={source}"
 
 
 def agreement_views(
-    conn: Connection, sites, *, level: float = DEFAULT_LEVEL
+    conn: Connection, sites: Iterable[SiteBoard], *, level: float = DEFAULT_LEVEL
 ) -> tuple[AgreementView, ...]:
     """One view per non-reference source; empty with fewer than two published sources."""
     by_source = _source_sites(conn, sites)
@@ -123,7 +128,7 @@ def agreement_views(
         sep_r, sep_c = ag.separability["reference"], ag.separability["candidate"]
         counts = ag.agreement_counts
         pct = f"{level:.0%}"
-        stats = (
+        stats: tuple[tuple[str, str], ...] = (
             ("Spearman", f"{_interval(ag.spearman)}, {pct} bootstrap"),
             ("Kendall tau-b", f"{_interval(ag.kendall)}, {pct} bootstrap"),
             (

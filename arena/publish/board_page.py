@@ -107,7 +107,9 @@ def _row_view(
 ) -> RowView:
     change, change_text, new = _rank_change(row, previous)
     words = interval_words(row.ci_low, row.ci_high)
-    has_bar = None not in (row.rating, row.ci_low, row.ci_high)
+    bar = Markup("")
+    if row.rating is not None and row.ci_low is not None and row.ci_high is not None:
+        bar = svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis, label=words)
     return RowView(
         model=row.model,
         label=display(row),
@@ -129,9 +131,7 @@ def _row_view(
         flags=tuple(flag_word(f) for f in row.flags),
         tier=f"tier {row.tier}" if row.ranked and row.tier is not None else "",
         find=_find_text(row),
-        bar=svg.interval_bar(row.rating, row.ci_low, row.ci_high, axis, label=words)
-        if has_bar
-        else Markup(""),
+        bar=bar,
     )
 
 
@@ -182,8 +182,8 @@ def _interval_chart(rows: Sequence[BoardRow], axis: svg.Axis, label: str, lvl: s
     # Alternate band shading per tier so neighbouring tiers are visibly separate.
     parity, last = 1, object()
     for r in rows:
-        if r.rating is None:
-            continue
+        if r.rating is None or r.ci_low is None or r.ci_high is None:
+            continue  # no interval to draw (an open bound is stored as none)
         if r.ranked and r.tier != last:
             parity ^= 1
             last = r.tier
@@ -241,7 +241,7 @@ def leaderboard_page(
     before = {r.model: r.rank_ub for r in previous.rows} if previous is not None else None
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
     has_style_change = board.style_controlled and site.paired is not None
-    if has_style_change:
+    if has_style_change and site.paired is not None:
         raw = {r.model: r.rank_ub for r in site.paired.board.rows}
         views = [
             replace(v, style_change=c, style_change_text=t)

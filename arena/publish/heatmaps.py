@@ -125,7 +125,7 @@ def heatmap(
             k = counts[i][j] if counts is not None else None
             few = k is not None and k < min_battles
             if kind == "prob":
-                shown = 0.5 + (v - 0.5) * (k / min_battles) if few else v
+                shown = 0.5 + (v - 0.5) * (k / min_battles) if few and k is not None else v
                 rgb, rgb_d = colours.diverging(shown), colours.diverging(shown, dark=True)
             else:
                 t = math.sqrt(v / vmax)
@@ -164,14 +164,16 @@ def heatmap(
     ]
     shorts = clip_all(labels, 24)
     for i, lab in enumerate(labels):
-        y = top + cell * i + cell / 2 + 4
-        parts.append(label(lab, shorts[i], f'class="lab" x="{left - 6}" y="{num(y)}"'))
+        ly = top + cell * i + cell / 2 + 4
+        parts.append(label(lab, shorts[i], f'class="lab" x="{left - 6}" y="{num(ly)}"'))
     parts.append("</g>")
     for i, lab in enumerate(labels):
-        x = left + cell * i + cell / 2 + 4
+        lx = left + cell * i + cell / 2 + 4
         parts.append(
             label(
-                lab, shorts[i], f'class="lab" transform="translate({num(x)} {top - 6}) rotate(-60)"'
+                lab,
+                shorts[i],
+                f'class="lab" transform="translate({num(lx)} {top - 6}) rotate(-60)"',
             )
         )
     parts.append('<g class="cells" text-anchor="middle">')
@@ -186,7 +188,7 @@ def heatmap(
 def top_rows(board: Board, top: int | None) -> list[BoardRow]:
     """The ``top`` visible ranked models by rating (all of them for ``None``)."""
     ranked = [r for r in board.visible_rows() if r.ranked and r.rating is not None]
-    ranked.sort(key=lambda r: (-r.rating, r.model))
+    ranked.sort(key=lambda r: (-(r.rating or 0.0), r.model))  # every rating is set here
     return ranked if top is None else ranked[:top]
 
 

@@ -45,11 +45,11 @@ class OgRow:
 
 def og_rows(board: Board, n: int = 8) -> list[OgRow]:
     """The first ``n`` ranked, visible models of ``board`` in board order."""
-    out = []
+    out: list[OgRow] = []
     for r in board.visible_rows():
         if len(out) == n:
             break
-        if not r.ranked or None in (r.rating, r.ci_low, r.ci_high):
+        if not r.ranked or r.rating is None or r.ci_low is None or r.ci_high is None:
             continue
         rank = rank_text(r)
         out.append(OgRow(rank, r.display_name or r.model, r.rating, r.ci_low, r.ci_high))

@@ -199,10 +199,10 @@ def _load_site_boards(
     )
     # LMArena opens on style control: where the main board has a style-controlled
     # board from the same run, index.html shows it and the raw board is one click away.
-    main, style = sites[0], sites[0].paired
-    if style is not None and not main.board.style_controlled:
-        main.file, style.file = style.file, main.file
-        main.downloads, style.downloads = style.downloads, main.downloads
+    home, style = sites[0], sites[0].paired
+    if style is not None and not home.board.style_controlled:
+        home.file, style.file = style.file, home.file
+        home.downloads, style.downloads = style.downloads, home.downloads
     return sites
 
 
@@ -409,10 +409,10 @@ def _files(
         rows = [tidy(r.to_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
     if _has_boards_page(sites):
-        page = _boards_page(sites, attribution_text)
-        yield BOARDS_FILE, render("boards.html", page=page).encode("utf-8")
+        boards_page = _boards_page(sites, attribution_text)
+        yield BOARDS_FILE, render("boards.html", page=boards_page).encode("utf-8")
     if audit is not None or agreements:
-        page = audit_page(
+        audit_view = audit_page(
             audit,
             board_label=sites[0].label,
             nav=_nav(sites, None, ""),
@@ -420,10 +420,10 @@ def _files(
             agreements=agreements,
             snapshot_id=main_info.id,
         )
-        yield AUDIT_FILE, render("audit.html", page=page).encode("utf-8")
+        yield AUDIT_FILE, render("audit.html", page=audit_view).encode("utf-8")
     model_nav = _nav(sites, None, "../")
     for name in linked:
-        page = ctx.model_page(
+        model_page = ctx.model_page(
             name,
             sites,
             nav=model_nav,
@@ -431,8 +431,8 @@ def _files(
             linked=linked_set,
             og_image=base + OG_PNG if base_url else "../" + OG_PNG,
         )
-        page = replace(page, og_url=absolute(ctx.model_href(name)))
-        yield ctx.model_href(name), render("model.html", page=page).encode("utf-8")
+        model_page = replace(model_page, og_url=absolute(ctx.model_href(name)))
+        yield ctx.model_href(name), render("model.html", page=model_page).encode("utf-8")
 
 
 def publish_site(

@@ -239,7 +239,7 @@ def _x_positions(points: Sequence[HistoryPoint], left: float, width: float) -> l
     """By time when every point has one and they span some; else evenly, in order."""
     n = len(points)
     if all(p.at is not None for p in points):
-        t = [_seconds(p.at) for p in points]
+        t = [_seconds(p.at) for p in points if p.at is not None]  # every one
         span = max(t) - min(t)
         if span > 0:
             return [left + width * (v - min(t)) / span for v in t]
@@ -293,7 +293,8 @@ def history_chart(
     left, right, top, bottom = 52, 16, 14, 40
     pw, ph = width - left - right, height - top - bottom
     if all(p.at is not None for p in points):
-        points = sorted(points, key=lambda p: _seconds(p.at))  # stable: id order on ties
+        # stable: id order on ties (every point has a time here)
+        points = sorted(points, key=lambda p: _seconds(p.at) if p.at is not None else 0.0)
     axis = Axis.around([p.low for p in points], [p.high for p in points], ticks=4)
     n = len(points)
 

@@ -47,13 +47,15 @@ class Axis:
     step: float | None = None
 
     @classmethod
-    def around(cls, lows: Sequence[float], highs: Sequence[float], *, ticks: int = 6) -> Axis:
+    def around(
+        cls, lows: Sequence[float | None], highs: Sequence[float | None], *, ticks: int = 6
+    ) -> Axis:
         # Only finite values place the axis (an unrated model may carry NaN).
-        lows = [v for v in lows if v is not None and math.isfinite(v)]
-        highs = [v for v in highs if v is not None and math.isfinite(v)]
-        if not lows or not highs:
+        finite_lows = [v for v in lows if v is not None and math.isfinite(v)]
+        finite_highs = [v for v in highs if v is not None and math.isfinite(v)]
+        if not finite_lows or not finite_highs:
             return cls(0.0, 1.0)
-        lo, hi = min(lows), max(highs)
+        lo, hi = min(finite_lows), max(finite_highs)
         if hi - lo < 1e-6 * max(abs(lo), 1.0):
             lo, hi = lo - 0.5, hi + 0.5
         step = nice_step(hi - lo, ticks)
