@@ -87,6 +87,10 @@ def test_audit_page_in_published_site(run_cli, tmp_path):
     assert page.count('<li class="probe ') == len(PROBE_NAMES)
     assert '<p class="status flagged">Flagged</p>' in page
     assert "probes flagged" in page and '<meta name="description"' in page
+    # every judge with its outcome (issue 40)
+    assert "judges checked: 1 flagged, " in page
+    assert '<span class="status flagged">Flagged</span>' in page
+    assert "Too few votes to tell" in page or "Consistent with the board</span>" in page
 
 
 def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):

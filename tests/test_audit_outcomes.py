@@ -151,3 +151,31 @@ def test_summary_words():
     assert effect_text(row) == (
         "first-shown answer favoured by +38 points of win rate (+32 to +50) (in an even match)"
     )
+
+
+def test_audit_page_shows_the_three_outcomes_per_judge():
+    from arena.publish.audit_page import audit_page
+
+    doc = {"snapshot": 3, **run_audit(_judges(0), OPTS, only=("anomaly",)).to_dict()}
+    page = audit_page(doc, board_label="Overall", nav=(), attribution=None)
+    out = page.outcomes
+    assert out.summary.startswith("43 judges checked: 1 flagged, 1 consistent with the board")
+    assert "40 points of win rate" in out.material and "votes each for 80% power" in out.hint
+    words = [j.outcome_word for j in out.judges]
+    assert words[0] == "Flagged" and words[-1] == "Consistent with the board"
+    assert set(words) == {"Flagged", "Consistent with the board", "Too few votes to tell"}
+    by = {j.judge: j for j in out.judges}
+    assert by["j040"].detail.startswith("agreement with the board")
+    assert by["j042"].detail.startswith("power ") and "material departure" in by["j042"].detail
+    assert by["j041"].detail.startswith("needs ") and "% now)" in by["j041"].detail
+    # an audit stored before issue 40: the flagged judges only, as before
+    old = {**doc, "probes": [dict(doc["probes"][0])]}
+    details = {**old["probes"][0]["details"]}
+    details["judges"] = [
+        {k: v for k, v in r.items() if k not in ("outcome", "power", "votes_needed")}
+        for r in details["judges"]
+    ]
+    del details["summary"]
+    old["probes"][0]["details"] = details
+    before = audit_page(old, board_label="Overall", nav=(), attribution=None)
+    assert before.outcomes is None and [j.judge for j in before.flagged_judges] == ["j040"]

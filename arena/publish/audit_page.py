@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from arena.audit.result import pooled_state, tripped_by
 from arena.publish.context import Link
 
-__all__ = ["AuditPage", "ProbeView", "JudgeView", "audit_page", "AUDIT_FILE", "STATUS_WORDS"]
+__all__ = [
+    "AuditPage",
+    "ProbeView",
+    "JudgeView",
+    "JudgeOutcomes",
+    "audit_page",
+    "AUDIT_FILE",
+    "STATUS_WORDS",
+    "OUTCOME_WORDS",
+]
 
 AUDIT_FILE = "audit.html"
 
@@ -41,11 +50,41 @@ class ProbeView:
         return STATUS_WORDS[self.status][1]
 
 
+#: A judge's outcome (the anomaly probe's ``outcome``) -> (word on the page, CSS class).
+OUTCOME_WORDS = {
+    "flagged": ("Flagged", "flagged"),
+    "consistent": ("Consistent with the board", "ok"),
+    "too few votes": ("Too few votes to tell", "undecided"),
+}
+
+
 @dataclass(frozen=True)
 class JudgeView:
     judge: str
     votes: int
     reasons: str
+    outcome: str = "flagged"
+    #: What the test saw: the effect and its interval (flagged), the power (consistent)
+    #: or the votes needed (too few votes).
+    detail: str = ""
+
+    @property
+    def outcome_word(self) -> str:
+        return OUTCOME_WORDS[self.outcome][0]
+
+    @property
+    def outcome_class(self) -> str:
+        return OUTCOME_WORDS[self.outcome][1]
+
+
+@dataclass(frozen=True)
+class JudgeOutcomes:
+    """Every judge's outcome (an audit stored since issue 40), flagged first."""
+
+    summary: str
+    material: str
+    hint: str | None
+    judges: tuple[JudgeView, ...]
 
 
 @dataclass(frozen=True)
@@ -66,6 +105,8 @@ class AuditPage:
     root: str = ""
     #: Each published source's board against the reference source (``agreement_view``).
     agreements: tuple = ()
+    #: Every judge flagged, consistent or with too few votes to tell (None: an older audit).
+    outcomes: JudgeOutcomes | None = None
 
 
 def _num(x: float | None, unit: str) -> str:
@@ -137,6 +178,39 @@ def _summary(counts: dict[str, int], probes: int, judges: int) -> str:
     return text
 
 
+def _detail(r: dict, target: float) -> str:
+    """What the test saw of one judge, in a phrase."""
+    if r["outcome"] == "flagged":
+        return r.get("effect") or ", ".join(r["reasons"])
+    if r["outcome"] == "consistent":
+        return f"power {r['power']:.0%} to see a material departure"
+    need = r.get("votes_needed")
+    if need is None:
+        return f"more votes like these would not reach {target:.0%} power"
+    return f"needs {need} votes for {target:.0%} power ({r['power']:.0%} now)"
+
+
+def judge_outcomes(details: dict) -> JudgeOutcomes | None:
+    """The judges' outcomes of an anomaly probe's details (None: stored before issue 40)."""
+    rows = details.get("judges", [])
+    if not rows or "outcome" not in rows[0] or "summary" not in details:
+        return None
+    order = {"flagged": 0, "too few votes": 1, "consistent": 2}
+    target = float(details.get("power_target", 0.8))
+    views = tuple(
+        JudgeView(
+            r["judge"], int(r["votes"]), ", ".join(r["reasons"]), r["outcome"], _detail(r, target)
+        )
+        for r in sorted(rows, key=lambda r: (order[r["outcome"]], -r["votes"], r["judge"]))
+    )
+    return JudgeOutcomes(
+        summary=details["summary"],
+        material=details["material"]["sentence"],
+        hint=details.get("hint"),
+        judges=views,
+    )
+
+
 def audit_page(
     doc: dict | None,
     *,
@@ -193,8 +267,10 @@ def audit_page(
         )
     counts = {k: sum(p.status == k for p in probes) for k in STATUS_WORDS}
     judges = []
+    outcomes = None
     for p in doc["probes"]:
         if p["name"] == "anomaly" and not p["skipped"]:
+            outcomes = judge_outcomes(p["details"])
             for r in p["details"]["judges"]:
                 if r["flagged"]:
                     judges.append(JudgeView(r["judge"], int(r["votes"]), ", ".join(r["reasons"])))
@@ -218,4 +294,5 @@ def audit_page(
         nav=nav,
         attribution=attribution,
         agreements=tuple(agreements),
+        outcomes=outcomes,
     )
