@@ -159,6 +159,7 @@ def test_audit_page_shows_the_three_outcomes_per_judge():
     doc = {"snapshot": 3, **run_audit(_judges(0), OPTS, only=("anomaly",)).to_dict()}
     page = audit_page(doc, board_label="Overall", nav=(), attribution=None)
     out = page.outcomes
+    assert page.summary.endswith("; " + out.summary) and "43 judges checked" in page.description
     assert out.summary.startswith("43 judges checked: 1 flagged, 1 consistent with the board")
     assert "40 points of win rate" in out.material and "votes each for 80% power" in out.hint
     words = [j.outcome_word for j in out.judges]

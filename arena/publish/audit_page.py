@@ -274,7 +274,9 @@ def audit_page(
             for r in p["details"]["judges"]:
                 if r["flagged"]:
                     judges.append(JudgeView(r["judge"], int(r["votes"]), ", ".join(r["reasons"])))
-    summary = _summary(counts, len(probes), len(judges))
+    summary = _summary(counts, len(probes), 0 if outcomes else len(judges))
+    if outcomes:  # every judge's outcome, not only the flagged ones
+        summary += f"; {outcomes.summary}"
     opts = doc["options"]
     return AuditPage(
         title=f"Vote audit · {board_label}",
