@@ -184,9 +184,10 @@ def _csv_chunks(
             return
         columns = block_parser(block) if block_parser is not None else None
         if columns is not None:
+            lines: list[Location] = list(block.lines)
             yield Chunk(
                 columns=columns,
-                where=block.lines,
+                where=lines,
                 records=_BlockRecords(block),
                 rows_read=len(block),
             )

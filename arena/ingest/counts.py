@@ -31,6 +31,7 @@ from itertools import compress, repeat
 from operator import and_ as bit_and
 from operator import lshift, rshift
 from operator import or_ as bit_or
+from types import ModuleType
 
 from sqlalchemy import Connection, and_, func, literal, select
 
@@ -122,7 +123,7 @@ class CountAccumulator:
         self.tallies: dict[int, Counter] = {}
         #: numpy mode (``self.np`` set): category id -> [(keys, counts or None), ...]
         self.parts: dict[int, list] = {}
-        self.np = None
+        self.np: ModuleType | None = None
         self.counted = 0
         self.pending = 0
         self.exact = True
@@ -167,14 +168,14 @@ class CountAccumulator:
         """Pack each battle's cell with C-level maps; one ``Counter.update`` per board."""
         if max(max(a_ids), max(b_ids)) >= _ID_LIMIT:
             return False
-        keys = map(
+        packed = map(
             bit_or,
             map(bit_or, map(lshift, a_ids, repeat(_A_SHIFT)), map(lshift, b_ids, repeat(_B_SHIFT))),
             map(_OUTCOME_BITS.__getitem__, outcomes),
         )
         if weights is not None:
-            keys = map(bit_or, keys, map(self.weights.__getitem__, weights))
-        keys = list(keys)
+            packed = map(bit_or, packed, map(self.weights.__getitem__, weights))
+        keys = list(packed)
         for pos in not_rated:
             keys[pos] |= _NOT_RATED
         tally = self.tallies.setdefault(ALL_BATTLES, Counter())
@@ -201,6 +202,7 @@ class CountAccumulator:
 
     def _add_numpy(self, a_ids, b_ids, outcomes, not_rated, weights, stored, tags) -> bool:
         np = self.np
+        assert np is not None  # numpy mode
         n = len(a_ids)
         a = np.fromiter(a_ids, dtype=np.int64, count=n)
         b = np.fromiter(b_ids, dtype=np.int64, count=n)
@@ -231,6 +233,7 @@ class CountAccumulator:
         """Merge each board's pending keys: one sort and run lengths, then the sorted
         merge with the board's earlier totals (one array per board afterwards)."""
         np = self.np
+        assert np is not None  # numpy mode
         for category_id, parts in self.parts.items():
             raw = [k for k, c in parts if c is None]
             if not raw:

@@ -54,9 +54,10 @@ def define(conn: Connection, rule: Rule) -> Defined:
                 "give the derived category another name"
             )
     if cid is None:
-        cid = conn.execute(Category.__table__.insert().values(name=rule.key)).inserted_primary_key[
-            0
-        ]
+        inserted = conn.execute(Category.__table__.insert().values(name=rule.key))
+        key = inserted.inserted_primary_key
+        assert key is not None  # a single-row INSERT
+        cid = key[0]
     conn.execute(delete(BattleCategory).where(BattleCategory.category_id == cid))
     conn.execute(delete(BattleCount).where(BattleCount.category_id == cid))
     conn.execute(delete(DerivedCategory).where(DerivedCategory.name == rule.key))
@@ -83,7 +84,7 @@ def define(conn: Connection, rule: Rule) -> Defined:
     conn.execute(BattleCount.__table__.insert().from_select(COUNT_COLUMNS, per_category))
     n = conn.execute(
         select(func.count()).select_from(BattleCategory).where(BattleCategory.category_id == cid)
-    ).scalar()
+    ).scalar_one()
     return Defined(rule=rule, battles=int(n), replaced=old is not None)
 
 

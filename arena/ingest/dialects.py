@@ -119,7 +119,10 @@ class SqliteRows:
                 full = len(flat) - len(flat) % step
                 if full:
                     sql = _count_upsert(cell, _MERGE_ROWS)
-                    cursor.executemany(sql, (flat[i : i + step] for i in range(0, full, step)))
+                    parts = (flat[i : i + step] for i in range(0, full, step))
+                    # sqlite3 takes any iterable of rows; SQLAlchemy's DBAPICursor
+                    # protocol asks for a Sequence (a list would copy every row)
+                    cursor.executemany(sql, parts)  # type: ignore[arg-type]
                 if full < len(flat):
                     cursor.execute(_count_upsert(cell, len(n) % _MERGE_ROWS), flat[full:])
         finally:
@@ -151,7 +154,10 @@ class SqliteRows:
         marks = ", ".join(["?"] * len(bound) + list(literals.values()))
         cursor = self.conn.connection.cursor()
         try:
-            cursor.executemany(f"INSERT INTO battles ({columns}) VALUES ({marks})", rows)
+            sql = f"INSERT INTO battles ({columns}) VALUES ({marks})"
+            # sqlite3 takes any iterable of rows; SQLAlchemy's DBAPICursor protocol
+            # asks for a Sequence (a list would copy every row)
+            cursor.executemany(sql, rows)  # type: ignore[arg-type]
         finally:
             cursor.close()
         return set(ids) - skipped if skipped else None
@@ -170,7 +176,7 @@ class SqliteRows:
         if not may_conflict or count == len(keys):
             return set()
         # which keys are this chunk's: looked up by key (only when some were stored)
-        mine = set()
+        mine: set[int] = set()
         for start in range(0, len(keys), 5000):
             part = [k[0] for k in keys[start : start + 5000]]
             mine.update(
@@ -264,7 +270,7 @@ class PostgresRows:
             "SELECT setval(pg_get_serial_sequence('battles', 'id'), "
             "nextval(pg_get_serial_sequence('battles', 'id')) + %(n)s - 1)",
             {"n": n},
-        ).scalar()
+        ).scalar_one()
         if not self._locked_first:
             # under the lock, ids only grow: the first block starts this ingest's range
             self.first_id, self._locked_first = last - n + 1, True
@@ -488,7 +494,9 @@ def rows_for(
 def dialect_insert(conn: Connection):
     """The dialect's ``insert`` construct (with ``on_conflict_*``)."""
     if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        return postgresql_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert

@@ -65,6 +65,7 @@ def stored_prefix(conn: Connection, src: InputFile, source: str | None) -> Prefi
         query = query.where(IngestBatch.content_bytes < src.size)
     by_size: dict[int, list[tuple[int, str, str]]] = defaultdict(list)
     for batch_id, name, size, sha in conn.execute(query):
+        assert size is not None and sha is not None  # the query selects neither NULL
         by_size[int(size)].append((batch_id, name, sha))
     if not by_size:
         return None

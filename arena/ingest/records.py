@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import partial
 from itertools import compress, repeat
 from operator import eq, itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from arena.core.text import text_problem
 from arena.ingest import fields
@@ -73,14 +73,16 @@ def _expand_counts(schema: Schema, get: Getter, model_a: str, model_b: str) -> l
     """An aggregated record (``home.wins=4, away.wins=3``) as that many single battles,
     so that resampling battles stays exact; at most ``schema.max_expand`` per row."""
     excluded = SELF_PLAY if model_a == model_b else None
+    counts = schema.counts
+    assert counts is not None  # only a schema of counts is expanded
     kinds = [
         (fields.count(get(column), column), outcome)
-        for column, outcome in zip(schema.counts, ("a_wins", "b_wins"), strict=True)
+        for column, outcome in zip(counts, ("a_wins", "b_wins"), strict=True)
     ]
     total = sum(n for n, _ in kinds)
     if total > schema.max_expand:
         raise RowError(
-            schema.counts[0],
+            counts[0],
             f"this row stands for {total} battles, more than max_expand={schema.max_expand} allows",
         )
     out: list[ParsedBattle] = []
@@ -107,6 +109,8 @@ def parse_record(
     if schema.counts is not None:
         return _expand_counts(schema, get, model_a, model_b)
     where = schema.outcome_field
+    # a schema without counts has an outcome field and its vocabulary
+    assert where is not None and schema.outcomes is not None
     outcome, weight = schema.outcomes(get(where), cols[where])
     if "weight" in cols:
         weight *= fields.weight(get("weight"), cols["weight"])
@@ -239,7 +243,7 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
         ca, cb = cols[ia], cols[ib]
         stored = names.column(ca)
         more = names.column(cb) if stored is not None else None
-        if more is None:
+        if stored is None or more is None:
             return None
         stored.update(more)
         if any(k != v for k, v in stored.items()):  # a name normalised (NFC, spaces)
@@ -259,7 +263,8 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
             if style is None:
                 return None
         self_play = list(compress(positions_, map(eq, ca, cb)))
-        return ColumnBlock(n, ca, cb, outcome, ext, tags, self_play, style)
+        # no None among the outcomes (checked above)
+        return ColumnBlock(n, ca, cb, cast(list[str], outcome), ext, tags, self_play, style)
 
     return block
 
@@ -306,6 +311,7 @@ def json_block_parser(schema: Schema, keys: Sequence[str]):
     if used != set(keys):
         return None
     outcome_field = schema.outcome_field
+    assert outcome_field is not None  # a schema without counts
     outcomes = schema.outcomes
     names = schema.names
     text_fields = [(f, cols[f], limit) for f, limit in _TEXT_FIELDS if f in cols]
@@ -333,7 +339,7 @@ def json_block_parser(schema: Schema, keys: Sequence[str]):
             return None
         stored = names.column(values[cols["model_a"]])
         more = names.column(values[cols["model_b"]]) if stored is not None else None
-        if more is None:
+        if stored is None or more is None:
             return None
         stored.update(more)
         ca = list(map(stored.__getitem__, values[cols["model_a"]]))

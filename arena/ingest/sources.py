@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import chain, islice, repeat
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from arena.core.defaults import INPUT_FORMATS
 from arena.core.errors import ArenaError
@@ -162,7 +162,8 @@ class FileChanged(InputError):
 def open_binary(source: InputFile) -> IO[bytes]:
     raw = open(source.path, "rb")
     if source.compressed:
-        return gzip.GzipFile(fileobj=raw, mode="rb")
+        # a binary file object (typeshed types GzipFile as a BufferedIOBase, not IO[bytes])
+        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
     return raw
 
 
@@ -266,14 +267,20 @@ class CsvBlock:
     def __len__(self) -> int:
         return len(self.lines)
 
+    @property
+    def _by_column(self) -> list[list[str]]:
+        """``columns`` of a block that is not row-major (one of the two is set)."""
+        assert self.columns is not None
+        return self.columns
+
     def row(self, i: int) -> list[str]:
-        return self.rows[i] if self.rows is not None else [col[i] for col in self.columns]
+        return self.rows[i] if self.rows is not None else [col[i] for col in self._by_column]
 
     def all_rows(self) -> list[list[str]]:
         return (
             self.rows
             if self.rows is not None
-            else [list(r) for r in zip(*self.columns, strict=True)]
+            else [list(r) for r in zip(*self._by_column, strict=True)]
         )
 
     def split(self, n: int) -> tuple[CsvBlock, CsvBlock]:
@@ -282,8 +289,8 @@ class CsvBlock:
                 self.lines[n:], rows=self.rows[n:]
             )
         return (
-            CsvBlock(self.lines[:n], columns=[c[:n] for c in self.columns]),
-            CsvBlock(self.lines[n:], columns=[c[n:] for c in self.columns]),
+            CsvBlock(self.lines[:n], columns=[c[:n] for c in self._by_column]),
+            CsvBlock(self.lines[n:], columns=[c[n:] for c in self._by_column]),
         )
 
     def extend(self, other: CsvBlock) -> CsvBlock:

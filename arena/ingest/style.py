@@ -136,7 +136,7 @@ def _plain_counts(values: Mapping[str, Any]) -> tuple[int, ...] | None:
     """
     out = []
     for key in STANDARD_KEYS:
-        value = values.get(key)
+        value: Any = values.get(key)  # raw JSON, checked by exact type below
         kind = type(value)
         if kind is int:
             if not 0 <= value <= COUNT_MAX:
@@ -211,7 +211,7 @@ class StyleShape:
         """Every input column this shape reads (they are not category tags)."""
         if self.nested is not None:
             return frozenset({self.nested})
-        out = set()
+        out: set[str] = set()
         for value in self.keys.values():
             out.update([value] if isinstance(value, str) else (c for _, c in value))
         return frozenset(out)
@@ -295,9 +295,11 @@ def parse_columns(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> 
         counts = list(zip(*values, strict=True))
     covariates = []
     for name in shape.covariates:
-        a = _column(column(shape.keys[f"{name}_a"]), _number, name)
-        b = _column(column(shape.keys[f"{name}_b"]), _number, name) if a is not None else None
-        if b is None:
+        key_a, key_b = shape.keys[f"{name}_a"], shape.keys[f"{name}_b"]
+        assert isinstance(key_a, str) and isinstance(key_b, str)  # a covariate is one column
+        a = _column(column(key_a), _number, name)
+        b = _column(column(key_b), _number, name) if a is not None else None
+        if a is None or b is None:
             return None
         covariates.append((name, a, b))
     return StyleColumns(counts, covariates)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from sqlalchemy import Connection, func, select
 
@@ -297,8 +297,10 @@ class BattleWriter:
             optional.append("weight")
         time_format = self.rows.time_format
         if time_format is not None and "occurred_at" in optional:
+            # bound as SQLite text: the chunk's times are formatted for the insert
+            # (its other fields are read below; its times are not)
             chunk = [
-                b._replace(occurred_at=b.occurred_at.strftime(time_format))
+                b._replace(occurred_at=b.occurred_at.strftime(time_format))  # type: ignore[arg-type]
                 if b.occurred_at is not None
                 else b
                 for b in chunk
@@ -331,8 +333,10 @@ class BattleWriter:
         duplicates = 0
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
+            # only a row with an external id can be skipped (its key was stored)
+            exts = cast(list[str], [chunk[pos].external_id for pos in skipped])
             repeated, duplicates = self._classify_skipped(
-                [chunk[pos].external_id for pos in skipped],
+                exts,
                 skipped,
                 [
                     (chunk[p].model_a, chunk[p].model_b, chunk[p].outcome, chunk[p].weight)
@@ -379,6 +383,7 @@ class BattleWriter:
             else [p for p in range(block.n) if ids[p] in inserted]
         )
         style = block.style
+        assert style is not None  # called for a block with style columns
         if style.counts is not None:
             counts = style.counts
             self._rows(
@@ -451,8 +456,10 @@ class BattleWriter:
         duplicates = 0
         if inserted is not None:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
+            ext = block.external_id
+            assert ext is not None  # only keyed rows can be skipped
             repeated, duplicates = self._classify_skipped(
-                [block.external_id[pos] for pos in skipped],
+                [ext[pos] for pos in skipped],
                 skipped,
                 [(block.model_a[p], block.model_b[p], block.outcome[p], 1.0) for p in skipped],
             )
@@ -460,7 +467,7 @@ class BattleWriter:
             self._write_style_columns(block, ids, inserted)
         named = [*block.tags, *derive_positions(self.rules, block.tags)]
         tags = [(self._category_id(name), positions) for name, positions in named]
-        links = []
+        links: list[tuple[int, int]] = []
         for category, positions in tags:
             links.extend(
                 (category, ids[pos])
