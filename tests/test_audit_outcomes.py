@@ -180,3 +180,15 @@ def test_audit_page_shows_the_three_outcomes_per_judge():
     old["probes"][0]["details"] = details
     before = audit_page(old, board_label="Overall", nav=(), attribution=None)
     assert before.outcomes is None and [j.judge for j in before.flagged_judges] == ["j040"]
+
+
+def test_material_and_power_are_checked():
+    import pytest
+
+    from arena.audit.setup import AuditOptions
+    from arena.core.errors import ArenaError
+
+    with pytest.raises(ArenaError, match="power must be between 0 and 1"):
+        AuditOptions(power=1.0)
+    with pytest.raises(ArenaError, match="material must be between 0 and 0.5"):
+        AuditOptions(material=0.6)

@@ -20,6 +20,7 @@ from arena.core.defaults import (
     DEFAULT_SEED,
     DEFAULT_TIES,
 )
+from arena.core.errors import OptionError
 from arena.engine.fit import Fit, fit
 from arena.engine.scale import SCALE
 
@@ -61,6 +62,14 @@ class AuditOptions:
     min_battles: int = DEFAULT_MIN_BATTLES
     material: float = DEFAULT_AUDIT_MATERIAL_POINTS
     power: float = DEFAULT_POWER
+
+    def __post_init__(self) -> None:
+        if not 0 < self.power < 1:
+            raise OptionError("power", "{name} must be between 0 and 1")
+        if not 0 < self.material < 0.5:
+            raise OptionError(
+                "material", "{name} must be between 0 and 0.5 (win-rate points as a share)"
+            )
 
 
 @dataclass
