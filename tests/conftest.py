@@ -32,6 +32,17 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.slow)  # real data: left out by -m "not slow"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _schema_by_replay():
+    """New databases get the migrated schema by replaying recorded SQL (the first one
+    of each test process is migrated for real): see :mod:`tests.helpers.schema_replay`."""
+    from tests.helpers.schema_replay import install
+
+    restore = install()
+    yield
+    restore()
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request, tmp_path):
     """A URL for an empty database of each engine."""
