@@ -144,6 +144,11 @@ def test_summary_words():
         "for 80% power against a material departure."
     )
     assert needed_hint([None], 0.8).startswith("The judge with too few votes cannot be checked")
+    assert needed_hint([120, 300, 180], 0.8, hardest="favours", coin=[30, 40, 35]) == (
+        "The 3 judges with too few votes would need 120 to 300 (median 180) votes each "
+        "for 80% power against a material departure, most for favouring one model; "
+        "against a coin alone, 35 (median)."
+    )
     row = {
         "reasons": ["position"],
         "position": [2.0, 1.5, float("inf")],
@@ -162,6 +167,7 @@ def test_audit_page_shows_the_three_outcomes_per_judge():
     assert page.summary.endswith("; " + out.summary) and "43 judges checked" in page.description
     assert out.summary.startswith("43 judges checked: 1 flagged, 1 consistent with the board")
     assert "40 points of win rate" in out.material and "votes each for 80% power" in out.hint
+    assert ", most for favouring one model; against a coin alone, " in out.hint
     words = [j.outcome_word for j in out.judges]
     assert words[0] == "Flagged" and words[-1] == "Consistent with the board"
     assert set(words) == {"Flagged", "Consistent with the board", "Too few votes to tell"}

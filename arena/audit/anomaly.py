@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.special import chdtrc, chdtri, expit, ndtr, ndtri
 
-from arena.audit.judge_power import OUTCOMES, Material, judge_power
+from arena.audit.judge_power import DEPARTURE_WORDS, OUTCOMES, Material, judge_power
 from arena.audit.offset import group_fit
 from arena.audit.result import Probe, skipped
 from arena.audit.setup import Board, leave_one_judge_out
@@ -345,6 +345,10 @@ def anomalous_judges(board: Board) -> Probe:
                 "votes_needed": int(need) if np.isfinite(need) else None,
                 "least_seen": power.weakest[j],
                 "power_by_departure": {k: float(p[j]) for k, p in power.by_departure.items()},
+                "votes_needed_by_departure": {
+                    k: int(n[j]) if np.isfinite(n[j]) else None
+                    for k, n in power.needed_by_departure.items()
+                },
                 "bt_pvalue": float(dev["p_judge"][j]),
                 "bt_null_pvalue": float(dev["null_p"][j]),
                 "temperature": [float(t.estimate[j]), float(t.low[j]), float(t.high[j])],
@@ -385,7 +389,17 @@ def anomalous_judges(board: Board) -> Probe:
     else:
         verdict = f"No judge's votes deviate materially from the board (false discovery rate {alpha:g} over {len(rows)} judges)."
     summary = outcome_summary(counts)
-    hint = needed_hint(unchecked, board.opts.power) if unchecked else None
+    too_few = [r for r in rows if r["outcome"] == "too few votes"]
+    hint = (
+        needed_hint(
+            unchecked,
+            board.opts.power,
+            hardest=_hardest(too_few),
+            coin=[r["votes_needed_by_departure"]["temperature"] for r in too_few],
+        )
+        if unchecked
+        else None
+    )
     verdict += f" {summary}; material: {material.sentence}."
     if hint:
         verdict += f" {hint}"
@@ -451,8 +465,23 @@ def _median_votes(needed: list) -> int | None:
     return int(np.median(finite + [np.inf] * (len(needed) - len(finite))))
 
 
-def needed_hint(needed: list, target: float) -> str:
-    """What would make the judges too few votes to tell checkable: the votes they need."""
+def _hardest(rows: list) -> str | None:
+    """The departure that needs the most votes for most of ``rows``."""
+    worst = []
+    for r in rows:
+        need = {k: (np.inf if n is None else n) for k, n in r["votes_needed_by_departure"].items()}
+        worst.append(max(need, key=need.get))
+    return max(set(worst), key=worst.count) if worst else None
+
+
+def needed_hint(
+    needed: list, target: float, *, hardest: str | None = None, coin: list | None = None
+) -> str:
+    """What would make the judges too few votes to tell checkable: the votes they need.
+
+    ``hardest`` names the departure that needs the most votes; ``coin`` gives each
+    judge's votes needed against a coin alone (the cheapest check, said when it differs).
+    """
     finite = sorted(n for n in needed if n is not None)
     n = len(needed)
     who = "The judge with too few votes" if n == 1 else f"The {n} judges with too few votes"
@@ -461,8 +490,15 @@ def needed_hint(needed: list, target: float) -> str:
     lo, hi = finite[0], finite[-1]
     span = f"{lo}" if lo == hi else f"{lo} to {hi} (median {_median_votes(needed) or 'never'})"
     never = n - len(finite)
-    tail = f"; {never} could not be checked by more votes of their kind" if never else ""
-    return f"{who} would need {span} votes each for {target:.0%} power against a material departure{tail}."
+    text = f"{who} would need {span} votes each for {target:.0%} power against a material departure"
+    if hardest in DEPARTURE_WORDS:
+        text += f", most for {DEPARTURE_WORDS[hardest]}"
+    coin_median = _median_votes(coin) if coin else None
+    if hardest != "temperature" and coin_median is not None:
+        text += f"; against a coin alone, {coin_median} (median)"
+    if never:
+        text += f"; {never} could not be checked by more votes of their kind"
+    return text + "."
 
 
 def _points(x: float) -> str:

@@ -48,10 +48,17 @@ from scipy.special import expit, logit, ndtr, ndtri
 from arena.audit.offset import tie_variance
 from arena.core.defaults import DEFAULT_AUDIT_MATERIAL_POINTS, DEFAULT_POWER
 
-__all__ = ["Material", "JudgePower", "judge_power", "OUTCOMES"]
+__all__ = ["Material", "JudgePower", "judge_power", "OUTCOMES", "DEPARTURE_WORDS"]
 
 #: The three outcomes of a judge, in the order they are reported.
 OUTCOMES = ("flagged", "consistent", "too few votes")
+#: Each departure as the hint names it.
+DEPARTURE_WORDS = {
+    "temperature": "agreeing no more often than a coin",
+    "position": "favouring the first-shown position",
+    "favours": "favouring one model",
+    "favours_organisation": "favouring one organisation",
+}
 #: Largest vote count searched for the target power (beyond: never).
 MAX_VOTES = 10_000_000
 #: Innocent band edges the flags use (temperature's lower edge; shifts' +-edge, logits).
@@ -104,6 +111,8 @@ class JudgePower:
     votes_needed: np.ndarray
     weakest: tuple[str, ...]
     target: float
+    #: Votes needed against each departure alone (inf: never), shape (J,) each.
+    needed_by_departure: dict
 
 
 @dataclass(frozen=True)
@@ -253,4 +262,5 @@ def judge_power(
         votes_needed=np.max([need[k] for k in need], axis=0),
         weakest=weakest,
         target=target,
+        needed_by_departure=need,
     )
