@@ -9,6 +9,7 @@ is :mod:`arena.boards.diff`.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection
@@ -92,7 +93,7 @@ class HeadToHead:
         """Whether the two played each other directly."""
         return self.a_wins + self.b_wins + self.ties > 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``arena compare --format json``."""
         doc = {
             k: getattr(self, k)
@@ -105,7 +106,7 @@ class HeadToHead:
         doc["record"] = {"a_wins": self.a_wins, "b_wins": self.b_wins, "ties": self.ties}
         return doc
 
-    def flat(self) -> dict:
+    def flat(self) -> dict[str, Any]:
         """One CSV row: the document with nested values spelled out (``uncorrected_ci_low``)."""
         doc = self.to_dict()
         row = {}

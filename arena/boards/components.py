@@ -14,6 +14,7 @@ from sqlalchemy import Connection, select
 from arena.boards.keys import BoardKey
 from arena.boards.snapshots import (
     Board,
+    BoardRow,
     SnapshotError,
     SnapshotInfo,
     SnapshotOptionError,
@@ -113,7 +114,7 @@ def component_board(conn: Connection, board: Board, number: int) -> Board:
     )
 
 
-def linked(ra, rb) -> bool:
+def linked(ra: BoardRow, rb: BoardRow) -> bool:
     """False when exactly one of two rows of a board is outside its group of models."""
     return ("disconnected" in ra.flags) == ("disconnected" in rb.flags)
 

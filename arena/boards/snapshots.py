@@ -469,8 +469,9 @@ def load_pairs(conn: Connection, snapshot_id: int) -> list[PairRecord]:
 
 def rating_history(
     conn: Connection, board: BoardKey
-) -> dict[str, list[tuple[int, datetime, float, float, float]]]:
-    """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of ``board``."""
+) -> dict[str, list[tuple[int, datetime, float | None, float | None, float | None]]]:
+    """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of
+    ``board`` (rating and bounds None where the snapshot has none)."""
     rows = conn.execute(
         select(
             Model.name,
@@ -485,7 +486,7 @@ def rating_history(
         .where(Snapshot.board == str(board))
         .order_by(Snapshot.id)
     ).all()
-    history: dict[str, list] = {}
+    history: dict[str, list[tuple[int, datetime, float | None, float | None, float | None]]] = {}
     for name, sid, created, rating, lo, hi in rows:
         history.setdefault(name, []).append((sid, created, rating, lo, hi))
     return history

@@ -7,6 +7,7 @@ and the JSON say what a rank set and a tier are with these sentences.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_RANKS
 
@@ -20,20 +21,20 @@ __all__ = [
 ]
 
 
-def is_cut_rule(o: Mapping) -> bool:
+def is_cut_rule(o: Mapping[str, Any]) -> bool:
     return o.get("tier_rule") == "cut" and o.get("tiers") not in ("overlap", "simultaneous")
 
 
-def is_simultaneous(o: Mapping) -> bool:
+def is_simultaneous(o: Mapping[str, Any]) -> bool:
     return o.get("tiers") == "simultaneous"
 
 
-def level_percent(o: Mapping) -> str:
+def level_percent(o: Mapping[str, Any]) -> str:
     level = o.get("level", DEFAULT_LEVEL)
     return f"{float(level) * 100:g}%" if isinstance(level, (int, float)) else "95%"
 
 
-def tier_sentence(options: Mapping | None) -> str:
+def tier_sentence(options: Mapping[str, Any] | None) -> str:
     """The one sentence that is true of every tier the board draws."""
     o = options or {}
     if is_simultaneous(o):
@@ -44,7 +45,7 @@ def tier_sentence(options: Mapping | None) -> str:
     return tier_claim(o)
 
 
-def rank_legend(options: Mapping | None, ranks: str = DEFAULT_RANKS) -> str:
+def rank_legend(options: Mapping[str, Any] | None, ranks: str = DEFAULT_RANKS) -> str:
     """The leaderboard's line on what the rank column is."""
     o = options or {}
     if ranks == "overlap":
@@ -58,7 +59,7 @@ def rank_legend(options: Mapping | None, ranks: str = DEFAULT_RANKS) -> str:
     )
 
 
-def tier_claim(o: Mapping) -> str:
+def tier_claim(o: Mapping[str, Any]) -> str:
     """What a tier boundary promises; it differs by rule, so the words must too."""
     if is_simultaneous(o):
         return tier_sentence(o)

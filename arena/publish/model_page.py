@@ -103,7 +103,7 @@ def model_page(
     points = [
         svg.HistoryPoint(fmt_date(at)[:10], r, lo, hi, at)
         for _, at, r, lo, hi in hist
-        if None not in (r, lo, hi)
+        if r is not None and lo is not None and hi is not None
     ]
     if points:
         chart = svg.history_chart(

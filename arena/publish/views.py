@@ -203,8 +203,8 @@ class SiteBoard:
     #: The paired raw / style-controlled board's page, when it is published from the same run.
     paired: SiteBoard | None = None
     pairs: list[PairRecord] = field(default_factory=list)
-    history: Mapping[str, list[tuple[int, datetime, float, float, float]]] = field(
-        default_factory=dict
+    history: Mapping[str, list[tuple[int, datetime, float | None, float | None, float | None]]] = (
+        field(default_factory=dict)
     )
     label: str = ""  # the board's name as shown (category labels applied)
     #: per ranked model, its marginal rank set (asked about alone); empty on big boards
