@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
@@ -134,7 +135,7 @@ class NightlyResult:
             EXIT_FAILED: "failed",
         }[self.exit_code]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "outcome": self.outcome,
             "exit_code": self.exit_code,
@@ -460,12 +461,12 @@ def _rated_up_to(engine: Engine) -> tuple[int, int | None, list[int], list[str]]
 
 def nightly(
     engine: Engine,
-    incoming: str | os.PathLike,
-    site: str | os.PathLike,
+    incoming: str | os.PathLike[str],
+    site: str | os.PathLike[str],
     opts: RebuildOptions,
     *,
-    done: str | os.PathLike | None = None,
-    failed: str | os.PathLike | None = None,
+    done: str | os.PathLike[str] | None = None,
+    failed: str | os.PathLike[str] | None = None,
     wait: float,
     max_models: int | None = DEFAULT_MAX_MODELS,
     max_boards: int | None = DEFAULT_MAX_BOARDS,

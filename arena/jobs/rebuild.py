@@ -169,7 +169,7 @@ class RebuildOptions(BoardOptions):
             exclude_judges=tuple(self.exclude_judges),
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The options as stored with the snapshot: one flat JSON object."""
         d = asdict(self)
         fit = d.pop("fit")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, delete, func, select, text
 
@@ -43,7 +44,7 @@ class PruneResult:
     bytes_freed: int
     dry_run: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "pruned": len(self.snapshot_ids),
             "kept": self.kept,
@@ -192,7 +193,7 @@ class DbStats:
     def total_bytes(self) -> int:
         return sum(t.bytes for t in self.tables)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "method": self.method,
             "tables": [t.__dict__ for t in self.tables],
