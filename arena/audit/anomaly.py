@@ -470,7 +470,7 @@ def _hardest(rows: list) -> str | None:
     worst = []
     for r in rows:
         need = {k: (np.inf if n is None else n) for k, n in r["votes_needed_by_departure"].items()}
-        worst.append(max(need, key=need.get))
+        worst.append(max(need, key=need.__getitem__))
     return max(set(worst), key=worst.count) if worst else None
 
 
