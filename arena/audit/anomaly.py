@@ -467,11 +467,11 @@ def _median_votes(needed: list) -> int | None:
 
 def _hardest(rows: list) -> str | None:
     """The departure that needs the most votes for most of ``rows``."""
-    worst = []
+    worst: list[str] = []
     for r in rows:
         need = {k: (np.inf if n is None else n) for k, n in r["votes_needed_by_departure"].items()}
         worst.append(max(need, key=need.__getitem__))
-    return max(set(worst), key=worst.count) if worst else None
+    return max(sorted(set(worst)), key=worst.count) if worst else None
 
 
 def needed_hint(
