@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.api.database import DatabaseMethods
 from arena.api.demo import DemoMethods
@@ -73,12 +73,15 @@ from arena.core.errors import OptionError
 from arena.core.options import OPTIONS, RATING, checked
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from sqlalchemy import Connection, Engine
 
     from arena.audit.agreement import Agreement
+    from arena.boards.snapshots import Board
     from arena.engine.board import TierMethod, TierRule
     from arena.ingest.loader import IngestReport
+    from arena.ingest.rejects import RejectSink
     from arena.jobs.rebuild import RebuildOptions
+    from arena.plan.store import PlanInputs
     from arena.store.annotate import Annotation
 
 __all__ = ["Arena", "database_url", "open_arena"]
@@ -238,13 +241,13 @@ class Arena(DatabaseMethods, DemoMethods):
 
     def ingest(
         self,
-        paths: str | os.PathLike | Iterable[str | os.PathLike],
+        paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
         *,
         input_format: str = DEFAULT_INPUT_FORMAT,
         source: str | None = None,
         map: Mapping[str, str] | None = None,  # noqa: A002 -- the flag's name (--map)
         skip_invalid: bool = False,
-        rejects: str | os.PathLike | None = None,
+        rejects: str | os.PathLike[str] | None = None,
         max_expand: int = DEFAULT_MAX_EXPAND,
         progress: Callable[[str, int, int], None] | None = None,
         on_file: Callable[[IngestReport], None] | None = None,
@@ -310,7 +313,18 @@ class Arena(DatabaseMethods, DemoMethods):
             )
 
     @staticmethod
-    def _ingest_all(engine, files, input_format, source, mapping, sink, keep, max_expand, progress, on_file) -> Ingested:  # fmt: skip
+    def _ingest_all(
+        engine: Engine,
+        files: list[str],
+        input_format: str,
+        source: str | None,
+        mapping: Mapping[str, str] | None,
+        sink: RejectSink | None,
+        keep: list[bool] | None,
+        max_expand: int,
+        progress: Callable[[str, int, int], None] | None,
+        on_file: Callable[[IngestReport], None] | None,
+    ) -> Ingested:
         from arena.ingest import IngestError, ingest_file
 
         reports: list[IngestReport] = []
@@ -360,7 +374,7 @@ class Arena(DatabaseMethods, DemoMethods):
         licence: str | None = None,
         link: str | None = None,
         hidden: bool | None = None,
-        from_file: str | os.PathLike | None = None,
+        from_file: str | os.PathLike[str] | None = None,
         annotations: Iterable[Annotation] | None = None,
     ) -> Annotated:
         """Set a model's display metadata (``arena models annotate``), all or nothing.
@@ -539,7 +553,16 @@ class Arena(DatabaseMethods, DemoMethods):
 
     # ------------------------------------------------------------------ boards
 
-    def _board(self, conn, *, snapshot, category, source, style_control, component):
+    def _board(
+        self,
+        conn: Connection,
+        *,
+        snapshot: int | None,
+        category: str | None,
+        source: str | None,
+        style_control: bool,
+        component: int | None,
+    ) -> Board:
         from arena.boards.resolve import resolve_board
 
         return resolve_board(
@@ -627,8 +650,8 @@ class Arena(DatabaseMethods, DemoMethods):
 
     def agreement(
         self,
-        reference: str | dict,
-        candidate: str | dict,
+        reference: str | dict[str, Any],
+        candidate: str | dict[str, Any],
         *,
         level: float = DEFAULT_LEVEL,
         votes: bool = True,
@@ -796,7 +819,9 @@ class Arena(DatabaseMethods, DemoMethods):
         )
         return AuditResult(info, report)
 
-    def _plan_inputs(self, snapshot, category, source, component):
+    def _plan_inputs(
+        self, snapshot: int | None, category: str | None, source: str | None, component: int | None
+    ) -> PlanInputs:
         from arena.boards.snapshots import SnapshotError
         from arena.plan.store import plan_inputs
 
@@ -871,7 +896,7 @@ class Arena(DatabaseMethods, DemoMethods):
 
     def publish(
         self,
-        out_dir: str | os.PathLike,
+        out_dir: str | os.PathLike[str],
         *,
         snapshot: int | None = None,
         heatmap_top: int = DEFAULT_HEATMAP_TOP,
@@ -913,11 +938,11 @@ class Arena(DatabaseMethods, DemoMethods):
 
     def nightly(
         self,
-        incoming: str | os.PathLike,
-        site: str | os.PathLike,
+        incoming: str | os.PathLike[str],
+        site: str | os.PathLike[str],
         *,
-        done: str | os.PathLike | None = None,
-        failed: str | os.PathLike | None = None,
+        done: str | os.PathLike[str] | None = None,
+        failed: str | os.PathLike[str] | None = None,
         rounds: int = DEFAULT_ROUNDS,
         seed: int = DEFAULT_SEED,
         level: float = DEFAULT_LEVEL,

@@ -19,8 +19,8 @@ from arena.core.formats import count, iso_utc, tidy
 if TYPE_CHECKING:
     from arena.audit.report import AuditReport
     from arena.boards.compare import HeadToHead
-    from arena.boards.diff import BoardDiff
-    from arena.boards.snapshots import Board, SnapshotInfo
+    from arena.boards.diff import BoardDiff, DiffRow
+    from arena.boards.snapshots import Board, BoardRow, SnapshotInfo
     from arena.ingest.loader import IngestReport
     from arena.jobs.nightly import NightlyResult
     from arena.jobs.rebuild import RebuildResult
@@ -48,6 +48,12 @@ __all__ = [
     "Rebuilt",
     "Snapshots",
 ]
+
+
+def _tidy(doc: dict[str, Any]) -> dict[str, Any]:
+    """:func:`arena.core.formats.tidy` of a document (a dict stays a dict of the same keys)."""
+    out: dict[str, Any] = tidy(doc)
+    return out
 
 
 @dataclass(frozen=True)
@@ -129,12 +135,12 @@ class Leaderboard:
         return self.board.snapshot
 
     @property
-    def rows(self):
+    def rows(self) -> tuple[BoardRow, ...]:
         """The rows shown: every row with ``include_hidden``, else the visible ones."""
         return self.board.rows if self.include_hidden else self.board.visible_rows()
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(self.board.to_dict(include_hidden=self.include_hidden))
+        return _tidy(self.board.to_dict(include_hidden=self.include_hidden))
 
     @staticmethod
     def row_fields() -> list[str]:
@@ -184,7 +190,7 @@ class Comparison:
         return self.head_to_head.difference
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(self.head_to_head.to_dict())
+        return _tidy(self.head_to_head.to_dict())
 
 
 #: A diff row's position is its column in the snapshot's samples (model order): it
@@ -199,7 +205,7 @@ class DiffResult:
     diff: BoardDiff
 
     @property
-    def rows(self):
+    def rows(self) -> tuple[DiffRow, ...]:
         return self.diff.rows
 
     @property
@@ -213,7 +219,7 @@ class DiffResult:
         ]
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(
+        return _tidy(
             {
                 "old": self.diff.old.id,
                 "new": self.diff.new.id,
@@ -261,7 +267,7 @@ class AuditResult:
     report: AuditReport
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(
+        return _tidy(
             {"snapshot": self.snapshot.id, "board": self.snapshot.board, **self.report.to_dict()}
         )
 
@@ -285,7 +291,7 @@ class PlanWeights:
         }
         if self.top is not None:
             doc = {**doc, "top": self.top, "pairs_total": self.pairs_total}
-        return tidy(doc)
+        return _tidy(doc)
 
 
 @dataclass(frozen=True)
@@ -321,7 +327,7 @@ class PlanPower:
     pairs: tuple[dict[str, Any], ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return tidy(
+        return _tidy(
             {
                 "snapshot": self.snapshot.id,
                 "level": self.level,
