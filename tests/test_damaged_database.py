@@ -82,3 +82,14 @@ def test_one_file_reached_by_two_paths_has_one_lock(tmp_path):
     by_link = create_engine(f"sqlite:///{tmp_path / 'link' / 'arena.db'}")
     by_file = create_engine(f"sqlite:///{real}")
     assert lock_file_path(by_link) == lock_file_path(by_file)
+
+
+def test_a_read_only_database_is_one_arena_error_from_python_too(tmp_path):
+    """Root may write any file, so the database is opened read-only by its URI."""
+    synth_battles(tmp_path / "a.csv", n=10, models=3, seed=3)
+    cli_for(f"sqlite:///{tmp_path / 'arena.db'}")("ingest", str(tmp_path / "a.csv"), "-q")
+    url = f"sqlite:///file:{tmp_path / 'arena.db'}?mode=ro&uri=true"
+    with pytest.raises(arena.ArenaError, match="read-only: cannot write to it"):
+        arena.open(url).annotate("model-0", organisation="Acme")
+    res = cli_for(url)("models", "annotate", "model-0", "--organisation", "Acme", ok=False)
+    assert res.exit_code == 1 and "read-only" in res.output and "Traceback" not in res.output

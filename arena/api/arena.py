@@ -17,6 +17,8 @@ CLI names the flag).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -69,7 +71,7 @@ from arena.core.defaults import (
     DEFAULT_WAIT,
     URL_ENV,
 )
-from arena.core.errors import OptionError
+from arena.core.errors import ArenaError, OptionError
 from arena.core.options import OPTIONS, RATING, checked
 
 if TYPE_CHECKING:
@@ -1003,3 +1005,31 @@ class Arena(DatabaseMethods, DemoMethods):
             follow_symlinks=follow_symlinks,
         )
         return NightResult(result)
+
+
+def _one_line_failures(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` raising :class:`~arena.db.session.DatabaseError` (an ArenaError) for a
+    failure of the environment underneath it that arena can name in one line (a
+    read-only database, a full disk, a server gone): from Python as from the CLI."""
+
+    @functools.wraps(method)
+    def call(self: Arena, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except ArenaError:
+            raise
+        except Exception as exc:
+            from arena.db.errors import describe
+            from arena.db.session import DatabaseError
+
+            message = describe(exc)
+            if message is None:
+                raise
+            raise DatabaseError(message) from exc
+
+    return call
+
+
+for _name, _method in inspect.getmembers(Arena, inspect.isfunction):
+    if not _name.startswith("_") and _name not in ("close",):
+        setattr(Arena, _name, _one_line_failures(_method))
