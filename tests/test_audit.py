@@ -11,53 +11,15 @@ from arena.audit.coverage import gini
 from arena.audit.offset import group_fit
 from arena.audit.report import run_audit
 from arena.audit.result import tripped_by
-from arena.audit.setup import AuditOptions, Board
+from arena.audit.setup import Board
 from arena.audit.transitivity import triad_shares
 from arena.audit.votes import Votes
 from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.scale import SCALE
+from tests.helpers.audit_votes import OPTS, STRENGTH, simulate
 
-OPTS = AuditOptions(rounds=100, min_battles=20)
 #: Coverage of a score interval checked by simulation: nominal 0.95, 200 runs.
 COVERAGE_FLOOR = 0.90
-
-
-def simulate(
-    strength,
-    n,
-    *,
-    seed=0,
-    gamma=0.0,
-    tie=0.0,
-    judges=0,
-    judge_of=None,
-    override=None,
-):
-    """BT votes: uniform random pairs, first-shown advantage ``gamma`` (logits), tie share.
-
-    ``override(k, a, b, judge, rng)`` may return an outcome code for vote k.
-    """
-    rng = np.random.default_rng(seed)
-    m = len(strength)
-    a = rng.integers(m, size=n)
-    b = (a + rng.integers(1, m, size=n)) % m
-    judge = rng.integers(judges, size=n) if judges else None
-    if judge_of is not None:
-        judge = judge_of(rng, n)
-    p = expit(np.asarray(strength)[a] - np.asarray(strength)[b] + gamma)
-    u = rng.random(n)
-    out = np.where(u < tie, TIE, np.where(rng.random(n) < p, A_WINS, B_WINS))
-    if override is not None:
-        for k in range(n):
-            o = override(k, a[k], b[k], None if judge is None else judge[k], rng)
-            if o is not None:
-                out[k] = o
-    names = [f"m{i}" for i in range(m)]
-    labels = None if judge is None else [f"j{j:03d}" for j in judge]
-    return Votes.build(names, a, b, out, judge=labels)
-
-
-STRENGTH = np.linspace(1.2, -1.2, 8)
 
 
 def test_position_bias_found_and_interval_covers_truth():

@@ -9,7 +9,7 @@ from arena.audit.anomaly import effect_text, needed_hint, outcome_summary
 from arena.audit.judge_power import OUTCOMES, Material
 from arena.audit.report import run_audit
 from arena.core.outcomes import A_WINS, B_WINS
-from tests.test_audit import OPTS, STRENGTH, simulate
+from tests.helpers.audit_votes import OPTS, STRENGTH, simulate
 
 
 def _judges(seed: int, *, random_votes=(400, 8), honest_votes=400):
