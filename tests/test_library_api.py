@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.boards.compare import compare
-from arena.boards.diff import diff
+from arena.boards.diff import STATUSES, diff
 from arena.boards.resolve import resolve_board
 from arena.boards.snapshots import SnapshotError
 from arena.cli import cli
@@ -95,7 +95,8 @@ def test_diff_is_what_arena_diff_prints(run_cli, two_snapshots):
             diff(conn, 1, 99)
     assert (d.old.id, d.new.id) == (1, 2)
     status = {r.model: r.status for r in d.rows}
-    assert status["model-8"] == "new" and status["model-0"] == ""
+    assert status["model-8"] == "new" and status["model-0"] != "new"
+    assert set(status.values()) <= set(STATUSES) and "" not in status.values()
     result = run_cli("diff", "1", "2", "--format", "json")
     # the CLI leaves out the rows' sample columns (position), which read like ranks
     hidden = ("position", "old_position")

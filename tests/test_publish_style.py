@@ -60,7 +60,7 @@ def _cells(row: Node) -> list[Node]:
     return [c for c in row.children if isinstance(c, Node) and c.tag in ("td", "th")]
 
 
-def test_rank_change_column_is_the_rank_ub_difference(style_site):
+def test_rank_change_column_is_the_rank_set_move(style_site):
     _, docs = style_site
     _, raw_doc = docs["overall"]
     style_page, style_doc = docs["overall|style"]
@@ -68,7 +68,10 @@ def test_rank_change_column_is_the_rank_ub_difference(style_site):
     board = next(root.find_all("table", "board"))
     heads = [th.text().strip() for th in board.find("thead").iter("th")]
     col, model = heads.index("vs raw"), heads.index("Model")
-    raw_rank = {r["model"]: r["rank_ub"] for r in raw_doc["rows"]}
+    raw_rank = {
+        r["model"]: None if r["rank_low"] is None else (r["rank_low"], r["rank_high"])
+        for r in raw_doc["rows"]
+    }
     shown = {}
     for body in board.iter("tbody"):
         for tr in body.iter("tr"):
@@ -80,12 +83,17 @@ def test_rank_change_column_is_the_rank_ub_difference(style_site):
     want = {}
     for r in style_doc["rows"]:
         name = r.get("display_name") or r["model"]
-        before, now = raw_rank.get(r["model"]), r["rank_ub"]
+        before = raw_rank.get(r["model"])
+        now = None if r["rank_low"] is None else (r["rank_low"], r["rank_high"])
         if now is None or before is None:
             want[name] = "\u2013" if r["model"] in raw_rank or now is None else "new"
         else:
-            d = before - now
-            want[name] = f"\u25b2{d}" if d > 0 else f"\u25bc{-d}" if d < 0 else "="
+            # the leaderboard's rank set, the one Rank column: never the overlap rank
+            up = now[0] <= before[0] and now[1] <= before[1]
+            down = now[0] >= before[0] and now[1] >= before[1]
+            want[name] = (
+                "=" if now == before else "\u25b2" if up else "\u25bc" if down else "\u2195"
+            )
     assert shown == want and len(shown) == len(style_doc["rows"]) > 1
     # the raw page has no such column
     raw_heads = [th.text().strip() for th in parse(docs["overall"][0]).find("thead").iter("th")]
@@ -121,16 +129,23 @@ def test_style_change_words_never_give_an_unranked_model_a_change():
 
     from arena.publish.board_page import style_change_of
 
-    raw = {"up": 4, "down": 1, "same": 2, "unranked_raw": None}
-    got = {
-        m: style_change_of(Row(model=m, rank_ub=r), raw)[0]
-        for m, r in [("up", 2), ("down", 3), ("same", 2), ("unranked_raw", 1), ("fresh", 5)]
-    }
-    assert got == {
-        "up": "\u25b22",
-        "down": "\u25bc2",
+    raw = {"up": (4, 6), "down": (1, 2), "same": (2, 3), "wide": (3, 4), "unranked_raw": None}
+
+    def row(model, low, high):
+        ranked = low is not None
+        return Row(model=model, ranked=ranked, rank_low=low, rank_high=high, rank_ub=99)
+
+    cases = [("up", 2, 5), ("down", 3, 4), ("same", 2, 3), ("wide", 2, 6)]
+    cases += [("unranked_raw", 1, 1), ("fresh", 5, 5)]
+    got = {m: style_change_of(row(m, lo, hi), raw) for m, lo, hi in cases}
+    assert {m: mark for m, (mark, _) in got.items()} == {
+        "up": "\u25b2",
+        "down": "\u25bc",
         "same": "=",
+        "wide": "\u2195",
         "unranked_raw": "\u2013",
         "fresh": "new",
     }
-    assert style_change_of(Row(model="up", rank_ub=None), raw)[0] == "\u2013"
+    # the words name both rank sets; the overlap rank (99 here) is never used
+    assert got["up"][1] == "up from rank 4\u20136 to 2\u20135 against the raw board"
+    assert style_change_of(row("up", None, None), raw)[0] == "\u2013"

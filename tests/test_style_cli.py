@@ -91,8 +91,9 @@ def test_diff_raw_against_style(style_db):
     by = {r["model"]: r for r in rows}
     # listed on the style board, unranked there (no style metadata): no rating to diff
     unrated = by["llama-3.1-8b-instruct"]
-    assert unrated["status"] == "" and unrated["rating"] is None and unrated["d_rating"] is None
-    kept = [r for r in rows if r["status"] == "" and r["rating"] is not None]
+    assert unrated["status"] == "not ranked" and unrated["rating"] is None
+    assert unrated["note"] and unrated["rank_low"] is None and unrated["d_rating"] is None
+    kept = [r for r in rows if r["status"] in ("up", "down", "moved", "unchanged")]
     assert len(kept) == 5
     for r in kept:
         assert r["rating"] is not None and r["d_rating"] is not None

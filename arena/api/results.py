@@ -194,7 +194,8 @@ class Comparison:
 
 
 #: A diff row's position is its column in the snapshot's samples (model order): it
-#: reads like a rank, which it is not, so it stays out of the output (rank_ub is the rank).
+#: reads like a rank, which it is not, so it stays out of the output (rank_low..rank_high
+#: is the rank).
 _DIFF_HIDDEN = ("position", "old_position")
 
 
@@ -224,6 +225,8 @@ class DiffResult:
                 "old": self.diff.old.id,
                 "new": self.diff.new.id,
                 "board": self.diff.new.board,
+                "old_board": self.diff.old.board,
+                "compared": self.diff.compared,
                 "options_differ": list(self.diff.options_differ),
                 "rows": self.row_dicts(),
             }

@@ -8,34 +8,103 @@ from sqlalchemy import Connection
 
 from arena.boards.components import same_set
 from arena.boards.resolve import resolve_board
-from arena.boards.snapshots import SnapshotError, SnapshotInfo, options_differ
+from arena.boards.snapshots import BoardRow, SnapshotError, SnapshotInfo, options_differ
 
-__all__ = ["BoardDiff", "DiffRow", "diff"]
+__all__ = ["STATUSES", "BoardDiff", "DiffRow", "diff", "rank_move", "rank_set"]
+
+
+#: ``DiffRow.status`` values, in words a reader needs no legend for.
+STATUSES = ("new", "gone", "up", "down", "moved", "unchanged", "now ranked", "not ranked")
 
 
 @dataclass(frozen=True)
 class DiffRow:
-    """One model between two snapshots; ``status`` is ``"new"``, ``"gone"`` or ``""``.
+    """One model between two snapshots.
 
-    ``None`` where the model is absent from a snapshot (or unranked there).
+    The rank is the board's simultaneous rank set (``rank_low``..``rank_high``),
+    the one the leaderboard shows; ``rank_ub``/``old_rank_ub`` keep LMArena's
+    interval-overlap best rank as a named extra. ``status`` is one of
+    :data:`STATUSES`: ``new``/``gone`` (absent from the old/new snapshot),
+    ``up``/``down`` (both ends of the rank set moved the same way, or stayed
+    with the other end moving), ``moved`` (the set or the tier changed
+    otherwise), ``unchanged``, ``now ranked`` (unranked before) or
+    ``not ranked`` (unranked on the new board). ``note`` says why a rank is
+    blank (``None`` where both are shown). ``None`` where the model is absent
+    from a snapshot (or unranked there).
     """
 
     model: str
     status: str
+    rank_low: int | None
+    rank_high: int | None
+    old_rank_low: int | None
+    old_rank_high: int | None
+    tier: int | None
+    old_tier: int | None
     rating: float | None
     d_rating: float | None
     ci_low: float | None
     ci_high: float | None
     old_ci_low: float | None
     old_ci_high: float | None
+    note: str | None
+    #: LMArena's interval-overlap best rank (an extra, never the rank shown)
     rank_ub: int | None
     old_rank_ub: int | None
-    tier: int | None
-    old_tier: int | None
     #: the model's column in the snapshot's samples (model order, not rating order; never
-    #: a rank: see rank_ub)
+    #: a rank: see rank_low)
     position: int | None = None
     old_position: int | None = None
+
+
+def rank_set(row: BoardRow | None) -> tuple[int | None, int | None]:
+    """A row's simultaneous rank set; ``(None, None)`` if absent or unranked."""
+    if row is None or not row.ranked or row.rank_low is None:
+        return None, None
+    return row.rank_low, row.rank_high
+
+
+def _status(new: BoardRow | None, old: BoardRow | None) -> str:
+    if old is None:
+        return "new"
+    if new is None:
+        return "gone"
+    (lo, hi), (olo, ohi) = rank_set(new), rank_set(old)
+    if lo is None or hi is None:
+        return "not ranked"
+    if olo is None or ohi is None:
+        return "now ranked"
+    move = rank_move((lo, hi), (olo, ohi))
+    return "moved" if move == "unchanged" and new.tier != old.tier else move
+
+
+def rank_move(now: tuple[int, int], before: tuple[int, int]) -> str:
+    """How a rank set moved: ``up``, ``down``, ``moved`` (wider or narrower) or ``unchanged``.
+
+    ``up``: neither end got worse and one got better; ``down`` the converse.
+    Every rank change arena shows (``arena diff``, the site's marks) is this one.
+    """
+    (lo, hi), (olo, ohi) = now, before
+    if (lo, hi) == (olo, ohi):
+        return "unchanged"
+    if lo <= olo and hi <= ohi:
+        return "up"
+    if lo >= olo and hi >= ohi:
+        return "down"
+    return "moved"
+
+
+def _note(new: BoardRow | None, old: BoardRow | None, old_id: int, new_id: int) -> str | None:
+    """Why a rank cell of the row is blank, in words; ``None`` if neither is."""
+    if old is None:
+        return f"not on snapshot {old_id}"
+    if new is None:
+        return f"not on snapshot {new_id}"
+    for row, sid in ((new, new_id), (old, old_id)):
+        if rank_set(row)[0] is None:
+            why = row.unranked_reason or "not ranked"
+            return f"snapshot {sid}: {why}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -51,13 +120,48 @@ class BoardDiff:
     #: Number-changing options that differ (``"ties: half vs davidson"``); empty if none.
     options_differ: tuple[str, ...] = ()
 
+    @property
+    def compared(self) -> str:
+        """One line naming both snapshots: id, board and when each was built."""
+
+        def one(s: SnapshotInfo) -> str:
+            return f"snapshot {s.id} of board {s.board} ({s.created_at:%Y-%m-%d %H:%M} UTC)"
+
+        return f"{one(self.old)} against {one(self.new)}; rank = the simultaneous rank set"
+
 
 def _minus(x: float | None, y: float | None) -> float | None:
     return None if x is None or y is None else x - y
 
 
+def _row(r: BoardRow | None, p: BoardRow | None, old_id: int, new_id: int) -> DiffRow:
+    lo, hi = rank_set(r)
+    olo, ohi = rank_set(p)
+    return DiffRow(
+        model=(r or p).model,  # type: ignore[union-attr]
+        status=_status(r, p),
+        rank_low=lo,
+        rank_high=hi,
+        old_rank_low=olo,
+        old_rank_high=ohi,
+        tier=None if r is None else r.tier,
+        old_tier=None if p is None else p.tier,
+        rating=None if r is None else r.rating,
+        d_rating=None if r is None or p is None else _minus(r.rating, p.rating),
+        ci_low=None if r is None else r.ci_low,
+        ci_high=None if r is None else r.ci_high,
+        old_ci_low=None if p is None else p.ci_low,
+        old_ci_high=None if p is None else p.ci_high,
+        note=_note(r, p, old_id, new_id),
+        rank_ub=None if r is None else r.rank_ub,
+        old_rank_ub=None if p is None else p.rank_ub,
+        position=None if r is None else r.position,
+        old_position=None if p is None else p.position,
+    )
+
+
 def diff(conn: Connection, old: int, new: int) -> BoardDiff:
-    """Rating, interval, rank (UB) and tier changes between two snapshots of one board.
+    """Rating, interval, rank set and tier changes between two snapshots of one board.
 
     Raises
     ------
@@ -80,45 +184,7 @@ def diff(conn: Connection, old: int, new: int) -> BoardDiff:
             "sets (no model in common: sets are numbered by battles in each rebuild), so there "
             "is nothing to diff"
         )
-    rows = []
-    for r in b.rows:
-        p = before.get(r.model)
-        rows.append(
-            DiffRow(
-                model=r.model,
-                status="new" if p is None else "",
-                rating=r.rating,
-                d_rating=None if p is None else _minus(r.rating, p.rating),
-                ci_low=r.ci_low,
-                ci_high=r.ci_high,
-                old_ci_low=None if p is None else p.ci_low,
-                old_ci_high=None if p is None else p.ci_high,
-                rank_ub=r.rank_ub,
-                old_rank_ub=None if p is None else p.rank_ub,
-                tier=r.tier,
-                old_tier=None if p is None else p.tier,
-                position=r.position,
-                old_position=None if p is None else p.position,
-            )
-        )
-    rows.extend(
-        DiffRow(
-            model=name,
-            status="gone",
-            rating=None,
-            d_rating=None,
-            ci_low=None,
-            ci_high=None,
-            old_ci_low=p.ci_low,
-            old_ci_high=p.ci_high,
-            rank_ub=None,
-            old_rank_ub=p.rank_ub,
-            tier=None,
-            old_tier=p.tier,
-            old_position=p.position,
-        )
-        for name, p in before.items()
-        if name not in after
-    )
+    rows = [_row(r, before.get(r.model), old, new) for r in b.rows]
+    rows.extend(_row(None, p, old, new) for name, p in before.items() if name not in after)
     differ = tuple(options_differ(a.snapshot.options, b.snapshot.options))
     return BoardDiff(old=a.snapshot, new=b.snapshot, rows=tuple(rows), options_differ=differ)

@@ -26,19 +26,40 @@ SNAPSHOT_COLUMNS = [
     "seed",
     "options",
 ]
+#: JSON/CSV columns of ``arena diff`` (the rank is the simultaneous rank set; rank_ub
+#: is LMArena's overlap rank, an extra)
 DIFF_COLUMNS = [
     "model",
     "status",
+    "rank_low",
+    "rank_high",
+    "old_rank_low",
+    "old_rank_high",
+    "tier",
+    "old_tier",
     "rating",
     "d_rating",
     "ci_low",
     "ci_high",
     "old_ci_low",
     "old_ci_high",
+    "note",
     "rank_ub",
     "old_rank_ub",
+]
+#: The table's columns: the rank as the leaderboard prints it, old beside new.
+DIFF_TABLE_COLUMNS = [
+    "model",
+    "status",
+    "rank",
+    "old_rank",
     "tier",
     "old_tier",
+    "rating",
+    "d_rating",
+    "interval",
+    "old_interval",
+    "note",
 ]
 
 
@@ -119,6 +140,7 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
         return
     rows = result.row_dicts()
     if fmt == "table":
+        click.echo(result.diff.compared)
         for r in rows:
             for key in ("rating", "d_rating", "ci_low", "ci_high", "old_ci_low", "old_ci_high"):
                 r[key] = None if r[key] is None else round(r[key], 1)
@@ -131,12 +153,41 @@ def diff_command(app, old, new, style_control, category, source, component, fmt)
                 "(--format json or csv lists them)"
             )
             return
+        emit([_table_row(r) for r in rows], DIFF_TABLE_COLUMNS, fmt)
+        return
     emit(rows, DIFF_COLUMNS, fmt, rounded=True)
+
+
+def rank_set_text(low: int | None, high: int | None) -> str:
+    """``3`` when pinned, ``3-7`` as a set, ``-`` when there is none (as `arena leaderboard`)."""
+    if low is None:
+        return "-"
+    return str(low) if high is None or high == low else f"{low}-{high}"
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"{low:.1f} to {high:.1f}"
+
+
+def _table_row(r: dict) -> dict:
+    return {
+        "model": r["model"],
+        "status": r["status"],
+        "rank": rank_set_text(r["rank_low"], r["rank_high"]),
+        "old_rank": rank_set_text(r["old_rank_low"], r["old_rank_high"]),
+        "tier": "-" if r["tier"] is None else r["tier"],
+        "old_tier": "-" if r["old_tier"] is None else r["old_tier"],
+        "rating": "-" if r["rating"] is None else r["rating"],
+        "d_rating": "-" if r["d_rating"] is None else r["d_rating"],
+        "interval": _interval(r["ci_low"], r["ci_high"]),
+        "old_interval": _interval(r["old_ci_low"], r["old_ci_high"]),
+        "note": r["note"] or "",
+    }
 
 
 def _moved(row: dict) -> bool:
     """A diff row (rounded to 0.1) that shows a change."""
-    if row["status"] or row["rank_ub"] != row["old_rank_ub"] or row["tier"] != row["old_tier"]:
+    if row["status"] != "unchanged":
         return True
     if row["d_rating"] not in (None, 0, 0.0):
         return True

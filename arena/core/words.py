@@ -186,6 +186,7 @@ COLUMN_WORDS: dict[str, str] = {
     "revoked_at": "revoked",
     "rank_ub": "best rank",
     "rank_lb": "worst rank",
+    "d_rating": "rating change",
     "p_reference": "P(reference)",
     "p_candidate": "P(candidate)",
     "pvalue": "p-value",

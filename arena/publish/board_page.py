@@ -8,6 +8,7 @@ from dataclasses import replace
 from markupsafe import Markup
 
 from arena.boards.components import same_set
+from arena.boards.diff import rank_move, rank_set
 from arena.boards.snapshots import BoardRow, StyleCoefficient
 from arena.core.words import flag_legend, flag_word
 from arena.publish import svg
@@ -41,17 +42,28 @@ from arena.publish.words import (
 )
 
 
-def _delta(before: int, now: int, since: str) -> tuple[str, str]:
-    delta = before - now
-    if delta > 0:
-        return f"\u25b2{delta}", f"up {delta} {since}"
-    if delta < 0:
-        return f"\u25bc{-delta}", f"down {-delta} {since}"
-    return "=", f"unchanged {since}"
+#: A rank set's move as a mark: the words say from which set to which.
+_MARKS = {"up": "\u25b2", "down": "\u25bc", "moved": "\u2195", "unchanged": "="}
+
+Ranks = tuple[int, int] | None
 
 
-def _rank_change(row: BoardRow, previous: Mapping[str, int | None] | None) -> tuple[str, str, bool]:
-    """(mark, words, new) against the previous snapshot; ``previous`` maps name to rank (UB).
+def _set_text(ranks: tuple[int, int]) -> str:
+    low, high = ranks
+    return str(low) if low == high else f"{low}\u2013{high}"
+
+
+def _delta(before: tuple[int, int], now: tuple[int, int], since: str) -> tuple[str, str]:
+    """(mark, words) for a rank set's move: the board's simultaneous rank set, as shown."""
+    move = rank_move(now, before)
+    if move == "unchanged":
+        return "=", f"rank {_set_text(now)} unchanged {since}"
+    verb = {"up": "up", "down": "down", "moved": "changed"}[move]
+    return _MARKS[move], f"{verb} from rank {_set_text(before)} to {_set_text(now)} {since}"
+
+
+def _rank_change(row: BoardRow, previous: Mapping[str, Ranks] | None) -> tuple[str, str, bool]:
+    """(mark, words, new) against the previous snapshot; ``previous`` maps name to rank set.
 
     Unchanged ranks show no mark (an "=" on every row is noise); a model absent
     from the previous snapshot is "new". Without a previous snapshot nothing is shown.
@@ -60,26 +72,35 @@ def _rank_change(row: BoardRow, previous: Mapping[str, int | None] | None) -> tu
         return "", "", False
     if row.model not in previous:
         return "", "new since the previous snapshot", True
-    before = previous[row.model]
-    if row.rank_ub is None or before is None:
+    before, now = previous[row.model], rank_set(row)
+    if now[0] is None or before is None:
         return "", "", False
-    mark, words = _delta(before, row.rank_ub, "since the previous snapshot")
+    mark, words = _delta(before, now, "since the previous snapshot")  # type: ignore[arg-type]
     return ("" if mark == "=" else mark), words, False
 
 
-def style_change_of(row: BoardRow, raw: Mapping[str, int | None]) -> tuple[str, str]:
-    """Rank (UB) under style control against the raw board; ``raw`` maps name to raw rank UB.
+def style_change_of(row: BoardRow, raw: Mapping[str, Ranks]) -> tuple[str, str]:
+    """Rank set under style control against the raw board's; ``raw`` maps name to rank set.
 
     An unranked model on either board gets no change: there is no rank to compare.
     """
-    before = raw.get(row.model)
-    if row.rank_ub is None:
+    before, now = raw.get(row.model), rank_set(row)
+    if now[0] is None:
         return "\u2013", "not ranked under style control"
     if row.model not in raw:
         return "new", "not on the raw board"
     if before is None:
         return "\u2013", "not ranked on the raw board"
-    return _delta(before, row.rank_ub, "against the raw board")
+    return _delta(before, now, "against the raw board")  # type: ignore[arg-type]
+
+
+def rank_sets(rows: Sequence[BoardRow]) -> dict[str, Ranks]:
+    """Name to simultaneous rank set (``None`` if unranked) of a board's rows."""
+    out: dict[str, Ranks] = {}
+    for r in rows:
+        low, high = rank_set(r)
+        out[r.model] = None if low is None or high is None else (low, high)
+    return out
 
 
 def coefficient_view(c: StyleCoefficient) -> CoefficientView:
@@ -101,7 +122,7 @@ def _find_text(row: BoardRow) -> str:
 def _row_view(
     row: BoardRow,
     axis: svg.Axis,
-    previous: Mapping[str, int | None] | None,
+    previous: Mapping[str, Ranks] | None,
     root: str,
     linked: bool,
 ) -> RowView:
@@ -238,11 +259,11 @@ def leaderboard_page(
     other_set = previous is not None and not same_set(previous, board)
     if other_set:
         previous = None
-    before = {r.model: r.rank_ub for r in previous.rows} if previous is not None else None
+    before = rank_sets(previous.rows) if previous is not None else None
     views = [_row_view(r, axis, before, "", r.model in linked) for r in rows]
     has_style_change = board.style_controlled and site.paired is not None
     if has_style_change and site.paired is not None:
-        raw = {r.model: r.rank_ub for r in site.paired.board.rows}
+        raw = rank_sets(site.paired.board.rows)
         views = [
             replace(v, style_change=c, style_change_text=t)
             for v, (c, t) in zip(views, (style_change_of(r, raw) for r in rows), strict=True)

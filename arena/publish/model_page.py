@@ -115,7 +115,7 @@ def model_page(
     head = summaries[0]
     standing = (
         f"rank {head.rank}, rating {head.rating} ({head.interval})"
-        if row.rank_ub is not None
+        if row.ranked
         else f"not ranked, {head.battles} battles"
     )
     return ModelPage(

@@ -33,7 +33,7 @@ class RowView:
     licence: str | None
     link: str | None
     rank: str
-    change: str  # "▲2", "▼1", "" (unchanged or no previous snapshot)
+    change: str  # rank set "▲" up, "▼" down, "↕" wider/narrower, "" (unchanged or none)
     change_text: str  # the change in words, for screen readers
     new: bool  # first appearance on this board (only when a previous snapshot exists)
     rating: str
