@@ -41,7 +41,6 @@ from arena.publish.words import (
     unranked_reason,
 )
 
-
 #: A rank set's move as a mark: the words say from which set to which.
 _MARKS = {"up": "\u25b2", "down": "\u25bc", "moved": "\u2195", "unchanged": "="}
 
