@@ -20,7 +20,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from fastapi import Request
 
@@ -94,7 +94,7 @@ class Authenticator:
 
     def __init__(
         self,
-        lookup: Callable,
+        lookup: Callable[[str], Awaitable[KeyInfo | None]],
         *,
         rate: float,
         anonymous_rate: float,
@@ -174,7 +174,7 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def requires(scope: str) -> Callable:
+def requires(scope: str) -> Callable[[Request], Awaitable[KeyInfo]]:
     """A FastAPI dependency: the request's key, allowed on routes of ``scope``."""
 
     async def key_of(request: Request) -> KeyInfo:

@@ -10,6 +10,7 @@ failures (503: lock not granted within ``--wait``, connection lost) and bugs
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -61,7 +62,7 @@ def error_response(error: ApiError) -> JSONResponse:
     return JSONResponse({"error": error.body}, status_code=error.status, headers=error.headers)
 
 
-def invalid_body(errors: list) -> ApiError:
+def invalid_body(errors: Sequence[Any]) -> ApiError:
     """422 naming the first invalid field of a request body (pydantic's errors)."""
     first = errors[0] if errors else {}
     loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query")]

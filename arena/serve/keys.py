@@ -13,8 +13,9 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, Engine, insert, select, update
+from sqlalchemy import Connection, Engine, Row, insert, select, update
 
 from arena.core.errors import ArenaError
 from arena.db.models import ApiKey, utcnow
@@ -52,7 +53,7 @@ class KeyInfo:
     created_at: datetime
     revoked_at: datetime | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "scope": self.scope,
@@ -77,7 +78,7 @@ def hash_token(token: str) -> str:
 _COLUMNS = (ApiKey.id, ApiKey.name, ApiKey.scope, ApiKey.rate, ApiKey.created_at, ApiKey.revoked_at)
 
 
-def _info(row) -> KeyInfo:
+def _info(row: Row[int, str, str, float | None, datetime, datetime | None]) -> KeyInfo:
     return KeyInfo(row.id, row.name, row.scope, row.rate, row.created_at, row.revoked_at)
 
 

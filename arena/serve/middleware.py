@@ -23,6 +23,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
+from starlette.types import Message, Receive, Scope, Send
 
 from arena.serve.errors import ApiError, answer_for, error_response
 
@@ -39,7 +40,7 @@ class HotRoute:
         self.route = route
         self.endpoint = endpoint
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope["route"] = self.route  # what the metrics and the error log name
         request = Request(scope, receive)
         try:
@@ -75,7 +76,7 @@ class BodyLimitsAndMetrics:
             return ApiError(413, f"request body over {self.max_body} bytes")
         return None
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -88,7 +89,7 @@ class BodyLimitsAndMetrics:
                 break
         status = 500
 
-        async def send_status(message) -> None:
+        async def send_status(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]

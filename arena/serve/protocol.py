@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from functools import cache
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -50,7 +51,7 @@ def _answer_431(message: str) -> bytes:
 class HeaderLimitedProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol, refusing request heads over the server's limits."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._max_head_bytes, self._max_headers = _limits()
         #: bytes received since the current request's head began (while it is open)

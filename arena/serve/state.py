@@ -84,7 +84,7 @@ class ServeState:
             cache_size=config.key_cache_size,
         )
         #: leaderboard documents by (category, source, style): (built at, body, etag)
-        self.boards: dict[tuple, tuple[float, bytes, str]] = {}
+        self.boards: dict[tuple[str | None, str | None, bool], tuple[float, bytes, str]] = {}
 
     def _find_key(self, token: str) -> KeyInfo | None:
         with self.engine.connect() as conn:

@@ -35,7 +35,7 @@ def _linux_parent_death_signal(signum: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    return libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0
+    return bool(libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0)  # ctypes: an int
 
 
 def _watch(parent: int) -> None:

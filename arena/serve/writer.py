@@ -20,7 +20,7 @@ from __future__ import annotations
 import queue
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,7 +129,7 @@ class VoteJob:
 
     battle: ParsedBattle
     source: str
-    future: Future = field(default_factory=Future)
+    future: Future[Any] = field(default_factory=Future)
 
 
 @dataclass
@@ -138,7 +138,7 @@ class BatchJob:
 
     records: list[list[ParsedBattle]]
     source: str
-    future: Future = field(default_factory=Future)
+    future: Future[Any] = field(default_factory=Future)
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,13 @@ class BatchResult:
     duplicates: int
 
 
-def _content(b: ParsedBattle, source: str | None) -> tuple:
+#: what a battle says, as compared with a stored one: model_a, model_b, outcome, weight, source
+_Content = tuple[str, str, str, float, str | None]
+#: one group's (future, result or error) per job, votes stored, battles stored
+_GroupOutcome = tuple[list[tuple[Future[Any], Any]], int, int]
+
+
+def _content(b: ParsedBattle, source: str | None) -> _Content:
     return (b.model_a, b.model_b, b.outcome, float(b.weight), source)
 
 
@@ -162,9 +168,9 @@ _STORED_SELECT = (
 )
 
 
-def _stored_contents(conn: Connection, ids: list[str]) -> dict[str, tuple]:
+def _stored_contents(conn: Connection, ids: list[str]) -> dict[str, _Content]:
     """External id -> what the stored battle says, for the ids that are stored."""
-    out: dict[str, tuple] = {}
+    out: dict[str, _Content] = {}
     postgres = conn.dialect.name == "postgresql"
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
@@ -199,11 +205,11 @@ class GroupWriter:
         *,
         max_queue: int = 10_000,
         max_group: int = 5_000,
-        on_commit=None,
+        on_commit: Callable[[int, int], None] | None = None,
     ) -> None:
         self.engine = engine
         self.max_group = max_group
-        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        self._queue: queue.Queue[VoteJob | BatchJob | None] = queue.Queue(maxsize=max_queue)
         self._on_commit = on_commit
         self._stop = threading.Event()
         self._lock_key: int | None = None
@@ -211,7 +217,7 @@ class GroupWriter:
         #: fingerprint of them holds (dropped after a failed group: its new names
         #: were rolled back)
         self._names: StoredNames | None = None
-        self._names_print: tuple | None = None
+        self._names_print: tuple[Any, ...] | None = None
         #: set once a group's transaction is about to commit (see _store_group)
         self._committing = False
         self._thread = threading.Thread(target=self._run, name="arena-serve-writer", daemon=True)
@@ -220,7 +226,7 @@ class GroupWriter:
     def depth(self) -> int:
         return self._queue.qsize()
 
-    def submit(self, job: VoteJob | BatchJob) -> Future:
+    def submit(self, job: VoteJob | BatchJob) -> Future[Any]:
         if self._stop.is_set():
             raise QueueFull("the server is shutting down")
         try:
@@ -297,7 +303,7 @@ class GroupWriter:
             if not job.future.done():
                 job.future.set_exception(exc)
 
-    def _try_group(self, group: list[VoteJob | BatchJob]):
+    def _try_group(self, group: list[VoteJob | BatchJob]) -> _GroupOutcome:
         """Store ``group`` in one transaction: (results, votes, battles) once committed."""
         self._committing = False
         with self.engine.connect() as conn:
@@ -323,7 +329,9 @@ class GroupWriter:
                 self._committing = True  # leaving the block commits
         return stored
 
-    def _write(self, conn: Connection, group: list[VoteJob | BatchJob], *, ids_locked: bool):
+    def _write(
+        self, conn: Connection, group: list[VoteJob | BatchJob], *, ids_locked: bool
+    ) -> _GroupOutcome:
         ids = [
             b.external_id
             for job in group
@@ -333,9 +341,9 @@ class GroupWriter:
             if b.external_id
         ]
         stored = _stored_contents(conn, ids) if ids else {}
-        seen: dict[str, tuple] = {}
+        seen: dict[str, _Content] = {}
         by_source: dict[str, list[ParsedBattle]] = {}
-        results: list[tuple[Future, Any]] = []
+        results: list[tuple[Future[Any], Any]] = []
         votes = 0
         for job in group:
             if isinstance(job, VoteJob):
@@ -351,7 +359,7 @@ class GroupWriter:
                 continue
             fresh: list[ParsedBattle] = []
             duplicates = 0
-            mine: dict[str, tuple] = {}
+            mine: dict[str, _Content] = {}
             failure: RecordRejected | None = None
             for index, record in enumerate(job.records):
                 for b in record:

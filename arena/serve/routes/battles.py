@@ -29,7 +29,7 @@ IngestKey = Annotated[KeyInfo, Depends(requires("ingest"))]
 
 
 @router.post("/v1/battles", response_model=BatchOut, openapi_extra=request_schema(BATTLES_SCHEMA))
-async def battles(request: Request, key: IngestKey):
+async def battles(request: Request, key: IngestKey) -> dict[str, int]:
     """Store battles with the file ingester's rules: all of the request, or none of it.
 
     Same id and content as a stored battle: counted as a duplicate; same id,

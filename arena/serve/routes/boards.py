@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
@@ -77,7 +77,7 @@ async def leaderboard(
     category: Category = None,
     source: Source = None,
     style_control: bool = False,
-):
+) -> Response:
     """The document of ``arena leaderboard --format json`` for that board (ETag, 304)."""
     state: ServeState = request.app.state.serve
     cache_key = (category, source, style_control)
@@ -97,8 +97,8 @@ async def leaderboard(
     return Response(body, media_type="application/json", headers=headers)
 
 
-@router.get("/v1/models")
-async def models(request: Request, key: ReadKey):
+@router.get("/v1/models", response_model=None)
+async def models(request: Request, key: ReadKey) -> dict[str, Any]:
     """The document of ``arena models --format json``."""
     state: ServeState = request.app.state.serve
     return await state.database(lambda: state.arena.models().to_dict())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
@@ -24,8 +24,8 @@ def _probe(state: ServeState) -> str | None:
         return current_revision(conn)
 
 
-@router.get("/healthz")
-async def healthz(request: Request):
+@router.get("/healthz", response_model=None)
+async def healthz(request: Request) -> dict[str, str | None] | JSONResponse:
     """200 when the database answers and its schema is this arena's; 503 otherwise."""
     state: ServeState = request.app.state.serve
     try:
@@ -40,7 +40,7 @@ async def healthz(request: Request):
 
 
 @router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request):
+async def metrics(request: Request) -> Response:
     """This worker's Prometheus metrics."""
     state: ServeState = request.app.state.serve
     state.metrics.queue.set(state.writer.depth())

@@ -54,7 +54,9 @@ def _draw(
 
 
 @router.get("/v1/pair", response_model=PairOut)
-async def pair(request: Request, key: VoteKey, category: Category = None, source: Source = None):
+async def pair(
+    request: Request, key: VoteKey, category: Category = None, source: Source = None
+) -> dict[str, str]:
     """The next pair to show, drawn by the planner's rule (``docs/serve.md``), sides at random.
 
     ``category`` is a key or a label (as ``arena leaderboard --category``); the
