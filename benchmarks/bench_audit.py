@@ -93,7 +93,7 @@ def load_llmfao():
 
 def _board_order(rows):
     """Models by their rating on the real votes (for copy_majority)."""
-    from arena.engine.fit import fit
+    from arena.engine.fitting.fit import fit
 
     votes = to_votes(rows)
     theta = fit(votes.table(), ties="half", both_bad="tie").theta

@@ -37,10 +37,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from lmarena_reference import bootstrap_reference, collapse, point_reference  # noqa: E402
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE  # noqa: E402
-from arena.engine.blas import set_blas_threads  # noqa: E402
-from arena.engine.bootstrap import bootstrap  # noqa: E402
 from arena.engine.counts import count_table, from_cells  # noqa: E402
-from arena.engine.fit import fit  # noqa: E402
+from arena.engine.fitting.fit import fit  # noqa: E402
+from arena.engine.resampling.blas import set_blas_threads  # noqa: E402
+from arena.engine.resampling.bootstrap import bootstrap  # noqa: E402
 from arena.engine.scale import BASE, SCALE  # noqa: E402
 
 SHARED = ROOT / ".." / "shared"

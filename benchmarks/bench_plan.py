@@ -34,7 +34,7 @@ from scipy.special import expit
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.engine.counts import from_cells  # noqa: E402
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
 from arena.engine.scale import SCALE  # noqa: E402
 from arena.plan.weights import pair_weights  # noqa: E402
 from benchmarks._util import SHARED  # noqa: E402

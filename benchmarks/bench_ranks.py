@@ -1,4 +1,4 @@
-"""Coverage and width of rank confidence sets (``arena.engine.rank_sets``), by simulation,
+"""Coverage and width of rank confidence sets (``arena.engine.inference.rank_sets``), by simulation,
 and their width on the bundled LMArena boards against LMArena's interval-overlap rank.
 
 Run::
@@ -46,8 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from arena.engine.rank_sets import board_inference, marginal_rank_set
-from arena.engine.ranks import rank_lb, rank_ub
+from arena.engine.inference.rank_sets import board_inference, marginal_rank_set
+from arena.engine.inference.ranks import rank_lb, rank_ub
 
 LEVEL = 0.95
 M = 12

@@ -41,11 +41,11 @@ import numpy as np
 from scipy.special import expit, ndtri
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE
-from arena.engine.analytic import sandwich_cov
 from arena.engine.counts import count_table
+from arena.engine.fitting.analytic import sandwich_cov
+from arena.engine.fitting.smallsample import widen_small_samples
 from arena.engine.rate import rate
 from arena.engine.scale import BASE, SCALE
-from arena.engine.smallsample import widen_small_samples
 
 NS = (2, 5, 10, 20, 50, 100, 500)
 TIE_PEAK = 0.3

@@ -30,9 +30,9 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.boards.split import ComponentBoard, StyleBoard, split_board  # noqa: E402
-from arena.engine.components import components, subtable  # noqa: E402
 from arena.engine.counts import clustered_table  # noqa: E402
 from arena.engine.options import FitOptions  # noqa: E402
+from arena.engine.sets.components import components, subtable  # noqa: E402
 from arena.store.read import BoardData  # noqa: E402
 from arena.store.style import StyleBattles  # noqa: E402
 

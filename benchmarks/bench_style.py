@@ -48,9 +48,9 @@ from fastchat_style_reference import (  # noqa: E402
 )
 
 from arena.core.outcomes import A_WINS, B_WINS  # noqa: E402
-from arena.engine.blas import set_blas_threads  # noqa: E402
 from arena.engine.counts import count_table  # noqa: E402
-from arena.engine.fit import fit  # noqa: E402
+from arena.engine.fitting.fit import fit  # noqa: E402
+from arena.engine.resampling.blas import set_blas_threads  # noqa: E402
 from arena.engine.scale import SCALE  # noqa: E402
 from arena.engine.style.design import style_table  # noqa: E402
 from arena.engine.style.rate import bootstrap_style, fit_style, rate_style  # noqa: E402

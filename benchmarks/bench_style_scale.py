@@ -316,7 +316,7 @@ def side_by_side(n: int, m: int, seed: int, ref_rounds: int, engine_rounds: int)
     from fastchat_style_reference import bootstrap_reference
 
     from arena.core.outcomes import A_WINS, B_WINS
-    from arena.engine.blas import set_blas_threads
+    from arena.engine.resampling.blas import set_blas_threads
     from arena.engine.style.boot import _StyleJob
     from arena.engine.style.design import style_table
     from arena.engine.style.fit import fit_style

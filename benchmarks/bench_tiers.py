@@ -1,4 +1,4 @@
-"""Simulated error rates and power of the tier rules in ``arena.engine.tiers``.
+"""Simulated error rates and power of the tier rules in ``arena.engine.inference.tiers``.
 
 Run::
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from arena.engine.tiers import tiers_leader_overlap, tiers_paired
+from arena.engine.inference.tiers import tiers_leader_overlap, tiers_paired
 
 LEVEL = 0.95
 # Pairs whose true difference is at least this many standard errors of the

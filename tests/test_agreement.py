@@ -20,7 +20,7 @@ from arena.audit.agreement import board_agreement, parse_selector
 from arena.boards.resolve import resolve_board
 from arena.boards.snapshots import load_samples
 from arena.engine.agreement import kendall_rows, spearman_rows, vote_agreement
-from arena.engine.rank_sets import board_inference
+from arena.engine.inference.rank_sets import board_inference
 
 MODELS = 8
 HUMAN = np.linspace(1.5, -1.5, MODELS)

@@ -9,9 +9,9 @@ import scipy.sparse as sp
 
 from arena.boards.split import StyleBoard, split_board
 from arena.core.outcomes import A_WINS, B_WINS, TIE
-from arena.engine.components import components, other_sets, split_pairs, subtable, subtables
 from arena.engine.counts import clustered_table
 from arena.engine.options import FitOptions
+from arena.engine.sets.components import components, other_sets, split_pairs, subtable, subtables
 from arena.store.read import BoardData
 from arena.store.style import StyleBattles
 

@@ -225,12 +225,12 @@ def test_rebuild_options_and_engine_defaults_are_the_declared_ones():
         for f in fields(cls):
             if f.name in OPTIONS and f.default is not MISSING:
                 assert f.default == option(f.name).default, (cls.__name__, f.name)
-    from arena.engine.components import components
-    from arena.engine.design import make_design
+    from arena.engine.fitting.design import make_design
+    from arena.engine.inference.tiers import tiers_paired
     from arena.engine.rate import rate
+    from arena.engine.sets.components import components
     from arena.engine.sparse.tiers import tiers_bounded
     from arena.engine.style.rate import rate_style
-    from arena.engine.tiers import tiers_paired
 
     aliases = {"rule": "tier_rule"}
     for fn in (rate, rate_style, make_design, components, tiers_paired, tiers_bounded):
@@ -245,8 +245,8 @@ def test_rebuild_options_and_engine_defaults_are_the_declared_ones():
 def test_the_engine_checks_against_the_declared_choices():
     from arena.boards.split import COMPONENT_MODES
     from arena.engine.board import TIER_METHODS, TIER_RULES
-    from arena.engine.design import TIE_MODELS
-    from arena.engine.intervals import CI_METHODS
+    from arena.engine.fitting.design import TIE_MODELS
+    from arena.engine.inference.intervals import CI_METHODS
     from arena.ingest.sources import FORMATS
     from arena.store.read import READS
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.engine.rank_sets import (
+from arena.engine.inference.rank_sets import (
     _stepdown_rejected,
     board_inference,
     marginal_rank_set,
@@ -192,7 +192,7 @@ def test_one_model_and_errors():
 def test_long_board_single_step_is_exact():
     """Above FAST_MIN_WORK the single-step comes from bounds + max-t per round: the same
     separation as computing every pair's deviations."""
-    from arena.engine.maxt_bounded import FAST_MIN_WORK
+    from arena.engine.inference.maxt_bounded import FAST_MIN_WORK
 
     rng = np.random.default_rng(9)
     m, rounds = 205, 1000
@@ -205,7 +205,7 @@ def test_long_board_single_step_is_exact():
     rej, _ = _stepdown_rejected(est[order], s[:, order], iu[0], iu[1], 0.05, stepwise=False)
     full = np.zeros((m, m), dtype=bool)
     full[iu[0][rej], iu[1][rej]] = True
-    from arena.engine.rank_sets import _close
+    from arena.engine.inference.rank_sets import _close
 
     assert np.array_equal(fast.better, _close(full))
     _check_invariants(fast)

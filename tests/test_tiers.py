@@ -1,4 +1,4 @@
-"""Tests for arena.engine.tiers: rank (UB), tier rules, head-to-head, rank intervals.
+"""Tests for arena.engine.inference.tiers: rank (UB), tier rules, head-to-head, rank intervals.
 
 The simulation tests at the bottom state and check what each tier rule
 guarantees.  The rating engine's bootstrap is replaced there by a *normal
@@ -15,10 +15,10 @@ import warnings
 import numpy as np
 import pytest
 
-from arena.engine import pairs as P
-from arena.engine.compare import compare_pair
-from arena.engine.ranks import rank_interval, rank_ub
-from arena.engine.tiers import tiers_leader_overlap, tiers_paired
+from arena.engine.inference import pairs as P
+from arena.engine.inference.compare import compare_pair
+from arena.engine.inference.ranks import rank_interval, rank_ub
+from arena.engine.inference.tiers import tiers_leader_overlap, tiers_paired
 
 LEVEL = 0.95
 ALPHA = 1.0 - LEVEL

@@ -1,6 +1,6 @@
 """Step-down max-t from the pairs that matter equals the full computation, bit for bit.
 
-:func:`arena.engine.maxt_bounded.maxt_bounded` lists, per round, only the pairs
+:func:`arena.engine.inference.maxt_bounded.maxt_bounded` lists, per round, only the pairs
 whose deviation can matter and computes those exactly; ``tiers_paired`` uses it
 for ``correction="maxt"`` on large boards.  Here it is forced on small boards
 (``FAST_MIN_WORK = 0``) and every output of ``tiers_paired`` is compared with
@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import arena.engine.maxt_bounded as MB
-from arena.engine import pairs as P
-from arena.engine.tiers import tiers_paired
+import arena.engine.inference.maxt_bounded as MB
+from arena.engine.inference import pairs as P
+from arena.engine.inference.tiers import tiers_paired
 
 FIELDS = ("tiers", "order", "starts_tier", "upper", "lower", "p_value", "p_adjusted")
 

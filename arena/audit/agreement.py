@@ -6,7 +6,7 @@ rank, and computes (:mod:`arena.engine.agreement` states each definition):
 Spearman and Kendall with bootstrap intervals from both snapshots' stored
 samples; each board's separability with confidence (interval overlap, and
 under the board's own simultaneous inference,
-:func:`arena.engine.rank_sets.board_inference`, run on the whole board as the
+:func:`arena.engine.inference.rank_sets.board_inference`, run on the whole board as the
 board itself claims); the paper's agreement with confidence and pair-rank
 Brier score; a verdict per pair; and, when the two boards come from different
 sources that judged the same battles (same question and model pair), the
@@ -40,7 +40,7 @@ from arena.engine.agreement import (
     share_ahead,
     vote_agreement,
 )
-from arena.engine.rank_sets import board_inference
+from arena.engine.inference.rank_sets import board_inference
 
 __all__ = ["Agreement", "PairAgreement", "board_agreement", "parse_selector"]
 

@@ -8,8 +8,8 @@ from scipy.special import chdtri
 from arena.audit.result import Probe, outside, skipped
 from arena.audit.setup import Board
 from arena.audit.votes import NO_KEY
-from arena.engine.bootstrap import bootstrap
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
+from arena.engine.resampling.bootstrap import bootstrap
 
 __all__ = ["clustering", "RATIO_BAND"]
 

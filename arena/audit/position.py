@@ -11,7 +11,7 @@ from arena.audit.offset import group_fit
 from arena.audit.result import Probe, outside, pooled_state, tripped_by
 from arena.audit.setup import SCALE, Board
 from arena.audit.votes import NO_KEY
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
 
 __all__ = ["position_bias", "position_verdict", "POSITION_BAND"]
 

@@ -21,7 +21,7 @@ from arena.core.defaults import (
     DEFAULT_TIES,
 )
 from arena.core.errors import OptionError
-from arena.engine.fit import Fit, fit
+from arena.engine.fitting.fit import Fit, fit
 from arena.engine.scale import SCALE
 
 __all__ = ["AuditOptions", "Board", "SCALE"]
@@ -41,7 +41,7 @@ class AuditOptions:
     rounds : int
         Bootstrap rounds and simulations.
     ties, both_bad : str
-        As in :func:`arena.engine.fit.fit`.
+        As in :func:`arena.engine.fitting.fit.fit`.
     min_battles : int
         Ranking threshold of the board.
     material : float

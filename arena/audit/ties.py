@@ -7,7 +7,7 @@ import numpy as np
 from arena.audit.result import Probe
 from arena.audit.setup import Board
 from arena.core.outcomes import A_WINS, B_WINS
-from arena.engine.fit import Fit, fit
+from arena.engine.fitting.fit import Fit, fit
 
 __all__ = ["tie_convention"]
 

@@ -24,7 +24,7 @@ from arena.boards.snapshots import (
 from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.errors import ArgumentError
 from arena.core.formats import count
-from arena.engine.compare import compare_pair
+from arena.engine.inference.compare import compare_pair
 
 __all__ = ["HeadToHead", "compare"]
 

@@ -1,6 +1,6 @@
 """A stored board's one inference, recomputed from its snapshot.
 
-The rebuild runs :func:`arena.engine.rank_sets.board_inference` on the ranked
+The rebuild runs :func:`arena.engine.inference.rank_sets.board_inference` on the ranked
 models' samples exactly as the snapshot stores them (float32), so reading the
 snapshot back gives the same separated pairs bit for bit: ``arena compare``,
 the page and anyone else who asks "does this board separate A from B?" get the
@@ -16,7 +16,7 @@ from sqlalchemy import Connection
 
 from arena.boards.snapshots import Board, SnapshotError, load_board, load_samples
 from arena.core.defaults import DEFAULT_LEVEL
-from arena.engine.rank_sets import BoardInference, board_inference, marginal_rank_set
+from arena.engine.inference.rank_sets import BoardInference, board_inference, marginal_rank_set
 
 __all__ = ["StoredInference", "board_separated_pairs", "stored_inference"]
 

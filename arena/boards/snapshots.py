@@ -30,7 +30,7 @@ from arena.db.models import (
     SnapshotSamples,
     SnapshotStyleCoefficient,
 )
-from arena.engine.ranks import unranked_reason
+from arena.engine.inference.ranks import unranked_reason
 
 
 class SnapshotError(ArenaError, LookupError):

@@ -1,7 +1,7 @@
 """Boards of the comparable sets other than the largest (``arena rebuild --components separate``).
 
 By default a board ranks one comparable set, the strongly connected group of
-models with the most battles (:mod:`arena.engine.components`); every other
+models with the most battles (:mod:`arena.engine.sets.components`); every other
 model is listed there, flagged ``disconnected`` or ``no_mle``. With
 ``--components separate`` the rebuild also writes one board per other set of
 two or more models: its key is the main board's key plus ``|component:N``
@@ -20,8 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.core.defaults import COMPONENT_MODES
-from arena.engine.components import components, other_sets, split_pairs, subtables
 from arena.engine.options import FitOptions
+from arena.engine.sets.components import components, other_sets, split_pairs, subtables
 from arena.store.read import BoardData
 from arena.store.style import StyleBattles
 
@@ -62,7 +62,7 @@ def split_board(
     """The boards of ``data``'s comparable sets other than the largest (none if connected).
 
     Every cell (and style battle) is assigned to its sets in one pass
-    (:func:`arena.engine.components.split_pairs`), so a board of thousands of
+    (:func:`arena.engine.sets.components.split_pairs`), so a board of thousands of
     small sets splits in O(cells), not O(sets x cells).
     """
     comps = components(data.table, ties=fit.ties, both_bad=fit.both_bad, position=fit.position)

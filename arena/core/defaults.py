@@ -62,7 +62,7 @@ DEFAULT_POWER = 0.8
 DEFAULT_AUDIT_MATERIAL_POINTS = 0.40
 #: Pairs ``arena plan`` lists without ``top`` (about 1,400 ranked models).
 PLAN_MAX_LISTED = 1_000_000
-#: Interval methods (:mod:`arena.engine.intervals`) and the default.
+#: Interval methods (:mod:`arena.engine.inference.intervals`) and the default.
 CI_METHODS = ("bootstrap", "sandwich", "fisher")
 DEFAULT_CI: Final = "bootstrap"
 #: Tie models: half a win each (LMArena) or Davidson's; the default.
@@ -79,7 +79,7 @@ DEFAULT_CLUSTER: Final = "battle"
 #: overlap; the default.
 TIER_METHODS = ("simultaneous", "maxt", "holm", "bh", "overlap")
 DEFAULT_TIERS: Final = "simultaneous"
-#: Paired-tier rules (see :func:`arena.engine.tiers.tiers_paired`); the default.
+#: Paired-tier rules (see :func:`arena.engine.inference.tiers.tiers_paired`); the default.
 TIER_RULES = ("leader", "cut")
 DEFAULT_TIER_RULE: Final = "leader"
 #: Comparable sets of a board: rank the largest, or also one board per other set.

@@ -135,7 +135,7 @@ def board_warnings(notes: Iterable[tuple[str, str]]) -> list[str]:
     return out
 
 
-#: Every flag token a snapshot row may carry (arena/engine/graph.py, board.py, rate.py,
+#: Every flag token a snapshot row may carry (arena/engine/fitting/graph.py, board.py, rate.py,
 #: boards/write.py), as the short word the page and the command line's tables show, and a
 #: legend sentence. JSON and CSV keep the tokens (stable machine keys).
 FLAG_WORDS: dict[str, tuple[str, str]] = {

@@ -357,7 +357,7 @@ class SnapshotRow(Base):
     #: Models not surely worse (itself included): the worst rank the data allow.
     rank_lb: Mapped[int | None] = mapped_column(Integer)
     #: Simultaneous rank confidence set rank_low..rank_high (the board's one inference,
-    #: arena/engine/rank_sets.py); NULL if unranked or written before revision 0013.
+    #: arena/engine/inference/rank_sets.py); NULL if unranked or written before revision 0013.
     rank_low: Mapped[int | None] = mapped_column(Integer)
     rank_high: Mapped[int | None] = mapped_column(Integer)
     tier: Mapped[int | None] = mapped_column(Integer)

@@ -9,7 +9,7 @@ the definitions were read here:
 - **Separability with confidence**: the share of model pairs whose intervals
   do not overlap (``min(high) - max(low) <= 0``), over the shared models'
   pairs. Beside it, the share the board separates under its own simultaneous
-  inference (:func:`arena.engine.rank_sets.board_inference`): the paper's
+  inference (:func:`arena.engine.inference.rank_sets.board_inference`): the paper's
   marginal intervals do not control the error over all pairs, the board's
   inference does.
 - **Agreement with confidence interval**: over the pairs the *reference*

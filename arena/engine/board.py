@@ -30,15 +30,16 @@ from arena.core.defaults import (
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.fields import filled_by_producer
+from arena.engine.inference.rank_sets import board_inference
+from arena.engine.inference.ranks import rank_lb, rank_ub
+from arena.engine.inference.tiers import tiers_leader_overlap, tiers_paired
 from arena.engine.messages import check_names
 from arena.engine.options import FitOptions
-from arena.engine.rank_sets import board_inference
-from arena.engine.ranks import rank_lb, rank_ub
-from arena.engine.rate import Ratings, rate
+from arena.engine.rate import rate
+from arena.engine.ratings import Ratings
 from arena.engine.sparse.tiers import tiers_bounded
 from arena.engine.style.design import StyleTable, style_table
 from arena.engine.style.rate import cpu_seconds, rate_style
-from arena.engine.tiers import tiers_leader_overlap, tiers_paired
 
 __all__ = [
     "BoardOptions",
@@ -73,7 +74,7 @@ class BoardOptions:
         Models with fewer battles are listed but get no rank or tier.
     tiers : {"simultaneous", "maxt", "holm", "bh", "overlap"}
         ``"simultaneous"``: tiers from the board's one inference
-        (:func:`arena.engine.rank_sets.board_inference`), consistent with the
+        (:func:`arena.engine.inference.rank_sets.board_inference`), consistent with the
         rank sets and the verdicts; the others are kept for comparison.
     tier_rule : {"leader", "cut"}
         For the paired methods other than ``"simultaneous"``.
@@ -125,7 +126,7 @@ class BoardRating:
     pairs : PairTotals
     ranked : ndarray of bool, shape (M,)
         At least ``min_battles`` (and one) battles, and in the comparable set
-        (:mod:`arena.engine.components`).
+        (:mod:`arena.engine.sets.components`).
     rank, rank_ub, tier, rank_lb : ndarray of int, shape (M,)
         ``-1`` for unranked models (``rank`` is the position by rating among
         the ranked models, never shown as a rank).
@@ -135,7 +136,7 @@ class BoardRating:
         JSON-ready facts about the tiering and the board's inference (method,
         critical value, separated pairs, ...).
     rank_low, rank_high : ndarray of int, shape (M,)
-        Simultaneous rank confidence sets (:mod:`arena.engine.rank_sets`), ``-1``
+        Simultaneous rank confidence sets (:mod:`arena.engine.inference.rank_sets`), ``-1``
         for unranked models.
     """
 
@@ -151,7 +152,7 @@ class BoardRating:
     tier_info: dict
     #: Models not surely worse (rank_lb), ``-1`` for unranked models.
     rank_lb: np.ndarray = filled_by_producer(repr=True)
-    #: Simultaneous rank sets (:mod:`arena.engine.rank_sets`), ``-1`` for unranked models.
+    #: Simultaneous rank sets (:mod:`arena.engine.inference.rank_sets`), ``-1`` for unranked models.
     rank_low: np.ndarray = filled_by_producer(repr=True)
     rank_high: np.ndarray = filled_by_producer(repr=True)
 

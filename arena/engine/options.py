@@ -1,6 +1,6 @@
 """The model options of a fit, in one place: :class:`FitOptions`.
 
-:func:`~arena.engine.fit.fit`, :func:`~arena.engine.bootstrap.bootstrap`,
+:func:`~arena.engine.fitting.fit.fit`, :func:`~arena.engine.resampling.bootstrap.bootstrap`,
 :func:`~arena.engine.rate.rate`, the style-controlled
 :func:`~arena.engine.style.fit.fit_style`, :func:`~arena.engine.style.boot.bootstrap_style`,
 :func:`~arena.engine.style.rate.rate_style` and the rebuild's options all carry the same
@@ -20,7 +20,7 @@ from arena.core.errors import ArgumentTypeError
 if TYPE_CHECKING:
     import numpy as np
 
-    from arena.engine.design import Design
+    from arena.engine.fitting.design import Design
 
 __all__ = ["FitOptions", "RateRun", "fit_options"]
 

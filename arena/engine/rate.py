@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from arena.core.defaults import DEFAULT_CI, DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import ArgumentError
-from arena.engine.analytic import sandwich_cov
-from arena.engine.bootstrap import Bootstrap, bootstrap
-from arena.engine.comparable import extend_to_all
-from arena.engine.components import Components, design_components, subtable
 from arena.engine.counts import CountTable
-from arena.engine.design import make_design
-from arena.engine.fields import filled_by_producer
-from arena.engine.fit import Fit, check_anchor, fit
-from arena.engine.intervals import (
+from arena.engine.fitting.analytic import sandwich_cov
+from arena.engine.fitting.design import make_design
+from arena.engine.fitting.fit import check_anchor, fit
+from arena.engine.fitting.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
+from arena.engine.inference.intervals import (
     analytic_intervals,
     base_diagnostics,
     bootstrap_intervals,
@@ -27,69 +24,21 @@ from arena.engine.intervals import (
     ratings_fields,
     report_rounds,
 )
-from arena.engine.messages import check_names, flag_warnings, model_label
+from arena.engine.messages import check_names, model_label
 from arena.engine.options import FitOptions, RateRun, fit_options
-from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
+from arena.engine.ratings import Ratings
+from arena.engine.resampling.bootstrap import bootstrap
+from arena.engine.sets.comparable import extend_to_all
+from arena.engine.sets.components import Components, design_components, subtable
 from arena.engine.sparse.bootstrap import sparse_bootstrap
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
 from arena.engine.sparse.score import sparse_score_bounds
 
-__all__ = ["Ratings", "rate", "COMPARABLE_MODES"]
+__all__ = ["rate", "COMPARABLE_MODES"]
 
 #: ``largest``: fit the comparable set only; ``joint``: one fit of everything
 #: (weak prior when the MLE does not exist), the behaviour before issue 11.
 COMPARABLE_MODES = ("largest", "joint")
-
-
-@dataclass(frozen=True)
-class Ratings:
-    """Ratings with intervals, as consumed by tiering and the page.
-
-    Attributes
-    ----------
-    rating, ci_low, ci_high, se : ndarray, shape (M,)
-        NaN rating and SE for models outside the comparable set; their
-        bounds are NaN, or a one-sided score interval (``ci_high = inf``
-        for a model that never lost to the set) when they met it.
-    samples : ndarray, shape (rounds, M)
-        Bootstrap ratings (converged rounds), or for analytic methods
-        ``rounds`` seeded draws from ``N(rating, cov)``, so downstream code
-        treats every method alike.  NaN columns outside the comparable set.
-    cov : ndarray (M, M) or None
-        Analytic covariance (``None`` for the bootstrap).
-    flags : list of tuple of str
-    warnings : list of str
-    diagnostics : dict
-        JSON-serialisable run facts (method, convergence, failed rounds, ...).
-    """
-
-    rating: np.ndarray
-    ci_low: np.ndarray
-    ci_high: np.ndarray
-    se: np.ndarray
-    samples: np.ndarray
-    cov: np.ndarray | None
-    flags: list[tuple[str, ...]]
-    warnings: list[str]
-    diagnostics: dict
-    fit: Fit = filled_by_producer()
-    boot: Bootstrap | None = field(repr=False, default=None)
-    #: (M,) bool: on the common scale, so ranks, tiers and verdicts may use it.
-    comparable: np.ndarray = filled_by_producer()
-    #: (M,) bool: interval set by the small-sample rule (``smallsample``).
-    small_sample: np.ndarray = filled_by_producer()
-    #: Strongly connected components (``None`` for ``comparable="joint"``).
-    components: Components | None = field(repr=False, default=None)
-
-    def named_warnings(self, names) -> list[str]:
-        """``warnings`` with models named by ``names[index]`` (at most 10 per sentence).
-
-        (``rate(..., names=)`` names them from the start; this is for a result
-        computed without names.)
-        """
-        flagged = set(flag_warnings(self.flags)) | set(flag_warnings(self.flags, names))
-        rest = [w for w in self.warnings if w not in flagged]
-        return flag_warnings(self.flags, names) + rest
 
 
 def rate(
@@ -117,7 +66,7 @@ def rate(
     ----------
     table : CountTable
     options : FitOptions, optional
-        The model, as in :func:`arena.engine.fit.fit`.
+        The model, as in :func:`arena.engine.fitting.fit.fit`.
     ci : {"bootstrap", "sandwich", "fisher"}
         Percentile bootstrap (battle- or cluster-level resampling), or normal
         intervals from sandwich (cluster-robust if ``clusters``) or Fisher SEs.
@@ -133,19 +82,19 @@ def rate(
     clusters : scipy.sparse matrix (K, C), optional
         Clusters x cells counts: cluster bootstrap / cluster-robust sandwich.
     workers : int, optional
-        Bootstrap workers (see :func:`arena.engine.bootstrap.bootstrap`);
+        Bootstrap workers (see :func:`arena.engine.resampling.bootstrap.bootstrap`);
         ``1`` keeps everything in the calling thread.
     comparable : {"largest", "joint"}
         ``"largest"`` (default): when the beats graph is not strongly
         connected, fit only the comparable set (the strongly connected
-        component with the most battles, :mod:`arena.engine.components`),
+        component with the most battles, :mod:`arena.engine.sets.components`),
         exactly as if the other battles did not exist; every other model gets
         no rating on that scale (NaN) and the flag ``disconnected`` (no
         battles with the set) or ``no_mle`` (met it, but e.g. never lost).
         ``"joint"``: one fit of everything, with the weak prior when the MLE
         does not exist (ratings the data alone do not identify).
     small_sample : bool
-        Apply the small-sample rule (:mod:`arena.engine.smallsample`) to
+        Apply the small-sample rule (:mod:`arena.engine.fitting.smallsample`) to
         models with few battles or degenerate resamples.
     progress : callable, optional
         Called with a short message as the fit and the bootstrap begin.

@@ -26,7 +26,7 @@ Every function that resamples takes a ``numpy.random.Generator`` ``rng``: same
 seed, same result.
 """
 
-from arena.engine.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
+from arena.engine.inference.multiple import CORRECTIONS, adjust_pvalues, benjamini_hochberg, holm
 from arena.evals.ability import Abilities, score_abilities
 from arena.evals.adaptive import (
     AdaptiveResult,

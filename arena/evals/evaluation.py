@@ -17,7 +17,7 @@ import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import ArenaError, OptionError, escape
-from arena.engine.multiple import adjust_pvalues
+from arena.engine.inference.multiple import adjust_pvalues
 from arena.evals.binomial import mcnemar_counts, wilson_interval
 from arena.evals.itemfile import ItemScores, item_sort_key
 from arena.evals.models import bootstrap_models

@@ -17,7 +17,7 @@ import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import ArenaError
-from arena.engine.multiple import adjust_pvalues
+from arena.engine.inference.multiple import adjust_pvalues
 from arena.evals.paired import PAIRED_TESTS, paired_verdict
 from arena.evals.ranking import verdict_ranks, verdict_tiers
 from arena.evals.ratio import compare_ratios, ratio_interval

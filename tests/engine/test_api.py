@@ -16,7 +16,7 @@ from arena.engine.counts import (
     from_cells,
 )
 from arena.engine.elo import online_elo
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
 from arena.engine.options import FitOptions
 from arena.engine.rate import rate
 from tests.helpers.simulate import simulate
@@ -206,7 +206,7 @@ def test_count_table_keys_do_not_collide():
 def test_fit_runs_with_one_blas_thread_and_restores(monkeypatch):
     from threadpoolctl import threadpool_info, threadpool_limits
 
-    import arena.engine.fit as fit_module
+    import arena.engine.fitting.fit as fit_module
 
     def blas_threads():
         return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]

@@ -7,12 +7,12 @@ import pytest
 
 from arena.core.defaults import DEFAULT_SEED
 from arena.core.outcomes import TIE
-from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table, count_table
-from arena.engine.fit import fit, initial_params
-from arena.engine.likelihood import gradient_scale, hessian_diagonal
-from arena.engine.newton import GTOL_REL, chord, newton
-from arena.engine.sampling import multinomial_rows
+from arena.engine.fitting.fit import fit, initial_params
+from arena.engine.fitting.likelihood import gradient_scale, hessian_diagonal
+from arena.engine.fitting.newton import GTOL_REL, chord, newton
+from arena.engine.resampling.bootstrap import bootstrap
+from arena.engine.resampling.sampling import multinomial_rows
 from arena.engine.scale import BASE, SCALE
 from tests.helpers.simulate import simulate
 
@@ -182,7 +182,7 @@ def test_poisson_table_exact_law():
     """Tabulated inversion reproduces Poisson pmfs (chi-square) for small to large means."""
     from scipy.stats import chisquare, poisson
 
-    from arena.engine.sampling import PoissonTable
+    from arena.engine.resampling.sampling import PoissonTable
 
     means = np.array([0.0, 0.3, 3.0, 40.0, 2500.0])
     z = PoissonTable(means).sample(np.random.default_rng(11), 200_000)
@@ -203,7 +203,7 @@ def test_poisson_table_is_the_exact_inverse_cdf():
     """
     from scipy.stats import poisson
 
-    from arena.engine.sampling import PoissonTable
+    from arena.engine.resampling.sampling import PoissonTable
 
     means = np.array([0.0, 0.3, 3.0, 40.0, 2500.0, 40.0, 3.0, 1e5, 0.0, 67.3])
     table = PoissonTable(means)
@@ -217,7 +217,7 @@ def test_poisson_table_is_the_exact_inverse_cdf():
 
 
 def test_categorical_table_frequencies():
-    from arena.engine.sampling import CategoricalTable
+    from arena.engine.resampling.sampling import CategoricalTable
 
     p = np.array([0.5, 0.0, 0.25, 0.125, 0.125])
     c = CategoricalTable(p).sample(np.random.default_rng(3), 400_000)

@@ -9,12 +9,12 @@ import pytest
 from scipy.special import logit
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE
-from arena.engine.components import components, other_sets, subtable
 from arena.engine.counts import clustered_table, count_table
-from arena.engine.design import make_design
+from arena.engine.fitting.design import make_design
+from arena.engine.fitting.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 from arena.engine.rate import rate
 from arena.engine.scale import SCALE
-from arena.engine.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
+from arena.engine.sets.components import components, other_sets, subtable
 from arena.evals import wilson_interval
 from tests.helpers.simulate import simulate
 
@@ -215,7 +215,7 @@ def test_rule_slope_maps_logits_to_centred_ratings():
 def test_library_warnings_and_errors_name_models_by_name(split):
     """``names=`` on the public entry points: no model is named by its table index."""
     from arena.engine.board import BoardOptions, rate_board
-    from arena.engine.fit import fit
+    from arena.engine.fitting.fit import fit
 
     a, b, o, _ = split
     table = count_table(a, b, o, n_models=10)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.engine.bootstrap import bootstrap, mle_possible
 from arena.engine.counts import count_table
-from arena.engine.design import make_design
-from arena.engine.graph import CreditWitness, credit_debit
-from arena.engine.sampling import multinomial_rows
+from arena.engine.fitting.design import make_design
+from arena.engine.fitting.graph import CreditWitness, credit_debit
+from arena.engine.resampling.bootstrap import bootstrap, mle_possible
+from arena.engine.resampling.sampling import multinomial_rows
 from tests.helpers.simulate import simulate
 
 

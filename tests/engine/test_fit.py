@@ -9,7 +9,7 @@ from scipy.special import expit, log_expit
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table, from_cells
-from arena.engine.fit import DEFAULT_PRIOR, fit
+from arena.engine.fitting.fit import DEFAULT_PRIOR, fit
 from arena.engine.scale import BASE, SCALE
 from tests.helpers.simulate import simulate
 
@@ -333,7 +333,7 @@ def test_bad_options():
 
 def test_given_design_is_reused_and_must_match():
     """fit(..., design=) gives the same fit as compiling it, and refuses a design of another model."""
-    from arena.engine.design import make_design
+    from arena.engine.fitting.design import make_design
 
     rng = np.random.default_rng(11)
     a, b, o = simulate(rng, rng.normal(0, 1, 8), 800, tie_rate=0.2)

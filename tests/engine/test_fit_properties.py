@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import count_table
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
 
 #: Elo points: two solves of the same strictly concave problem agree far below this.
 RATING_TOL = 1e-6

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from arena.engine.groupsum import GroupSums
+from arena.engine.fitting.groupsum import GroupSums
 
 TOL = 1e-12
 

@@ -8,10 +8,10 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from arena.core.outcomes import A_WINS, B_WINS
-from arena.engine.bootstrap import bootstrap
 from arena.engine.counts import clustered_table
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
 from arena.engine.rate import rate
+from arena.engine.resampling.bootstrap import bootstrap
 from arena.engine.scale import BASE, SCALE
 
 pytestmark = pytest.mark.slow  # fits of the 135,634 LMArena votes and MT-Bench

@@ -6,20 +6,20 @@ import numpy as np
 import pytest
 from scipy import optimize, special
 
-import arena.engine.bootstrap as dense_boot
+import arena.engine.resampling.bootstrap as dense_boot
 import arena.engine.sparse.bootstrap as sparse_boot
 from arena.engine.board import BoardOptions, rate_board
 from arena.engine.counts import cluster_matrix, count_table
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
+from arena.engine.fitting.smallsample import score_bounds
+from arena.engine.inference.tiers import tiers_paired
 from arena.engine.options import FitOptions
 from arena.engine.rate import rate
 from arena.engine.scale import SCALE
-from arena.engine.smallsample import score_bounds
 from arena.engine.sparse.bootstrap import sparse_bootstrap
 from arena.engine.sparse.fit import SPARSE_MIN_MODELS, sparse_fit, use_sparse
 from arena.engine.sparse.score import sparse_score_bounds
 from arena.engine.sparse.tiers import tiers_bounded
-from arena.engine.tiers import tiers_paired
 
 ELO_TOL = 1e-6
 

@@ -11,7 +11,7 @@ from scipy.special import expit, log_expit
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.counts import cluster_matrix, count_table
-from arena.engine.fit import fit
+from arena.engine.fitting.fit import fit
 from arena.engine.options import FitOptions
 from arena.engine.scale import SCALE
 from arena.engine.style.design import STYLE_FEATURES, style_table
@@ -332,7 +332,7 @@ def test_coverage_light():
 
 def test_resampled_counts_are_multinomial():
     """Uniform draws of units counted per category: Multinomial(n, counts / n)."""
-    from arena.engine.sampling import resampled_counts
+    from arena.engine.resampling.sampling import resampled_counts
 
     counts = np.array([1, 3, 1, 5])
     unit_of = np.repeat(np.arange(4), counts)

@@ -10,7 +10,7 @@ from scipy.stats import chisquare, multinomial
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE
 from arena.engine.counts import unique_rows
-from arena.engine.sampling import RowResampler
+from arena.engine.resampling.sampling import RowResampler
 from arena.engine.style import boot
 from arena.engine.style.boot import _StyleJob, bootstrap_method
 from arena.engine.style.design import _collapse, style_covariates, style_table

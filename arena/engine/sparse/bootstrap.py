@@ -1,6 +1,6 @@
 """The bootstrap for many models: :func:`sparse_bootstrap`, O(rounds x cells) work.
 
-Same resamples as :func:`arena.engine.bootstrap.bootstrap`: the rounds are
+Same resamples as :func:`arena.engine.resampling.bootstrap.bootstrap`: the rounds are
 split into the dense path's draw chunks (same sizes, same random streams
 spawned from the seed, same exact multinomial sampler, same normal draws for
 models without battles), so a seed gives the same resampled counts on both
@@ -26,15 +26,15 @@ import scipy.sparse as sp
 from scipy import special
 
 from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.engine.blas import one_blas_thread
-from arena.engine.bootstrap import Bootstrap, BootstrapJob, collect
 from arena.engine.counts import CountTable
-from arena.engine.fit import DEFAULT_PRIOR, Fit, to_models
-from arena.engine.graph import existence
-from arena.engine.newton import GTOL_REL_BOOT
+from arena.engine.fitting.fit import DEFAULT_PRIOR, Fit, to_models
+from arena.engine.fitting.graph import existence
+from arena.engine.fitting.newton import GTOL_REL_BOOT
 from arena.engine.options import FitOptions, fit_options
-from arena.engine.rounds import CHUNK_ELEMS, MIN_CHUNKS, seed_sequence
-from arena.engine.sampling import multinomial_rows
+from arena.engine.resampling.blas import one_blas_thread
+from arena.engine.resampling.bootstrap import Bootstrap, BootstrapJob, collect
+from arena.engine.resampling.rounds import CHUNK_ELEMS, MIN_CHUNKS, seed_sequence
+from arena.engine.resampling.sampling import multinomial_rows
 from arena.engine.scale import BASE, SCALE
 from arena.engine.sparse.fit import sparse_fit
 from arena.engine.sparse.newton import column_stats, sparse_newton
@@ -184,7 +184,7 @@ def sparse_bootstrap(
     newton_iters: int = 60,
     **overrides,
 ) -> Bootstrap:
-    """Bootstrap like :func:`arena.engine.bootstrap.bootstrap`, for many models.
+    """Bootstrap like :func:`arena.engine.resampling.bootstrap.bootstrap`, for many models.
 
     Same parameters and result (``seed`` an int, Generator or SeedSequence);
     the same seed draws the same resamples as the dense bootstrap.

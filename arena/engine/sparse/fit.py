@@ -1,7 +1,7 @@
 """The point fit for many models: :func:`sparse_fit`, no models x models matrix.
 
 Boards with at least :data:`SPARSE_MIN_MODELS` models (or when asked with
-``path="sparse"``) are fitted here instead of :func:`arena.engine.fit.fit`.
+``path="sparse"``) are fitted here instead of :func:`arena.engine.fitting.fit.fit`.
 The model, the options (ties, Davidson, position term, prior, anchor), the
 existence check, the flags and the stopping rule are the dense fit's; the
 maximiser is found by :func:`arena.engine.sparse.newton.sparse_newton`
@@ -28,8 +28,15 @@ import numpy as np
 
 from arena.core.errors import ArgumentError
 from arena.engine.counts import CountTable
-from arena.engine.design import Design
-from arena.engine.fit import DEFAULT_PRIOR, Fit, finish_fit, fit_problem, initial_params, to_models
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.fit import (
+    DEFAULT_PRIOR,
+    Fit,
+    finish_fit,
+    fit_problem,
+    initial_params,
+    to_models,
+)
 from arena.engine.options import FitOptions, fit_options
 from arena.engine.scale import BASE, SCALE
 from arena.engine.sparse.newton import sparse_evaluate, sparse_newton
@@ -101,10 +108,10 @@ def sparse_fit(
     design=None,
     **overrides,
 ) -> Fit:
-    """Bradley–Terry fit like :func:`arena.engine.fit.fit`, in O(cells) memory.
+    """Bradley–Terry fit like :func:`arena.engine.fitting.fit.fit`, in O(cells) memory.
 
-    ``names`` and ``design`` as in :func:`~arena.engine.fit.fit`.  Returns a
-    :class:`~arena.engine.fit.Fit` with ``cov``, ``param_cov`` and
+    ``names`` and ``design`` as in :func:`~arena.engine.fitting.fit.fit`.  Returns a
+    :class:`~arena.engine.fitting.fit.Fit` with ``cov``, ``param_cov`` and
     ``kinv`` set to ``None`` and ``se`` a lower bound of the Fisher SE (see
     the module docstring).
     """

@@ -1,6 +1,6 @@
 """Batched Newton with preconditioned conjugate gradients: no models x models matrix.
 
-The solvers of :mod:`arena.engine.newton` build the ``(P, P)`` negative
+The solvers of :mod:`arena.engine.fitting.newton` build the ``(P, P)`` negative
 Hessian of every round and solve it densely; at ten thousand models that is
 800 MB per round.  Here the Hessian is never formed.  Its product with a
 vector is one gather over the groups (unordered pairs, or ordered pairs with a
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine.design import Design
-from arena.engine.likelihood import group_terms
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.likelihood import group_terms
 
 __all__ = ["Curvature", "column_stats", "sparse_evaluate", "sparse_newton"]
 
@@ -104,7 +104,7 @@ def sparse_evaluate(
     the precision of the Hessian products (default: the design's, float64);
     the diagonal (a preconditioner) is summed in that precision too.  The
     functions are those of
-    :func:`arena.engine.newton.evaluate`.
+    :func:`arena.engine.fitting.newton.evaluate`.
     """
     d = design
     ma = d.n_active
@@ -229,7 +229,7 @@ def sparse_newton(
 ):
     """Damped inexact Newton (PCG steps) for the columns of ``x0`` (P, R).
 
-    Same contract as :func:`arena.engine.newton.newton`: a column is converged
+    Same contract as :func:`arena.engine.fitting.newton.newton`: a column is converged
     when its own ``max |gradient| <= gtol``.  ``stats`` (G, n_stats, R).
 
     Returns

@@ -1,6 +1,6 @@
 """Score-test bounds of single models in O(cells): the sparse path's small-sample rule.
 
-:func:`arena.engine.smallsample.score_bounds` evaluates the whole design once
+:func:`arena.engine.fitting.smallsample.score_bounds` evaluates the whole design once
 per varied model (``3 K x P`` parameters and ``3 K x G`` statistics: 10^12
 numbers for ten thousand models).  The score of model ``k`` with the others
 held fixed involves only ``k``'s own groups, so here every group appears as
@@ -15,9 +15,9 @@ import numpy as np
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL
-from arena.engine.design import Design
-from arena.engine.likelihood import group_terms
-from arena.engine.smallsample import SCORE_SPAN
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.likelihood import group_terms
+from arena.engine.fitting.smallsample import SCORE_SPAN
 
 __all__ = ["sparse_score_bounds"]
 
@@ -31,7 +31,7 @@ def sparse_score_bounds(
     lam: float = 0.0,
     centre: bool = False,
 ):
-    """As :func:`arena.engine.smallsample.score_bounds` (low, centre, high in logits).
+    """As :func:`arena.engine.fitting.smallsample.score_bounds` (low, centre, high in logits).
 
     The centre (root of the score) is computed only with ``centre=True``
     (NaN otherwise: the small-sample rule uses the two bounds only).

@@ -1,6 +1,6 @@
 """Tiers for many models without all pairs: :func:`tiers_bounded`.
 
-:func:`arena.engine.tiers.tiers_paired` judges every one of the
+:func:`arena.engine.inference.tiers.tiers_paired` judges every one of the
 ``F = M (M - 1) / 2`` pairs (step-down max-t, Holm or BH over the whole
 family): 50 million pairs x 1000 rounds at ten thousand models.  The sparse
 path keeps the same family and the same rules but replaces the correction by
@@ -34,7 +34,7 @@ from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_TIER_RULE, TIER_RULES
 from arena.core.errors import ArgumentError
-from arena.engine.tiers import TierResult
+from arena.engine.inference.tiers import TierResult
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
 __all__ = ["tiers_bounded"]
@@ -50,7 +50,7 @@ def tiers_bounded(
 ) -> TierResult:
     """Tiers from paired bootstrap differences, Bonferroni over all pairs (see module doc).
 
-    Same arguments and result as :func:`arena.engine.tiers.tiers_paired`
+    Same arguments and result as :func:`arena.engine.inference.tiers.tiers_paired`
     (``pvalues`` is always ``"normal"``; ``critical_t`` is ``z_F``), in
     O(rounds x M) time and memory.
     """

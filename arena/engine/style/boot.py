@@ -4,8 +4,8 @@ The bootstrap resamples battles (one exact multinomial over rows per round,
 as the raw engine resamples categories) or clusters; all rounds of a chunk
 are one ``(rounds, P)`` array solved by the raw engine's fixed-Hessian
 iterations warm-started at the point fit, with batched damped Newton for the
-rounds that contract slowly (:mod:`arena.engine.newton`); chunks run as in
-:mod:`arena.engine.rounds`.
+rounds that contract slowly (:mod:`arena.engine.fitting.newton`); chunks run as in
+:mod:`arena.engine.resampling.rounds`.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import scipy.sparse as sp
 
 from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import ArgumentError
-from arena.engine.blas import one_blas_thread
-from arena.engine.bootstrap import Bootstrap, collect, mle_possible
-from arena.engine.fit import DEFAULT_PRIOR, to_models
-from arena.engine.graph import category_credit_maps, existence
-from arena.engine.likelihood import rmul
-from arena.engine.newton import GTOL_REL_BOOT, chord, newton
+from arena.engine.fitting.fit import DEFAULT_PRIOR, to_models
+from arena.engine.fitting.graph import category_credit_maps, existence
+from arena.engine.fitting.likelihood import rmul
+from arena.engine.fitting.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions
-from arena.engine.rounds import run_rounds
-from arena.engine.sampling import RowResampler, resampled_counts
+from arena.engine.resampling.blas import one_blas_thread
+from arena.engine.resampling.bootstrap import Bootstrap, collect, mle_possible
+from arena.engine.resampling.rounds import run_rounds
+from arena.engine.resampling.sampling import RowResampler, resampled_counts
 from arena.engine.scale import SCALE
 from arena.engine.style.design import StyleTable
 from arena.engine.style.fit import StyleFit, fit_style

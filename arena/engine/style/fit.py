@@ -2,7 +2,7 @@
 
 The model, the penalty and the scale are described in :mod:`arena.engine.style.rate`;
 the likelihood is :class:`arena.engine.style.model.StyleDesign`'s, solved by
-the raw engine's :func:`arena.engine.fit.solve_model`.
+the raw engine's :func:`arena.engine.fitting.fit.solve_model`.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from arena.core.errors import ArgumentError
-from arena.engine.blas import one_blas_thread
 from arena.engine.fields import filled_by_producer
-from arena.engine.fit import check_anchor, check_davidson, resolve_prior, solve_model
-from arena.engine.graph import existence, model_flags
+from arena.engine.fitting.fit import check_anchor, check_davidson, resolve_prior, solve_model
+from arena.engine.fitting.graph import existence, model_flags
+from arena.engine.fitting.newton import GTOL_REL
 from arena.engine.messages import fit_warnings
-from arena.engine.newton import GTOL_REL
 from arena.engine.options import FitOptions, fit_options
+from arena.engine.resampling.blas import one_blas_thread
 from arena.engine.style.design import StyleTable
 from arena.engine.style.model import StyleDesign
 
@@ -29,7 +29,7 @@ LN10 = float(np.log(10.0))
 
 @dataclass(frozen=True)
 class StyleFit:
-    """Point fit of the style-controlled model (attributes as :class:`arena.engine.fit.Fit`).
+    """Point fit of the style-controlled model (attributes as :class:`arena.engine.fitting.fit.Fit`).
 
     Extra attributes
     ----------------
@@ -92,7 +92,7 @@ def fit_style(
     ----------
     table : StyleTable
     options : FitOptions, optional
-        The model, as for :func:`arena.engine.fit.fit`: ``ties``,
+        The model, as for :func:`arena.engine.fitting.fit.fit`: ``ties``,
         ``position`` (a first-shown advantage, fitted as an intercept
         covariate named ``position``), ``prior`` (theta only; not with
         ``style_reg``) and ``anchor``.  ``both_bad`` was applied when the

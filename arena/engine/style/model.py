@@ -3,12 +3,12 @@
 For a row (battles with the same ``a, b, outcome, weight, z``) the linear
 predictor is ``d = theta_a - theta_b + z . gamma`` (plus a constant
 first-shown term when ``position``), and the log-likelihood terms are the
-raw engine's (:func:`arena.engine.likelihood.group_terms`): half ties or
+raw engine's (:func:`arena.engine.fitting.likelihood.group_terms`): half ties or
 Davidson.  Parameters are ``x = [theta (Ma), gamma (F), phi (Davidson)]``.
 
 :class:`StyleDesign` provides ``evaluate`` and ``hessian_diagonal`` with the
-signatures the raw engine's solvers (:func:`~arena.engine.newton.newton`,
-:func:`~arena.engine.newton.chord`) call, so the style model is solved by the
+signatures the raw engine's solvers (:func:`~arena.engine.fitting.newton.newton`,
+:func:`~arena.engine.fitting.newton.chord`) call, so the style model is solved by the
 same damped Newton and fixed-Hessian iterations.  Its dense ``(P, P)``
 Hessian, ``P = models + features``, is assembled from segment sums: rows are
 sorted by ordered pair, so per-pair sums are one ``np.add.reduceat``, and the
@@ -30,8 +30,8 @@ from arena.core.defaults import DEFAULT_TIES
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable
-from arena.engine.design import CLASS_A, CLASS_B, ParameterCounts, make_design
-from arena.engine.likelihood import group_terms, rmul
+from arena.engine.fitting.design import CLASS_A, CLASS_B, ParameterCounts, make_design
+from arena.engine.fitting.likelihood import group_terms, rmul
 from arena.engine.style.design import StyleTable
 
 __all__ = ["StyleDesign"]
@@ -53,8 +53,8 @@ class StyleDesign(ParameterCounts):
         The raw engine's design of the same battles (ordered pairs): groups,
         incidence matrices, MLE-existence checks and per-model flags.
     n_models, active, battles_per_model, n_active, n_params
-        As for :class:`arena.engine.design.Design` (the helpers of
-        :mod:`arena.engine.fit` work on either).
+        As for :class:`arena.engine.fitting.design.Design` (the helpers of
+        :mod:`arena.engine.fitting.fit` work on either).
     z : ndarray, shape (N, F)
         Covariates per row (a column of ones last when ``position``).
     names : tuple of str
@@ -177,7 +177,7 @@ class StyleDesign(ParameterCounts):
     def evaluate(self, x: np.ndarray, stats: np.ndarray, lam: np.ndarray, *, order: int = 2):
         """Objective (log-likelihood minus prior), gradient and negative Hessian.
 
-        Same contract as :func:`arena.engine.likelihood.evaluate`, with ``lam`` a
+        Same contract as :func:`arena.engine.fitting.likelihood.evaluate`, with ``lam`` a
         precision vector of shape (P,); ``order=-2`` gives gradient and
         Hessian without the objective (which costs a ``logaddexp`` per row).
         """
@@ -195,7 +195,7 @@ class StyleDesign(ParameterCounts):
     def point_terms(self, x: np.ndarray):
         """Per-battle derivative terms of every row at ``x`` (P,), each shape (N,) or None.
 
-        The terms of :func:`~arena.engine.likelihood.group_terms` are linear in
+        The terms of :func:`~arena.engine.fitting.likelihood.group_terms` are linear in
         the statistics at fixed ``x``, so a resample with row counts ``c``
         has terms ``c * t``: its gradient and Hessian at ``x`` need no
         ``expit`` pass (see :meth:`assemble`).

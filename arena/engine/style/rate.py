@@ -6,7 +6,7 @@ ties as half a win or by Davidson's model, battle weights as given.
 
 * Default: the exact MLE (no penalty).  When the raw beats graph is not
   strongly connected the MLE does not exist and, as for raw boards, a weak
-  Gaussian prior on theta is used (``prior``, see :mod:`arena.engine.fit`).
+  Gaussian prior on theta is used (``prior``, see :mod:`arena.engine.fitting.fit`).
 * ``style_reg=lam``: LMArena's objective, the L2 penalty ``lam / 2 *
   (||r||^2 + ||gamma||^2)`` with ``r = theta / ln 10`` (FastChat fits ratings
   in base-10 logits and features in natural logits); ``0.5`` is their default.
@@ -39,10 +39,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from arena.core.defaults import DEFAULT_CI, DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
-from arena.engine.analytic import sandwich_param_cov
 from arena.engine.fields import filled_by_producer
-from arena.engine.fit import rating_transform
-from arena.engine.intervals import (
+from arena.engine.fitting.analytic import sandwich_param_cov
+from arena.engine.fitting.fit import rating_transform
+from arena.engine.inference.intervals import (
     analytic_intervals,
     base_diagnostics,
     bootstrap_intervals,
@@ -52,7 +52,7 @@ from arena.engine.intervals import (
     report_rounds,
 )
 from arena.engine.options import FitOptions, fit_options
-from arena.engine.rate import Ratings
+from arena.engine.ratings import Ratings
 from arena.engine.scale import SCALE
 from arena.engine.style.boot import ONE_STEP, StyleBootstrap, bootstrap_style, clusters_by_row
 from arena.engine.style.design import StyleTable
@@ -72,7 +72,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class StyleRatings(Ratings):
-    """:class:`~arena.engine.rate.Ratings` of a style-controlled board plus its coefficients.
+    """:class:`~arena.engine.ratings.Ratings` of a style-controlled board plus its coefficients.
 
     Extra attributes
     ----------------

@@ -30,9 +30,9 @@ import numpy as np
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL
-from arena.engine.design import Design
-from arena.engine.fit import Fit
-from arena.engine.likelihood import evaluate, hessian_diagonal
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.fit import Fit
+from arena.engine.fitting.likelihood import evaluate, hessian_diagonal
 from arena.engine.scale import SCALE
 
 __all__ = [

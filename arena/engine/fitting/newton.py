@@ -1,8 +1,8 @@
 """Batched solvers for R fits at once: damped Newton and fixed-Hessian (chord).
 
 Both work on ``(rounds, params)`` arrays and on any model that gives the
-log-likelihood functions of :mod:`arena.engine.likelihood` (the raw
-:class:`~arena.engine.design.Design`) or brings its own with the same
+log-likelihood functions of :mod:`arena.engine.fitting.likelihood` (the raw
+:class:`~arena.engine.fitting.design.Design`) or brings its own with the same
 signatures (the style-controlled :class:`~arena.engine.style.model.StyleDesign`).
 
 * :func:`newton` -- damped Newton with a backtracking (Armijo) line search,
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arena.engine.design import Design
-from arena.engine.likelihood import (
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.likelihood import (
     evaluate,
     hessian_diagonal,
 )

@@ -1,6 +1,6 @@
 """Running bootstrap rounds in chunks: threads or forked processes, one random stream each.
 
-A *job* (the raw engine's :class:`arena.engine.bootstrap.BootstrapJob`, the style
+A *job* (the raw engine's :class:`arena.engine.resampling.bootstrap.BootstrapJob`, the style
 engine's :class:`arena.engine.style.boot._StyleJob`) knows how to resample and
 solve ``n`` rounds from a seed (``job.run(n, seed)``) and how many working
 elements one round needs (``job.width()``).  :func:`run_rounds` splits the
@@ -18,7 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
-from arena.engine.blas import set_blas_threads
+from arena.engine.resampling.blas import set_blas_threads
 
 __all__ = ["run_rounds", "CHUNK_ELEMS"]
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from arena.engine.fit import Fit, rating_transform
-from arena.engine.likelihood import category_maps
+from arena.engine.fitting.fit import Fit, rating_transform
+from arena.engine.fitting.likelihood import category_maps
 from arena.engine.scale import SCALE
 
 __all__ = ["sandwich_cov", "sandwich_param_cov"]

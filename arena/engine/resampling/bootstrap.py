@@ -2,7 +2,7 @@
 
 All rounds are fitted together: a chunk of rounds is one ``(rounds, params)``
 array, resampled in one draw and solved by batched fixed-Hessian iterations
-(warm-started at the point fit, see :func:`arena.engine.newton.chord`) with a
+(warm-started at the point fit, see :func:`arena.engine.fitting.newton.chord`) with a
 batched damped Newton fallback for rounds that contract slowly.  Chunks bound
 the memory (about ``CHUNK_ELEMS`` doubles per working array) and run on a
 small thread pool; each chunk has its own random stream spawned from the seed,
@@ -21,7 +21,7 @@ Rounds without an MLE
 If the point fit is the MLE, a round whose resample has no MLE (a model that
 drew no battles, never lost, ...; detected by a per-round credit/debit check,
 and by a beats-graph check for rounds that fail to converge) is fitted with
-the weak prior of :mod:`arena.engine.fit` instead, so it contributes a finite
+the weak prior of :mod:`arena.engine.fitting.fit` instead, so it contributes a finite
 value; these rounds are listed in ``prior_rounds``.  Rounds that still fail
 to converge are listed in ``failed_rounds`` and left out of the intervals.
 """
@@ -38,16 +38,21 @@ from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.core.errors import ArgumentError
-from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
-from arena.engine.design import Design
-from arena.engine.fit import DEFAULT_PRIOR, Fit, fit, to_models
-from arena.engine.graph import CreditWitness, category_credit_maps, credit_debit, existence
-from arena.engine.likelihood import category_maps, gradient_scale, logistic
-from arena.engine.newton import GTOL_REL_BOOT, chord, newton
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.fit import DEFAULT_PRIOR, Fit, fit, to_models
+from arena.engine.fitting.graph import CreditWitness, category_credit_maps, credit_debit, existence
+from arena.engine.fitting.likelihood import category_maps, gradient_scale, logistic
+from arena.engine.fitting.newton import GTOL_REL_BOOT, chord, newton
 from arena.engine.options import FitOptions, fit_options
-from arena.engine.rounds import CHUNK_ELEMS, run_rounds
-from arena.engine.sampling import CategoricalTable, PoissonTable, multinomial_rows, poisson_mean
+from arena.engine.resampling.blas import one_blas_thread
+from arena.engine.resampling.rounds import CHUNK_ELEMS, run_rounds
+from arena.engine.resampling.sampling import (
+    CategoricalTable,
+    PoissonTable,
+    multinomial_rows,
+    poisson_mean,
+)
 from arena.engine.scale import BASE, SCALE
 from arena.engine.validate import check_level, check_rounds
 
@@ -234,7 +239,7 @@ class BootstrapJob:
         """Gradient scale, gradient and Hessian diagonal at the point fit of
         each round, from its group statistics (half ties).
 
-        Each is a per-model sum of a per-group term (:class:`~arena.engine.groupsum.GroupSums`):
+        Each is a per-model sum of a per-group term (:class:`~arena.engine.fitting.groupsum.GroupSums`):
         the same numbers as the category maps up to round-off in the sums.
         """
         d = self.design
@@ -400,7 +405,7 @@ def bootstrap(
     ----------
     table : CountTable
     options : FitOptions, optional
-        The model, as in :func:`arena.engine.fit.fit`.
+        The model, as in :func:`arena.engine.fitting.fit.fit`.
     rounds : int
         Number of bootstrap rounds.
     seed : int, numpy.random.Generator or SeedSequence

@@ -44,7 +44,7 @@ separate always share a tier.
 **Paths.**  ``method="stepdown"`` computes every pair's deviations (time
 O(rounds M^2)); boards of at least :data:`FAST_MIN_WORK` rounds x pairs use
 ``"single-step"``, which needs only each round's maximum (exact, from
-:mod:`arena.engine.maxt_bounded`) and bounds on each pair's SD: valid, and it
+:mod:`arena.engine.inference.maxt_bounded`) and bounds on each pair's SD: valid, and it
 separates no pair that the step-down would not.  ``"bonferroni"`` (the sparse
 engine path, thousands of models) separates ``a`` from ``b`` when ``r_a - z
 sd_a > r_b + z sd_b`` with ``z = Phi^-1(1 - alpha / (2F))``: since ``sd_ab <=
@@ -62,8 +62,8 @@ from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.errors import ArgumentError
-from arena.engine.maxt_bounded import FAST_MIN_WORK, bounded_max_t
-from arena.engine.pairs import exact_pairs
+from arena.engine.inference.maxt_bounded import FAST_MIN_WORK, bounded_max_t
+from arena.engine.inference.pairs import exact_pairs
 from arena.engine.validate import check_level, rating_vector, sample_matrix
 
 __all__ = [

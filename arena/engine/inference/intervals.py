@@ -4,7 +4,7 @@ Shared by the raw engine (:func:`arena.engine.rate.rate`) and the
 style-controlled one (:func:`arena.engine.style.rate.rate_style`): the option
 checks, the run facts stored with a snapshot, normal intervals (per model,
 max-|t| or chi-square simultaneous) and the fields of a
-:class:`~arena.engine.rate.Ratings` that come from the point fit.
+:class:`~arena.engine.ratings.Ratings` that come from the point fit.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from scipy import special
 
 from arena.core.defaults import CI_METHODS
 from arena.core.errors import ArgumentError
-from arena.engine.bootstrap import Bootstrap, max_t_critical
+from arena.engine.resampling.bootstrap import Bootstrap, max_t_critical
 from arena.engine.validate import check_level
 
 __all__ = [
@@ -154,7 +154,7 @@ def analytic_intervals(point, cov: np.ndarray, *, level, simultaneous, rounds: i
 
 
 def ratings_fields(point, low, high, se, samples, cov, warnings, diag, boot) -> dict:
-    """The fields of a :class:`~arena.engine.rate.Ratings` of one joint fit.
+    """The fields of a :class:`~arena.engine.ratings.Ratings` of one joint fit.
 
     Every model with battles is on the common scale (the MLE exists, or the
     caller asked for the joint fit with the weak prior, as flagged).

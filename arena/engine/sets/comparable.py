@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from arena.engine.components import Components, subtable
 from arena.engine.counts import CountTable
-from arena.engine.design import make_design
-from arena.engine.fit import Fit
-from arena.engine.graph import existence, model_flags
+from arena.engine.fitting.design import make_design
+from arena.engine.fitting.fit import Fit
+from arena.engine.fitting.graph import existence, model_flags
+from arena.engine.fitting.smallsample import score_bounds
 from arena.engine.messages import fit_warnings
 from arena.engine.scale import SCALE
-from arena.engine.smallsample import score_bounds
+from arena.engine.sets.components import Components, subtable
 
 if TYPE_CHECKING:
     from arena.engine.options import RateRun
-    from arena.engine.rate import Ratings
+    from arena.engine.ratings import Ratings
 
 __all__ = ["extend_to_all"]
 

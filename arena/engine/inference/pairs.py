@@ -1,6 +1,6 @@
 """Paired bootstrap statistics over all pairs of a board, and step-down max-t.
 
-The tier rules (:mod:`arena.engine.tiers`) judge every pair of board
+The tier rules (:mod:`arena.engine.inference.tiers`) judge every pair of board
 positions by the bootstrap distribution of the rating difference
 ``samples[:, a] - samples[:, b]``, which keeps the correlation of the two
 estimates that the two marginal intervals throw away.

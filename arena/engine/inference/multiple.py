@@ -1,6 +1,6 @@
 """Multiple-comparison corrections for the p-values of many pairwise tests.
 
-Used by the paired tiers (:mod:`arena.engine.tiers`) and by the per-item
+Used by the paired tiers (:mod:`arena.engine.inference.tiers`) and by the per-item
 statistics (:mod:`arena.evals`), which re-export these functions.
 """
 

@@ -18,8 +18,8 @@ The *board* is the list of models sorted by ``rating`` descending (ties broken
 by model index, so the order is deterministic).  Tiers are always a partition
 of the board into consecutive blocks numbered ``1, 2, ...`` from the top.
 
-Ranks live in :mod:`arena.engine.ranks`, the head-to-head verdict in
-:mod:`arena.engine.compare`, the paired statistics in :mod:`arena.engine.pairs`.
+Ranks live in :mod:`arena.engine.inference.ranks`, the head-to-head verdict in
+:mod:`arena.engine.inference.compare`, the paired statistics in :mod:`arena.engine.inference.pairs`.
 The precise rules and what each one guarantees are in ``docs/tiers.md``; the
 short version is in each function's docstring.
 """
@@ -34,9 +34,9 @@ import numpy as np
 
 from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_TIER_RULE, TIER_RULES
 from arena.core.errors import ArgumentError
-from arena.engine.maxt_bounded import maxt_bounded
-from arena.engine.multiple import benjamini_hochberg, holm
-from arena.engine.pairs import PValues, maxt_stepdown, pair_stats, raw_pvalues
+from arena.engine.inference.maxt_bounded import maxt_bounded
+from arena.engine.inference.multiple import benjamini_hochberg, holm
+from arena.engine.inference.pairs import PValues, maxt_stepdown, pair_stats, raw_pvalues
 from arena.engine.validate import check_level, interval_arrays, rating_vector, sample_matrix
 
 __all__ = [

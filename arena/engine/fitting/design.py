@@ -28,7 +28,7 @@ from arena.core.defaults import BOTH_BAD_RULES, DEFAULT_BOTH_BAD, DEFAULT_TIES, 
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.engine.counts import CountTable, unique_rows
-from arena.engine.groupsum import GroupSums
+from arena.engine.fitting.groupsum import GroupSums
 
 __all__ = ["Design", "make_design", "TIE_MODELS"]
 

@@ -22,8 +22,8 @@ import numpy as np
 
 from arena.core.defaults import DEFAULT_BOTH_BAD, DEFAULT_TIES
 from arena.engine.counts import CountTable
-from arena.engine.design import Design, make_design
-from arena.engine.graph import existence
+from arena.engine.fitting.design import Design, make_design
+from arena.engine.fitting.graph import existence
 
 __all__ = ["Components", "components", "other_sets", "split_pairs", "subtable", "subtables"]
 
@@ -104,7 +104,7 @@ def components(
     ----------
     table : CountTable
     ties, both_bad, position
-        As in :func:`arena.engine.fit.fit` (``both_bad="drop"`` removes
+        As in :func:`arena.engine.fitting.fit.fit` (``both_bad="drop"`` removes
         battles, which can split the graph).
 
     Returns

@@ -2,11 +2,11 @@
 
 Parameters of round ``r`` are ``x[r] = [theta (Ma), gamma (if position),
 phi (if Davidson)]``, statistics ``(R, n_stats, G)`` per group of a
-:class:`~arena.engine.design.Design`.  The log-likelihood is concave; without
+:class:`~arena.engine.fitting.design.Design`.  The log-likelihood is concave; without
 a prior it is invariant to shifting all thetas, which :func:`evaluate` removes
 by adding ``c/Ma * 1 1^T`` to the negative Hessian (the added direction
 carries zero gradient, so the Newton step is the minimum-norm one and thetas
-stay mean-centred).  The solvers of :mod:`arena.engine.newton` call these;
+stay mean-centred).  The solvers of :mod:`arena.engine.fitting.newton` call these;
 :func:`category_maps` gives the per-category score and curvature the
 bootstrap and the sandwich estimator use.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from arena.engine.design import Design
+from arena.engine.fitting.design import Design
 
 __all__ = [
     "evaluate",

@@ -42,15 +42,15 @@ import numpy as np
 from scipy import linalg
 
 from arena.core.errors import ArgumentError
-from arena.engine.blas import one_blas_thread
 from arena.engine.counts import CountTable
-from arena.engine.design import Design, make_design
 from arena.engine.fields import filled_by_producer
-from arena.engine.graph import Existence, existence, model_flags
-from arena.engine.likelihood import gradient_scale
+from arena.engine.fitting.design import Design, make_design
+from arena.engine.fitting.graph import Existence, existence, model_flags
+from arena.engine.fitting.likelihood import gradient_scale
+from arena.engine.fitting.newton import GTOL_REL, model_functions, newton
 from arena.engine.messages import check_names, fit_warnings, flag_warnings, model_label
-from arena.engine.newton import GTOL_REL, model_functions, newton
 from arena.engine.options import FitOptions, fit_options
+from arena.engine.resampling.blas import one_blas_thread
 from arena.engine.scale import BASE, SCALE
 
 if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only
@@ -208,7 +208,7 @@ def inverse_information(h: np.ndarray) -> np.ndarray:
 def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
     """Damped Newton to the maximiser, polished, and the inverse information there.
 
-    Works for any design the solvers of :mod:`arena.engine.newton` accept.
+    Works for any design the solvers of :mod:`arena.engine.fitting.newton` accept.
 
     Returns
     -------

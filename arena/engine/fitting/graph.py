@@ -16,9 +16,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from arena.engine.design import Design
 from arena.engine.fields import filled_by_producer
-from arena.engine.likelihood import category_stats
+from arena.engine.fitting.design import Design
+from arena.engine.fitting.likelihood import category_stats
 
 __all__ = ["Existence", "existence", "credit_debit", "CreditWitness", "FEW_BATTLES"]
 

@@ -1,8 +1,8 @@
 """Step-down max-t over all pairs of a long board, exactly, from the pairs that matter.
 
-:func:`arena.engine.pairs.pair_stats` forms every pair's bootstrap differences:
+:func:`arena.engine.inference.pairs.pair_stats` forms every pair's bootstrap differences:
 ``rounds x M (M - 1) / 2`` numbers, 500 million at 1,000 models and 1,000 rounds
-(five seconds, with :func:`~arena.engine.pairs.maxt_stepdown`).  Step-down
+(five seconds, with :func:`~arena.engine.inference.pairs.maxt_stepdown`).  Step-down
 max-t needs much less:
 
 1. ``max_t[r]``, the largest studentised deviation ``|d*_r - mean d*| / sd(d*)``
@@ -24,7 +24,7 @@ most ``(sqrt(q_a + q_b) + eta) / kappa0`` where ``q_a = z_a^2 / v_a`` and
 few pairs above a threshold.  Every bound carries a slack of ``1e-9``
 (relative) beyond the rounding it covers (~1e-13); whatever a bound admits is
 then computed exactly, with the same floating-point operations as
-:func:`~arena.engine.pairs.pair_stats` (:func:`~arena.engine.pairs.exact_pairs`),
+:func:`~arena.engine.inference.pairs.pair_stats` (:func:`~arena.engine.inference.pairs.exact_pairs`),
 so the adjusted p-values and ``max_t`` are bit for bit those of the full
 computation (``tests/test_tiers_bounded_maxt.py`` compares them).
 
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from arena.engine.pairs import exact_pairs, suffix_counts
+from arena.engine.inference.pairs import exact_pairs, suffix_counts
 
 __all__ = ["FAST_MIN_WORK", "LAMBDA", "bounded_max_t", "maxt_bounded"]
 
@@ -72,8 +72,8 @@ def maxt_bounded(rating_b: np.ndarray, samples_b: np.ndarray):
     -------
     (p_adj, max_t) or None
         ``p_adj`` (M, M) holds pair ``(a, b)``, ``a < b``, in its upper triangle
-        (NaN elsewhere), exactly as :func:`~arena.engine.pairs.maxt_stepdown`
-        gives it; ``max_t`` as in :class:`~arena.engine.pairs.PairStats`.  None
+        (NaN elsewhere), exactly as :func:`~arena.engine.inference.pairs.maxt_stepdown`
+        gives it; ``max_t`` as in :class:`~arena.engine.inference.pairs.PairStats`.  None
         when the problem is small or the bounds do not apply.
     """
     rounds, m = samples_b.shape
@@ -93,7 +93,7 @@ def maxt_bounded(rating_b: np.ndarray, samples_b: np.ndarray):
 def bounded_max_t(rating_b: np.ndarray, samples_b: np.ndarray):
     """``max_t`` per round (exact) and bounds on every pair's SD, without the step-down.
 
-    For the single-step inference of a long board (:mod:`arena.engine.rank_sets`).
+    For the single-step inference of a long board (:mod:`arena.engine.inference.rank_sets`).
 
     Returns
     -------
