@@ -22,9 +22,8 @@ def _ratio(board: Board, key: np.ndarray, label: str) -> dict:
     table, clusters = v.clustered(key)
     point = fit(table, ties=o.ties, both_bad=o.both_bad)
     # the point fit carries the tie convention into both bootstraps
-    args = dict(rounds=o.rounds, seed=o.seed, point=point)
-    se_b = bootstrap(table, **args).se
-    se_c = bootstrap(table, clusters=clusters, **args).se
+    se_b = bootstrap(table, rounds=o.rounds, seed=o.seed, point=point).se
+    se_c = bootstrap(table, clusters=clusters, rounds=o.rounds, seed=o.seed, point=point).se
     live = board.ranked & (se_b > 0)
     ratio = float(np.sqrt(np.sum(se_c[live] ** 2) / np.sum(se_b[live] ** 2)))
     k = int(np.unique(key[key != NO_KEY]).size)

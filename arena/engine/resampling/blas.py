@@ -16,8 +16,10 @@ until that ends.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache, wraps
+from typing import ParamSpec, TypeVar
 
 from threadpoolctl import ThreadpoolController
 
@@ -37,17 +39,21 @@ def set_blas_threads(n: int) -> None:
 
 
 @contextmanager
-def single_blas_thread():
+def single_blas_thread() -> Iterator[None]:
     """Run the block with one BLAS thread; the previous count is restored after."""
     with _controller().limit(limits=1, user_api="blas"):
         yield
 
 
-def one_blas_thread(func):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def one_blas_thread(func: Callable[P, R]) -> Callable[P, R]:
     """Decorator form of :func:`single_blas_thread`."""
 
     @wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         with single_blas_thread():
             return func(*args, **kwargs)
 

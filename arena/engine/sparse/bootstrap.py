@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -27,6 +28,7 @@ from scipy import special
 
 from arena.core.defaults import DEFAULT_ROUNDS, DEFAULT_SEED
 from arena.engine.counts import CountTable
+from arena.engine.fitting.design import Design
 from arena.engine.fitting.fit import DEFAULT_PRIOR, Fit, to_models
 from arena.engine.fitting.graph import existence
 from arena.engine.fitting.newton import GTOL_REL_BOOT
@@ -50,7 +52,9 @@ class _SparseJob(BootstrapJob):
     """The dense job's resampling set-up (samplers, clusters, credit maps, draw
     chunk width) with a sparse solve; shared read-only by the threads."""
 
-    def __init__(self, point: Fit, clusters, rounds: int, newton_iters: int):
+    def __init__(
+        self, point: Fit, clusters: sp.csr_matrix | None, rounds: int, newton_iters: int
+    ) -> None:
         super().__init__(point, clusters, 0, newton_iters, rounds)
         self.credit_t, self.debit_t = self.maps_t[2], self.maps_t[3]
 
@@ -59,7 +63,9 @@ class _SparseJob(BootstrapJob):
         clusters = 0 if self.zq is None else self.n_draw
         return max(d.cat_n.size, d.n_groups * d.n_stats, clusters, d.n_params, 1)
 
-    def draw(self, rounds: int, seed: np.random.SeedSequence):
+    def draw(
+        self, rounds: int, seed: np.random.SeedSequence
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """One draw chunk: category counts (Q, rounds) and the no-battle models' normals."""
         rng = np.random.Generator(np.random.PCG64(seed))
         draws = multinomial_rows(
@@ -72,7 +78,11 @@ class _SparseJob(BootstrapJob):
             noise = rng.normal(0.0, scale, size=(rounds, self.none_idx.size))
         return counts_t, noise
 
-    def run(self, chunks):
+    # a batch of chunks, not the dense job's (rounds, seed): only sparse_bootstrap
+    # drives this job, and the collector reads the same four arrays
+    def run(  # type: ignore[override]
+        self, chunks: list[tuple[int, np.random.SeedSequence]]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Draw and solve a batch of consecutive chunks ``[(rounds, seed), ...]``."""
         d, point = self.design, self.point
         parts = [self.draw(n, s) for n, s in chunks]
@@ -95,6 +105,7 @@ class _SparseJob(BootstrapJob):
         lam = np.where(use_prior, DEFAULT_PRIOR, self.lam0)
         x0 = np.repeat(point.x[:, None], rounds, axis=1)
         if use_prior.any():
+            assert credit is not None and debit is not None  # lam0 == 0: computed above
             far_start(d, x0, tot, credit <= 0, debit <= 0, use_prior)
         solve = dict(gtol=gtol, max_iter=self.newton_iters)
         x, converged, _, gnorm = sparse_newton(d, stats, x0, lam=lam, **solve)
@@ -123,7 +134,14 @@ class _SparseJob(BootstrapJob):
         return ratings, converged, use_prior, gnorm
 
 
-def far_start(design, x0, tot, no_credit, no_debit, use_prior) -> None:
+def far_start(
+    design: Design,
+    x0: np.ndarray,
+    tot: np.ndarray,
+    no_credit: np.ndarray,
+    no_debit: np.ndarray,
+    use_prior: np.ndarray,
+) -> None:
     """Start models that never won (never lost) in a prior round near their optimum.
 
     Such a model's rating runs off until the prior stops it, and Newton from
@@ -145,11 +163,13 @@ def far_start(design, x0, tot, no_credit, no_debit, use_prior) -> None:
         x0[: d.n_active][mask] = t
 
 
-def _exists(design, stats, r: int) -> bool:
+def _exists(design: Design, stats: np.ndarray, r: int | np.integer[Any]) -> bool:
     return bool(existence(design, np.ascontiguousarray(stats[:, :, r].T)).exists)
 
 
-def _batches(job: _SparseJob, rounds: int, rng):
+def _batches(
+    job: _SparseJob, rounds: int, rng: int | np.random.Generator | np.random.SeedSequence
+) -> list[list[tuple[int, np.random.SeedSequence]]]:
     """The dense path's draw chunks, grouped into consecutive solve batches."""
     size = int(max(1, min(CHUNK_ELEMS // job.width(), -(-rounds // MIN_CHUNKS))))
     starts = list(range(0, rounds, size))
@@ -158,7 +178,9 @@ def _batches(job: _SparseJob, rounds: int, rng):
     per_batch = max(1, BATCH_ELEMS // job.solve_width())
     # at least MIN_CHUNKS batches, so that two workers share short runs
     per_batch = min(per_batch, max(1, -(-rounds // MIN_CHUNKS)))
-    batches, cur, n = [], [], 0
+    batches: list[list[tuple[int, np.random.SeedSequence]]] = []
+    cur: list[tuple[int, np.random.SeedSequence]] = []
+    n = 0
     for c in chunks:
         cur.append(c)
         n += c[0]
@@ -182,7 +204,7 @@ def sparse_bootstrap(
     point: Fit | None = None,
     workers: int | None = None,
     newton_iters: int = 60,
-    **overrides,
+    **overrides: Any,
 ) -> Bootstrap:
     """Bootstrap like :func:`arena.engine.resampling.bootstrap.bootstrap`, for many models.
 

@@ -22,6 +22,7 @@ and are refused on this path.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -64,7 +65,9 @@ def use_sparse(path: str, n_models: int) -> bool:
     return path == "sparse" or (path == "auto" and n_models >= SPARSE_MIN_MODELS)
 
 
-def fisher_se_bound(design: Design, x: np.ndarray, lam: float, anchor) -> np.ndarray:
+def fisher_se_bound(
+    design: Design, x: np.ndarray, lam: float, anchor: tuple[int, float] | None
+) -> np.ndarray:
     """Lower bound of the Fisher SE of every model's theta (logits), shape (M,).
 
     For the centred rating ``w = e_k - 1/Ma``; anchored ``w = e_k - e_anchor``.
@@ -104,9 +107,9 @@ def sparse_fit(
     options: FitOptions | None = None,
     /,
     *,
-    names=None,
-    design=None,
-    **overrides,
+    names: Sequence[str] | None = None,
+    design: Design | None = None,
+    **overrides: Any,
 ) -> Fit:
     """Bradley–Terry fit like :func:`arena.engine.fitting.fit.fit`, in O(cells) memory.
 

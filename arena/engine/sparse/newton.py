@@ -26,6 +26,8 @@ Armijo backtracking search on the objective.
 
 from __future__ import annotations
 
+from typing import Any, Literal, overload
+
 import numpy as np
 
 from arena.engine.fitting.design import Design
@@ -47,7 +49,17 @@ def column_stats(design: Design, counts_t: np.ndarray) -> np.ndarray:
 class Curvature:
     """Per-round curvature at a point: everything a Hessian-vector product needs."""
 
-    def __init__(self, design: Design, hdd, hdp, hpp_sum, diag, gauge, lam, inc_t):
+    def __init__(
+        self,
+        design: Design,
+        hdd: np.ndarray,
+        hdp: np.ndarray | None,
+        hpp_sum: np.ndarray | None,
+        diag: np.ndarray,
+        gauge: np.ndarray,
+        lam: np.ndarray,
+        inc_t: Any,
+    ) -> None:
         self.design = design
         self.dtype = dtype = inc_t.dtype
         self.hdd = hdd.astype(dtype, copy=False)
@@ -56,7 +68,9 @@ class Curvature:
         self.inc_t = inc_t
 
     def take(self, cols: np.ndarray) -> Curvature:
-        pick = lambda a: None if a is None else a[..., cols]  # noqa: E731
+        def pick(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[..., cols]
+
         out = object.__new__(Curvature)
         out.__dict__.update(self.__dict__)
         out.hdd, out.hdp, out.hpp_sum = self.hdd[:, cols], pick(self.hdp), pick(self.hpp_sum)
@@ -87,6 +101,40 @@ class Curvature:
         return out
 
 
+#: the incidence transpose and its absolute value (scipy sparse matrices)
+IncidencePair = tuple[Any, Any]
+
+
+@overload
+def sparse_evaluate(
+    design: Design,
+    x: np.ndarray,
+    stats: np.ndarray,
+    lam: np.ndarray,
+    *,
+    order: Literal[2] = ...,
+    cg_inc: IncidencePair | None = ...,
+) -> tuple[None, np.ndarray, Curvature]: ...
+@overload
+def sparse_evaluate(
+    design: Design,
+    x: np.ndarray,
+    stats: np.ndarray,
+    lam: np.ndarray,
+    *,
+    order: Literal[-1],
+    cg_inc: IncidencePair | None = ...,
+) -> tuple[None, np.ndarray, None]: ...
+@overload
+def sparse_evaluate(
+    design: Design,
+    x: np.ndarray,
+    stats: np.ndarray,
+    lam: np.ndarray,
+    *,
+    order: Literal[0],
+    cg_inc: IncidencePair | None = ...,
+) -> tuple[np.ndarray, None, None]: ...
 def sparse_evaluate(
     design: Design,
     x: np.ndarray,
@@ -94,8 +142,8 @@ def sparse_evaluate(
     lam: np.ndarray,
     *,
     order: int = 2,
-    cg_inc=None,
-):
+    cg_inc: IncidencePair | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None, Curvature | None]:
     """Objective, gradient and :class:`Curvature` of every round (columns of ``x`` (P, R)).
 
     ``lam`` is the prior precision per round, shape (R,); ``order`` 0: the
@@ -155,7 +203,8 @@ def sparse_evaluate(
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.einsum("pr,pr->r", a, b)
+    out: np.ndarray = np.einsum("pr,pr->r", a, b)
+    return out
 
 
 def pcg(curv: Curvature, g: np.ndarray, eta: np.ndarray, max_iter: int = MAX_CG) -> np.ndarray:
@@ -192,7 +241,15 @@ def pcg(curv: Curvature, g: np.ndarray, eta: np.ndarray, max_iter: int = MAX_CG)
     return step
 
 
-def _armijo(design, stats, x, step, g, lam, rows):
+def _armijo(
+    design: Design,
+    stats: np.ndarray,
+    x: np.ndarray,
+    step: np.ndarray,
+    g: np.ndarray,
+    lam: np.ndarray,
+    rows: np.ndarray,
+) -> np.ndarray:
     """Backtracking on the objective for the columns ``rows``; returns their new points."""
     xs, st, lm = x[:, rows], stats[..., rows], lam[rows]
     sp_ = step[:, rows]
@@ -220,13 +277,13 @@ def sparse_newton(
     stats: np.ndarray,
     x0: np.ndarray,
     *,
-    lam,
+    lam: float | np.ndarray,
     gtol: np.ndarray,
     max_iter: int = 100,
     eta_max: float = 0.5,
     max_cg: int = MAX_CG,
-    dtype=np.float32,
-):
+    dtype: type[np.floating[Any]] = np.float32,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Damped inexact Newton (PCG steps) for the columns of ``x0`` (P, R).
 
     Same contract as :func:`arena.engine.fitting.newton.newton`: a column is converged

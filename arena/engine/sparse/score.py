@@ -11,6 +11,8 @@ instead of 60 bisections.  Same statistic and same bounds (to 1e-11 logits).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import special
 
@@ -30,7 +32,7 @@ def sparse_score_bounds(
     level: float = DEFAULT_LEVEL,
     lam: float = 0.0,
     centre: bool = False,
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """As :func:`arena.engine.fitting.smallsample.score_bounds` (low, centre, high in logits).
 
     The centre (root of the score) is computed only with ``centre=True``
@@ -57,12 +59,15 @@ def sparse_score_bounds(
     shift = x[ma] if d.position else 0.0
     phi = np.full((1, 1), x[-1]) if d.ties == "davidson" else None
 
-    def stat_at(t):  # t: (3, K) -> signed score statistic (3, K)
+    def stat_at(t: np.ndarray) -> np.ndarray:  # t: (3, K) -> signed score statistic (3, K)
         tv = t[:, he_slot]
         lin = he_sign * (tv - he_other) + shift
         _, (ld, hdd, *_rest) = group_terms(d.ties, lin, phi, he_stats, derivs=True, value=False)
-        u = np.stack([np.bincount(he_slot, weights=row, minlength=k) for row in he_sign * ld])
-        info = np.stack([np.bincount(he_slot, weights=row, minlength=k) for row in hdd])
+        # weighted counts: float arrays (numpy's stubs type bincount as integers)
+        u: np.ndarray = np.stack(
+            [np.bincount(he_slot, weights=row, minlength=k) for row in he_sign * ld]
+        )
+        info: np.ndarray = np.stack([np.bincount(he_slot, weights=row, minlength=k) for row in hdd])
         u -= lam * t
         info += lam
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -84,7 +89,16 @@ def sparse_score_bounds(
     return root[0], root[1], root[2]
 
 
-def _illinois(f, a, b, fa, fb, *, xtol: float = 1e-11, max_iter: int = 200):
+def _illinois(
+    f: Callable[[np.ndarray], np.ndarray],
+    a: np.ndarray,
+    b: np.ndarray,
+    fa: np.ndarray,
+    fb: np.ndarray,
+    *,
+    xtol: float = 1e-11,
+    max_iter: int = 200,
+) -> np.ndarray:
     """Roots of decreasing ``f`` bracketed by ``f(a) >= 0 >= f(b)``, elementwise.
 
     Regula falsi with the Illinois modification (the end kept twice has its
@@ -110,4 +124,5 @@ def _illinois(f, a, b, fa, fb, *, xtol: float = 1e-11, max_iter: int = 200):
         a, fa = np.where(up, c, a), np.where(up, fc, fa)
         b, fb = np.where(down, c, b), np.where(down, fc, fb)
         last = np.where(up, 1, np.where(down, -1, last)).astype(np.int8)
-    return 0.5 * (a + b)
+    mid: np.ndarray = 0.5 * (a + b)
+    return mid

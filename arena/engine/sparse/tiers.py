@@ -29,6 +29,9 @@ the dense rule's; only the verdict is stricter.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from scipy import special
 
@@ -103,7 +106,7 @@ def tiers_bounded(
     return TierResult(*verdicts, z, n_pairs, float(level), correction, rule, "normal")
 
 
-def _running_arg(values: np.ndarray, better) -> np.ndarray:
+def _running_arg(values: np.ndarray, better: Callable[[Any, Any], Any]) -> np.ndarray:
     """Index of the running extreme (first occurrence) of ``values``, shape like it."""
     out = np.empty(values.size, dtype=np.int64)
     best = 0
