@@ -29,7 +29,6 @@ INTERNAL = {
     "_AlreadyIngested": "an ingest of a stored file ends as 'seen'",
     "QueueFull": "the server answers 503 with Retry-After",
     "ApiError": "the server's own HTTP answer (status and body)",
-    "_RepeatedKey": "a JSON body naming a key twice is answered 422",
     "_HeadRefused": "a refused request head is answered 431 or 400 by the server",
 }
 

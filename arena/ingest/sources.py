@@ -465,7 +465,7 @@ def parse_jsonl_line(text: str) -> Any:
             text.count('":') != key_count(obj) or _SPACED_KEY_END.search(text)
         ):
             # a key given twice, or '":' inside a value, or unusual spacing: look closely
-            obj = json.loads(text, object_pairs_hook=_unique_keys)
+            obj = json.loads(text, object_pairs_hook=unique_keys)
         return obj
     except json.JSONDecodeError as exc:
         return BadJson(exc.msg)
@@ -560,7 +560,7 @@ def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str,
                 f"{source.display}: a JSON array file larger than {JSON_ARRAY_MAX} characters "
                 "(it is read whole): write it as JSON lines, one battle per line"
             )
-        doc = json.loads(text, object_pairs_hook=_unique_keys)
+        doc = json.loads(text, object_pairs_hook=unique_keys)
     except UnicodeDecodeError:
         raise InputError(f"{source.display}: not valid UTF-8") from None
     except json.JSONDecodeError as exc:
@@ -586,7 +586,11 @@ _TOO_DEEP = "JSON nested too deeply (not a battle record)"
 
 
 class DuplicateKey(ArenaError, ValueError):
-    """A JSON object names one key twice (which value was meant?)."""
+    """A JSON object names one key twice (which value was meant?); ``key`` is the key."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"key {key!r} appears more than once in one object")
+        self.key = self.field = key
 
 
 #: A key's closing quote with white space before its colon (``"k" : 1``).
@@ -614,13 +618,14 @@ def key_count(obj: dict) -> int:
     return n
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: the object as a dict, refusing a repeated key."""
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: the object as a dict, refusing a repeated key (the file
+    ingester's rule, which ``arena serve`` applies to request bodies too)."""
     obj = dict(pairs)
     if len(obj) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKey(f"key {key!r} appears more than once in one object")
+                raise DuplicateKey(key)
             seen.add(key)
     return obj

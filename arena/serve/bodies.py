@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from arena.ingest.sources import DuplicateKey, unique_keys
 from arena.serve.errors import ApiError, invalid_body
 
 __all__ = [
@@ -74,26 +75,8 @@ def request_schema(schema: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class _RepeatedKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook``: the object as a dict, refusing a key given twice."""
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _RepeatedKey(key)
-            seen.add(key)
-    return obj
-
-
 #: One decoder for every body (json.loads with a hook builds a new one per call).
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+_DECODER = json.JSONDecoder(object_pairs_hook=unique_keys)
 
 
 def _check_content_type(content_type: str | None) -> None:
@@ -116,13 +99,8 @@ def json_body(body: bytes, content_type: str | None) -> Any:
     _check_content_type(content_type)
     try:
         return _DECODER.decode(body.decode("utf-8"))
-    except _RepeatedKey as exc:
-        raise ApiError(
-            422,
-            f"key {exc.key!r} appears more than once in one object",
-            index=None,
-            field=exc.key,
-        ) from None
+    except DuplicateKey as exc:
+        raise ApiError(422, str(exc), index=None, field=exc.key) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8
         raise ApiError(422, f"the body is not JSON: {exc}", index=None, field=None) from None
 
