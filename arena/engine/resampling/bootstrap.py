@@ -29,8 +29,9 @@ to converge are listed in ``failed_rounds`` and left out of the intervals.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -57,6 +58,7 @@ from arena.engine.scale import BASE, SCALE
 from arena.engine.validate import check_level, check_rounds
 
 if TYPE_CHECKING:  # the style model shares these helpers; imported for annotations only
+    from arena.engine.style.fit import StyleFit
     from arena.engine.style.model import StyleDesign
 
 __all__ = ["Bootstrap", "bootstrap", "CHUNK_ELEMS", "run_rounds"]
@@ -82,7 +84,7 @@ class Bootstrap:
     prior_rounds : ndarray of int
         Rounds fitted with the weak prior because their resample had no MLE.
     grad_norm : ndarray, shape (rounds,)
-    fit : Fit
+    fit : Fit or StyleFit
         The point fit.
     """
 
@@ -92,12 +94,14 @@ class Bootstrap:
     failed_rounds: np.ndarray
     prior_rounds: np.ndarray
     grad_norm: np.ndarray
-    fit: Fit
+    #: the point fit (a :class:`~arena.engine.style.fit.StyleFit` for the style model)
+    fit: Fit | StyleFit
 
     @property
     def good(self) -> np.ndarray:
         """Samples of the converged rounds."""
-        return self.samples[self.converged]
+        good: np.ndarray = self.samples[self.converged]
+        return good
 
     @property
     def se(self) -> np.ndarray:
@@ -134,10 +138,13 @@ class Bootstrap:
 
     def diff(self, i: int, j: int) -> np.ndarray:
         """Bootstrap distribution of ``R_i - R_j``, shape (rounds,)."""
-        return self.samples[:, i] - self.samples[:, j]
+        d: np.ndarray = self.samples[:, i] - self.samples[:, j]
+        return d
 
 
-def collect(parts: list[tuple], estimates: list[np.ndarray], point) -> list[Bootstrap]:
+def collect(
+    parts: Sequence[tuple[np.ndarray, ...]], estimates: list[np.ndarray], point: Fit | StyleFit
+) -> list[Bootstrap]:
     """One :class:`Bootstrap` per estimate from the chunks' results, in order.
 
     Each chunk returns ``(values_0, ..., values_k, converged, use_prior,
@@ -183,7 +190,7 @@ class BootstrapJob:
         chord_iters: int,
         newton_iters: int,
         rounds: int,
-    ):
+    ) -> None:
         self.point = point
         self.design = d = point.design
         self.chord_iters = chord_iters
@@ -235,7 +242,7 @@ class BootstrapJob:
         clusters = 0 if self.zq is None else self.n_draw
         return max(d.cat_n.size, d.n_groups * d.n_stats, clusters, d.n_params**2 // 4, 1)
 
-    def _half_start(self, stats: np.ndarray):
+    def _half_start(self, stats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Gradient scale, gradient and Hessian diagonal at the point fit of
         each round, from its group statistics (half ties).
 
@@ -273,7 +280,9 @@ class BootstrapJob:
             ok[rest] = mle_possible(self.design, sub, *credit_debit(self.design, sub))
         return ok
 
-    def run(self, rounds: int, seed: np.random.SeedSequence):
+    def run(
+        self, rounds: int, seed: np.random.SeedSequence
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
         draws = multinomial_rows(
@@ -397,7 +406,7 @@ def bootstrap(
     workers: int | None = None,
     chord_iters: int = 12,
     newton_iters: int = 60,
-    **overrides,
+    **overrides: Any,
 ) -> Bootstrap:
     """Bootstrap the Bradley–Terry fit; all rounds solved as batched arrays.
 

@@ -15,6 +15,7 @@ import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -33,10 +34,21 @@ CHUNK_ELEMS = 4_000_000
 PROCESS_MIN_WORK = 40_000_000
 #: Rounds are split into at least this many chunks.
 MIN_CHUNKS = 4
-_JOB = None  # set in the parent just before forking workers
 
 
-def _run_forked(args):
+class RoundsJob(Protocol):
+    """What :func:`run_rounds` runs: a chunk's working elements per round, and a chunk."""
+
+    def width(self) -> int: ...
+
+    def run(self, rounds: int, seed: np.random.SeedSequence) -> Any: ...
+
+
+_JOB: RoundsJob | None = None  # set in the parent just before forking workers
+
+
+def _run_forked(args: tuple[int, np.random.SeedSequence]) -> Any:
+    assert _JOB is not None  # set before the workers were forked
     return _JOB.run(*args)
 
 
@@ -67,7 +79,9 @@ def _keep_freed_arrays() -> None:
     mallopt(_M_TRIM_THRESHOLD, 1 << 30)
 
 
-def seed_sequence(rng) -> np.random.SeedSequence:
+def seed_sequence(
+    rng: int | np.random.Generator | np.random.SeedSequence,
+) -> np.random.SeedSequence:
     if isinstance(rng, np.random.Generator):
         return np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     if isinstance(rng, np.random.SeedSequence):
@@ -75,7 +89,9 @@ def seed_sequence(rng) -> np.random.SeedSequence:
     return np.random.SeedSequence(rng)
 
 
-def _forked_chunks(job, sizes, seeds, workers: int):
+def _forked_chunks(
+    job: RoundsJob, sizes: list[int], seeds: list[np.random.SeedSequence], workers: int
+) -> list[Any] | None:
     """Chunks in forked worker processes, or None if processes are unavailable."""
     global _JOB
     if (
@@ -96,7 +112,14 @@ def _forked_chunks(job, sizes, seeds, workers: int):
         _JOB = None
 
 
-def _run_chunks(job, sizes, seeds, workers: int, *, big: bool):
+def _run_chunks(
+    job: RoundsJob,
+    sizes: list[int],
+    seeds: list[np.random.SeedSequence],
+    workers: int,
+    *,
+    big: bool,
+) -> list[Any]:
     """Run all chunks; results are identical whichever way they are executed."""
     if workers > 1 and len(sizes) > 1:
         if big:
@@ -108,7 +131,14 @@ def _run_chunks(job, sizes, seeds, workers: int, *, big: bool):
     return [job.run(n, s) for n, s in zip(sizes, seeds, strict=True)]
 
 
-def run_rounds(job, rounds: int, rng, workers: int | None, *, chunk_elems: int = CHUNK_ELEMS):
+def run_rounds(
+    job: RoundsJob,
+    rounds: int,
+    rng: int | np.random.Generator | np.random.SeedSequence,
+    workers: int | None,
+    *,
+    chunk_elems: int = CHUNK_ELEMS,
+) -> list[Any]:
     """Split ``rounds`` into chunks with their own random streams and run ``job.run`` on each.
 
     At least ``MIN_CHUNKS`` chunks, so that the workers share even short runs;

@@ -69,7 +69,7 @@ class PoissonTable:
 
     GUIDE_FACTOR = 8
 
-    def __init__(self, mean: np.ndarray):
+    def __init__(self, mean: np.ndarray) -> None:
         mean = np.asarray(mean, dtype=np.float64)
         self.q = mean.size
         lam, table_of = np.unique(mean, return_inverse=True)
@@ -202,7 +202,8 @@ def _guide_rows(cdf: np.ndarray, g: int) -> np.ndarray:
     at = np.take_along_axis(cdf, start, axis=1)
     pure = at * g > upper[None, :]
     pure[:, g] = False
-    return np.where(pure, start, ~start)
+    out: np.ndarray = np.where(pure, start, ~start)
+    return out
 
 
 def _support(lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,7 +216,7 @@ def _support(lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class CategoricalTable:
     """Guide-table sampler of one categorical distribution (the remainder draws)."""
 
-    def __init__(self, p: np.ndarray):
+    def __init__(self, p: np.ndarray) -> None:
         cdf = np.cumsum(np.asarray(p, dtype=np.float64))
         cdf /= cdf[-1]
         cdf[-1] = 1.0
@@ -302,10 +303,13 @@ def multinomial_rows(
 
 def poisson_mean(n: int, p: np.ndarray) -> np.ndarray:
     """Poisson means of step 1 of the construction: ``(n - 2 sqrt(n)) * p``."""
-    return max(n - 2.0 * np.sqrt(n), 0.0) * np.asarray(p, dtype=np.float64)
+    mean: np.ndarray = max(n - 2.0 * np.sqrt(n), 0.0) * np.asarray(p, dtype=np.float64)
+    return mean
 
 
-def resampled_counts(rng: np.random.Generator, unit_of: np.ndarray | None, q: int, rounds: int):
+def resampled_counts(
+    rng: np.random.Generator, unit_of: np.ndarray | None, q: int, rounds: int
+) -> np.ndarray:
     """Counts per category of ``rounds`` resamples with replacement of ``n`` units.
 
     ``unit_of[i]`` is the category of unit ``i`` (a battle's row, or a
@@ -367,7 +371,7 @@ class RowResampler:
             and np.unique(n).size <= cls.MAX_TABLES
         )
 
-    def __init__(self, n_per_row: np.ndarray):
+    def __init__(self, n_per_row: np.ndarray) -> None:
         n = np.asarray(n_per_row, dtype=np.float64)
         if not self.applicable(n):
             raise ArgumentError("RowResampler needs 1..32 battles per row and few distinct counts")

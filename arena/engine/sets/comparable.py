@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from arena.engine.counts import CountTable
-from arena.engine.fitting.design import make_design
+from arena.engine.fitting.design import Design, make_design
 from arena.engine.fitting.fit import Fit
 from arena.engine.fitting.graph import existence, model_flags
 from arena.engine.fitting.smallsample import score_bounds
@@ -31,7 +31,7 @@ __all__ = ["extend_to_all"]
 
 
 def extend_to_all(
-    table: CountTable, design, comps: Components, inner: Ratings, run: RateRun
+    table: CountTable, design: Design, comps: Components, inner: Ratings, run: RateRun
 ) -> Ratings:
     """``inner`` (the ratings of the set ``comps.main``) embedded into all models of ``table``."""
     m = table.n_models
@@ -95,7 +95,9 @@ def _embed(values: np.ndarray, main: np.ndarray, m: int, axis: int = 0) -> np.nd
     return out
 
 
-def _outside_flags(design, comps: Components, inner: Ratings, main: np.ndarray):
+def _outside_flags(
+    design: Design, comps: Components, inner: Ratings, main: np.ndarray
+) -> list[tuple[str, ...]]:
     """Flags of every model: the set's own fit inside, data facts outside."""
     full = model_flags(design, design.point_stats()[0], existence(design, design.point_stats()[0]))
     flags: list[tuple[str, ...]] = []
@@ -112,7 +114,9 @@ def _outside_flags(design, comps: Components, inner: Ratings, main: np.ndarray):
     return flags
 
 
-def _attached_bounds(table: CountTable, main: np.ndarray, point: Fit, models, run: RateRun):
+def _attached_bounds(
+    table: CountTable, main: np.ndarray, point: Fit, models: np.ndarray, run: RateRun
+) -> tuple[np.ndarray, np.ndarray]:
     """Score bounds, on the set's scale, of outside models that met the set.
 
     Each model is fitted alone against the set's ratings held fixed (its
