@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from arena.boards.diff import rank_set
 from arena.boards.snapshots import ROW_FIELDS, load_board, load_pairs
 from arena.core.formats import render_csv, tidy, to_json
 from arena.db.models import Model
@@ -97,7 +98,8 @@ def test_index_table_matches_snapshot(site):
     visible = board.visible_rows()
     body_rows = board_rows(table)
     assert len(body_rows) == len(visible) == 13
-    prev_rank = {r.model: r.rank_ub for r in site["previous"].rows}
+    # one rank: the simultaneous rank set, shown and compared (never the overlap rank)
+    prev_rank = {r.model: rank_set(r) if r.ranked else None for r in site["previous"].rows}
     for row, tr in zip(visible, body_rows, strict=True):
         th = tr.find("th")
         assert th.attrs.get("scope") == "row"
@@ -117,21 +119,21 @@ def test_index_table_matches_snapshot(site):
         chg = tr.find("span", "chg")
         new = tr.find("span", "badge-new")
         if row.ranked:
-            want = (
-                str(row.rank_ub)
-                if row.rank_lb == row.rank_ub
-                else (f"{row.rank_ub}\u2013{row.rank_lb}")
-            )
-            assert row.rank_lb is not None and rank == want
+            now = rank_set(row)  # the set; the overlap rank only on pre-0013 snapshots
+            want = str(now[0]) if now[0] == now[1] else f"{now[0]}\u2013{now[1]}"
+            assert None not in now and rank == want
             before = prev_rank.get(row.model, "absent")
             if before == "absent":
                 assert new is not None and new.text() == "new" and chg is None
-            elif before is None or before == row.rank_ub:
+            elif before is None or before == now:
                 assert chg is None and new is None  # unchanged: no mark at all
-            elif before > row.rank_ub:
-                assert chg.text() == f"\u25b2{before - row.rank_ub}" and "up" in chg.classes()
+            elif now[0] <= before[0] and now[1] <= before[1]:
+                assert chg.text() == "\u25b2" and "up" in chg.classes()
+                assert f"to {want}" in chg.attrs["title"]
+            elif now[0] >= before[0] and now[1] >= before[1]:
+                assert chg.text() == "\u25bc" and "down" in chg.classes()
             else:
-                assert chg.text() == f"\u25bc{row.rank_ub - before}" and "down" in chg.classes()
+                assert chg.text() == "\u2195" and "moved" in chg.classes()
         else:
             assert rank == "\u2013"
             flags = [f.text() for f in th.find_all("span", "flag")]

@@ -59,6 +59,7 @@ from arena.core.defaults import (
     DEFAULT_MAX_EXPAND,
     DEFAULT_MAX_MODELS,
     DEFAULT_MIN_BATTLES,
+    DEFAULT_NIGHTLY_BOARDS,
     DEFAULT_PLAN_RULE,
     DEFAULT_POWER,
     DEFAULT_READ,
@@ -970,11 +971,17 @@ class Arena(DatabaseMethods, DemoMethods):
         prune_keep_last: int | None = None,
         max_boards: int = DEFAULT_MAX_BOARDS,
         follow_symlinks: bool = False,
+        boards: str = DEFAULT_NIGHTLY_BOARDS,
         progress: Progress | None = None,
     ) -> NightResult:
         """Ingest a drop folder, rebuild every board and publish the site (``arena nightly``).
 
-        The rating options are :meth:`rebuild`'s; the site's :meth:`publish`'s;
+        ``boards="kept"`` (the default) rebuilds the boards the database has,
+        each with the options its latest snapshot was built with (sources kept
+        apart, style variants, categories, excluded judges); the rating options
+        below then apply only to a database without a snapshot. ``boards="given"``
+        rebuilds the overall board and every category with them (every source
+        pooled on one board). The rating options are :meth:`rebuild`'s; the site's :meth:`publish`'s;
         ``prune_keep_days``/``prune_keep_last`` prune old snapshots after a
         good night (as :meth:`prune_snapshots`). ``result.exit_code`` is the
         command's exit code.
@@ -1003,6 +1010,7 @@ class Arena(DatabaseMethods, DemoMethods):
             prune_keep_days=prune_keep_days,
             prune_keep_last=prune_keep_last,
             follow_symlinks=follow_symlinks,
+            boards=boards,
         )
         return NightResult(result)
 

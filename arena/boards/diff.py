@@ -58,9 +58,17 @@ class DiffRow:
 
 
 def rank_set(row: BoardRow | None) -> tuple[int | None, int | None]:
-    """A row's simultaneous rank set; ``(None, None)`` if absent or unranked."""
-    if row is None or not row.ranked or row.rank_low is None:
+    """A row's rank as the leaderboard shows it; ``(None, None)`` if absent or unranked.
+
+    The simultaneous rank set; a snapshot written before the sets existed
+    (migration 0013) has only the overlap rank, which its leaderboard shows.
+    """
+    if row is None or not row.ranked:
         return None, None
+    if row.rank_low is None:
+        if row.rank_ub is None:
+            return None, None
+        return row.rank_ub, row.rank_lb if row.rank_lb is not None else row.rank_ub
     return row.rank_low, row.rank_high
 
 

@@ -48,6 +48,7 @@ _COLUMNS = (
     help="Move rejected files here, each with NAME.error.txt saying why.",
 )
 @declared("follow_symlinks")
+@declared("boards")
 @fit_options
 @site_options
 @retention_options("prune-")
@@ -61,6 +62,7 @@ def nightly_command(
     done,
     failed,
     follow_symlinks,
+    boards,
     max_models,
     max_boards,
     heatmap_top,
@@ -75,8 +77,12 @@ def nightly_command(
 
     Every file in --incoming is ingested in its own transaction; files stored
     before (same sha256) are recognised and skipped, and a rejected file does
-    not stop the night. Then every board is rebuilt (overall and each
-    category) and the site is published atomically, with a status.json
+    not stop the night. Then the boards the database has are rebuilt, each
+    with the options its latest snapshot was built with (sources apart, style
+    variants, categories, excluded judges; the rating options given here apply
+    only to a database without a snapshot); --boards given rebuilds the overall
+    board and each category with the options given, pooling every source. The
+    site is published atomically, with a status.json
     (time, snapshot ids, battles added, files rejected, duration). The rebuild
     is skipped when no battle arrived since the last one. A database-wide lock
     keeps two runs from interleaving: the second waits up to --wait.
@@ -97,6 +103,7 @@ def nightly_command(
         arena nightly --incoming drop/ --site /srv/www/arena --done drop/done --failed drop/failed
         arena --db postgresql+psycopg://arena@db/arena nightly --incoming drop/ --site site/ -q
         arena nightly --incoming drop/ --site site/ --prune-keep-days 30 --prune-keep-last 7
+        arena nightly --incoming drop/ --site site/ --boards given --rounds 200
     """
     from arena.api import EXIT_LOCKED, LockHeld, NightlyError
     from arena.cli.errors import as_click_error, flag_for
@@ -114,6 +121,7 @@ def nightly_command(
             prune_keep_days=prune_keep_days,
             prune_keep_last=prune_keep_last,
             follow_symlinks=follow_symlinks,
+            boards=boards,
             max_models=max_models,
             progress=phase_reporter(quiet=quiet),
             **fit_values(**fit),

@@ -89,6 +89,11 @@ DEFAULT_COMPONENTS: Final = "largest"
 #: simultaneous rank sets, or LMArena's interval-overlap ranks; the default.
 RANK_COLUMNS = ("simultaneous", "overlap")
 DEFAULT_RANKS: Final = "simultaneous"
+#: What ``arena nightly`` rebuilds: the boards the database has, each with its own
+#: stored options ("kept"), or the overall board and its categories with the options
+#: given to the night ("given": every source pooled unless a source is given).
+NIGHTLY_BOARDS = ("kept", "given")
+DEFAULT_NIGHTLY_BOARDS: Final = "kept"
 #: What ``arena plan`` optimises: every interval's width (Chiang et al. eq. 9) or
 #: the undecided separations of the tiers; the default.
 PLAN_RULES = ("paper", "tiers")
@@ -148,6 +153,8 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_PLAN_RULE",
     "DEFAULT_RANKS",
+    "DEFAULT_NIGHTLY_BOARDS",
+    "NIGHTLY_BOARDS",
     "DEFAULT_RATE",
     "DEFAULT_READ",
     "DEFAULT_TIER_RULE",

@@ -416,6 +416,17 @@ OPTIONS: dict[str, Option] = {
         replace(_KEEP_LAST, name="prune_keep_last"),
         replace(_KEEP_DAYS, name="prune_keep_days"),
         Option(
+            "boards",
+            str,
+            d.DEFAULT_NIGHTLY_BOARDS,
+            "What the night rebuilds: kept = the boards the database has, each with the "
+            "options its latest snapshot was built with (sources apart, style variants, "
+            "categories, excluded judges; the rating options given are not used); given = "
+            "the overall board and every category with the rating options given (every "
+            "source pooled on one board).",
+            choices=d.NIGHTLY_BOARDS,
+        ),
+        Option(
             "follow_symlinks",
             bool,
             False,

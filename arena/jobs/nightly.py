@@ -1,4 +1,4 @@
-"""The nightly job: ingest a drop folder, rebuild every board, publish the site.
+"""The nightly job: ingest a drop folder, rebuild the boards it has, publish the site.
 
 One call of :func:`nightly` does what an operator would otherwise chain from
 four commands, under a database-wide lock (:mod:`arena.db.lock`) so that two
@@ -25,7 +25,12 @@ from typing import Any
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import DataError, IntegrityError, SQLAlchemyError
 
-from arena.core.defaults import DEFAULT_HEATMAP_TOP, DEFAULT_MAX_BOARDS, DEFAULT_MAX_MODELS
+from arena.core.defaults import (
+    DEFAULT_HEATMAP_TOP,
+    DEFAULT_MAX_BOARDS,
+    DEFAULT_MAX_MODELS,
+    DEFAULT_NIGHTLY_BOARDS,
+)
 from arena.core.errors import ArenaError, OptionError, escape
 from arena.db.lock import database_lock
 from arena.db.models import Battle, Snapshot
@@ -33,7 +38,8 @@ from arena.db.session import take_write_lock
 from arena.ingest import IngestError, ingest_file
 from arena.ingest.loader import IngestChanged
 from arena.ingest.sources import display_path, file_identity
-from arena.jobs.rebuild import RebuildError, RebuildOptions, rebuild
+from arena.jobs.kept import kept_runs
+from arena.jobs.rebuild import RebuildError, RebuildOptions, RebuildResult, rebuild
 from arena.jobs.retention import PruneResult, check_retention, prune_snapshots
 from arena.publish.atomic import PublishError
 from arena.publish.site import publish_site
@@ -459,6 +465,43 @@ def _rated_up_to(engine: Engine) -> tuple[int, int | None, list[int], list[str]]
     return top, mark, [r.id for r in rows], [r.board for r in rows]
 
 
+def _rebuild(
+    engine: Engine,
+    opts: RebuildOptions,
+    boards: str,
+    *,
+    progress: Callable[[str], None],
+    max_models: int | None,
+    max_boards: int | None,
+) -> RebuildResult:
+    """The night's rebuild: the kept boards' runs again, or ``opts`` over every category."""
+    runs: list[tuple[RebuildOptions, bool]] = [(opts, True)]
+    if boards == "kept":
+        with engine.connect() as conn:
+            kept = [(k.options, k.all_categories) for k in kept_runs(conn)]
+        runs = kept or runs
+    out: RebuildResult | None = None
+    for run_opts, all_categories in runs:
+        part = rebuild(
+            engine,
+            run_opts,
+            all_categories=all_categories,
+            progress=progress,
+            max_models=max_models,
+            max_boards=max_boards,
+        )
+        if out is None:
+            out = part
+            continue
+        out.snapshot_ids += part.snapshot_ids
+        out.boards += part.boards
+        out.warnings += part.warnings
+        out.seconds += part.seconds
+        out.watermark = max(out.watermark, part.watermark)
+    assert out is not None  # at least one run
+    return out
+
+
 def nightly(
     engine: Engine,
     incoming: str | os.PathLike[str],
@@ -476,8 +519,16 @@ def nightly(
     prune_keep_days: float | None = None,
     prune_keep_last: int | None = None,
     follow_symlinks: bool = False,
+    boards: str = DEFAULT_NIGHTLY_BOARDS,
 ) -> NightlyResult:
-    """Ingest ``incoming``, rebuild every board (all categories) and publish ``site``.
+    """Ingest ``incoming``, rebuild the boards and publish ``site``.
+
+    ``boards="kept"`` (the default) rebuilds the boards the database has, each
+    with the options its latest snapshot was built with
+    (:func:`arena.jobs.kept.kept_runs`: sources apart, style variants,
+    categories, excluded judges; ``opts`` is not used); a database without a
+    snapshot, or ``boards="given"``, gets the overall board and every category
+    with ``opts`` (every source pooled unless ``opts`` selects one).
 
     The rebuild is skipped when no battle arrived since the last snapshot
     (the site is still republished, so its ``status.json`` shows the run).
@@ -517,17 +568,12 @@ def nightly(
             say=say,
         )
         result.battles_added = sum(f.inserted for f in result.files)
-        top_id, mark, ids, boards = _rated_up_to(engine)
-        result.watermark, result.snapshot_ids, result.boards = mark, ids, boards
+        top_id, mark, ids, built_boards = _rated_up_to(engine)
+        result.watermark, result.snapshot_ids, result.boards = mark, ids, built_boards
         if mark is None or top_id > mark:
             try:
-                built = rebuild(
-                    engine,
-                    opts,
-                    all_categories=True,
-                    progress=say,
-                    max_models=max_models,
-                    max_boards=max_boards,
+                built = _rebuild(
+                    engine, opts, boards, progress=say, max_models=max_models, max_boards=max_boards
                 )
             except RebuildError as exc:
                 result.error = f"rebuild failed: {exc}"

@@ -190,6 +190,11 @@ _OWN_FIELDS = frozenset(f.name for f in fields(RebuildOptions)) - {"fit"}
 _TUPLES = frozenset({"style_features", "exclude_judges"})
 
 
+def rebuild_option_names() -> frozenset[str]:
+    """The names :meth:`RebuildOptions.from_values` takes (the stored options' keys)."""
+    return _FIT_FIELDS | _OWN_FIELDS
+
+
 @dataclass
 class RebuildResult:
     run_id: str
