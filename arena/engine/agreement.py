@@ -36,9 +36,12 @@ and without ties, and Cohen's kappa).
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from arena.core.defaults import DEFAULT_LEVEL
@@ -124,7 +127,12 @@ def _estimate(point: float, per_round: np.ndarray, level: float) -> Estimate:
 
 
 def bootstrap_correlations(
-    rating_ref, rating_cand, samples_ref, samples_cand, *, level: float = DEFAULT_LEVEL
+    rating_ref: ArrayLike,
+    rating_cand: ArrayLike,
+    samples_ref: np.ndarray | Sequence[Sequence[float]],
+    samples_cand: np.ndarray | Sequence[Sequence[float]],
+    *,
+    level: float = DEFAULT_LEVEL,
 ) -> tuple[Estimate, Estimate]:
     """Spearman and Kendall tau-b of two boards' ratings, with bootstrap intervals.
 
@@ -181,7 +189,7 @@ def share_ahead(samples: np.ndarray, i: int, j: int) -> float:
     return float((np.count_nonzero(d > 0) + 0.5 * np.count_nonzero(d == 0)) / d.size)
 
 
-def agreement_with_confidence(ref_sep: np.ndarray, cand_sep: np.ndarray) -> dict:
+def agreement_with_confidence(ref_sep: np.ndarray, cand_sep: np.ndarray) -> dict[str, Any]:
     """The paper's agreement: +1 / -1 / 0 over the pairs the reference separates.
 
     ``ref_sep``, ``cand_sep``: :func:`interval_separated` matrices (or any
@@ -241,7 +249,12 @@ class VoteAgreement:
     table: tuple[tuple[int, int, int], ...]
 
 
-def vote_agreement(ref_keys, ref_votes, cand_keys, cand_votes) -> VoteAgreement:
+def vote_agreement(
+    ref_keys: Iterable[Hashable],
+    ref_votes: Iterable[int],
+    cand_keys: Iterable[Hashable],
+    cand_votes: Iterable[int],
+) -> VoteAgreement:
     """Per-vote agreement of two sources on shared keys.
 
     Parameters
@@ -252,11 +265,11 @@ def vote_agreement(ref_keys, ref_votes, cand_keys, cand_votes) -> VoteAgreement:
     ref_votes, cand_votes : array_like of int
         Per vote ``0`` (the key's first model wins), ``1`` (second wins), ``2`` (tie).
     """
-    ref: dict = {}
+    ref: dict[Hashable, np.ndarray] = {}
     for k, v in zip(ref_keys, ref_votes, strict=True):
         ref.setdefault(k, np.zeros(3, dtype=np.int64))[int(v)] += 1
     table = np.zeros((3, 3), dtype=np.int64)
-    cand: dict = {}
+    cand: dict[Hashable, np.ndarray] = {}
     for k, v in zip(cand_keys, cand_votes, strict=True):
         if k in ref:
             cand.setdefault(k, np.zeros(3, dtype=np.int64))[int(v)] += 1

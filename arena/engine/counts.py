@@ -11,9 +11,11 @@ that as a sparse clusters x cells count matrix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import N_OUTCOMES
@@ -63,7 +65,14 @@ class CountTable:
         return float(self.n.sum())
 
 
-def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
+def _validate(
+    n_models: int,
+    a: ArrayLike,
+    b: ArrayLike,
+    outcome: ArrayLike,
+    n: ArrayLike,
+    weight: ArrayLike | None,
+) -> CountTable:
     n_models = check_n_models(n_models)
     n = np.asarray(n, dtype=np.float64)
     a, b, outcome = battle_arrays(n_models, a, b, outcome)
@@ -88,13 +97,15 @@ def _validate(n_models: int, a, b, outcome, n, weight) -> CountTable:
     )
 
 
-def check_n_models(n_models) -> int:
+def check_n_models(n_models: Any) -> int:
     if int(n_models) != n_models or n_models < 0:
         raise ArgumentError(f"n_models must be a non-negative integer, got {n_models!r}")
     return int(n_models)
 
 
-def battle_arrays(n_models: int, a, b, outcome) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def battle_arrays(
+    n_models: int, a: ArrayLike, b: ArrayLike, outcome: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Check per-battle index arrays; returns them as intp (no copy when already intp)."""
     a, b, outcome = np.asarray(a), np.asarray(b), np.asarray(outcome)
     if a.ndim != 1 or b.shape != a.shape or outcome.shape != a.shape:
@@ -134,7 +145,9 @@ def unique_rows(*cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order[new], inverse
 
 
-def _group_rows(a, b, outcome, weight) -> tuple[np.ndarray, np.ndarray]:
+def _group_rows(
+    a: np.ndarray, b: np.ndarray, outcome: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Return (first row of each distinct cell key, inverse index)."""
     # one integer for (a, b, outcome) keeps the sort numeric and fast
     m = int(max(a.max(), b.max())) + 1 if a.size else 1
@@ -175,7 +188,14 @@ def _dense_table(
     return table, (np.cumsum(n > 0) - 1)[key] if inverse else None
 
 
-def count_table(model_a, model_b, outcome, *, n_models: int, weight=None) -> CountTable:
+def count_table(
+    model_a: ArrayLike,
+    model_b: ArrayLike,
+    outcome: ArrayLike,
+    *,
+    n_models: int,
+    weight: ArrayLike | None = None,
+) -> CountTable:
     """Aggregate per-battle arrays into a :class:`CountTable`.
 
     Parameters
@@ -199,7 +219,15 @@ def count_table(model_a, model_b, outcome, *, n_models: int, weight=None) -> Cou
     return clustered_table(model_a, model_b, outcome, None, n_models=n_models, weight=weight)[0]
 
 
-def from_cells(a, b, outcome, n, *, n_models: int, weight=None) -> CountTable:
+def from_cells(
+    a: ArrayLike,
+    b: ArrayLike,
+    outcome: ArrayLike,
+    n: ArrayLike,
+    *,
+    n_models: int,
+    weight: ArrayLike | None = None,
+) -> CountTable:
     """Build a :class:`CountTable` from pre-aggregated rows (e.g. SQL ``GROUP BY``).
 
     Rows with the same key are merged and empty rows dropped, so the result is
@@ -209,7 +237,14 @@ def from_cells(a, b, outcome, n, *, n_models: int, weight=None) -> CountTable:
 
 
 def clustered_cells(
-    a, b, outcome, n, cluster_ids, *, n_models: int, weight=None
+    a: ArrayLike,
+    b: ArrayLike,
+    outcome: ArrayLike,
+    n: ArrayLike,
+    cluster_ids: ArrayLike,
+    *,
+    n_models: int,
+    weight: ArrayLike | None = None,
 ) -> tuple[CountTable, sp.csr_matrix]:
     """Pre-aggregated rows that also carry a cluster key -> table and cluster matrix.
 
@@ -260,7 +295,9 @@ def _merge_cells(t: CountTable) -> tuple[CountTable, np.ndarray]:
     return table, inverse
 
 
-def cluster_matrix(cluster_ids, cell_index, *, n_cells: int, n=None) -> sp.csr_matrix:
+def cluster_matrix(
+    cluster_ids: ArrayLike, cell_index: ArrayLike, *, n_cells: int, n: ArrayLike | None = None
+) -> sp.csr_matrix:
     """Sparse clusters x cells matrix of battle counts.
 
     Parameters
@@ -300,7 +337,13 @@ def cluster_matrix(cluster_ids, cell_index, *, n_cells: int, n=None) -> sp.csr_m
 
 
 def clustered_table(
-    model_a, model_b, outcome, cluster_ids, *, n_models: int, weight=None
+    model_a: ArrayLike,
+    model_b: ArrayLike,
+    outcome: ArrayLike,
+    cluster_ids: ArrayLike | None,
+    *,
+    n_models: int,
+    weight: ArrayLike | None = None,
 ) -> tuple[CountTable, sp.csr_matrix | None]:
     """Aggregate per-battle arrays and, if ``cluster_ids`` is given, their cluster matrix.
 
@@ -340,4 +383,5 @@ def clustered_table(
         )
     if cluster_ids is None:
         return table, None
+    assert inverse is not None  # the dense path kept it (inverse=True when clustered)
     return table, cluster_matrix(cluster_ids, inverse, n_cells=table.n_cells)

@@ -8,6 +8,7 @@ comparison and continuity only, and should be labelled as such.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from arena.core.errors import ArgumentError
 from arena.core.outcomes import A_WINS, B_WINS
@@ -17,15 +18,15 @@ __all__ = ["online_elo"]
 
 
 def online_elo(
-    model_a,
-    model_b,
-    outcome,
+    model_a: ArrayLike,
+    model_b: ArrayLike,
+    outcome: ArrayLike,
     *,
     n_models: int,
     k: float = 4.0,
     base: float = BASE,
     scale: float = ELO_POINTS,
-    order=None,
+    order: ArrayLike | None = None,
 ) -> np.ndarray:
     """Sequential Elo ratings (ONLINE ELO, not the Bradley–Terry estimate).
 

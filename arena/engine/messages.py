@@ -8,6 +8,8 @@ unless the caller gives ``names`` (:func:`check_names`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
 
 from arena.core.errors import ArgumentError
@@ -15,17 +17,17 @@ from arena.core.errors import ArgumentError
 __all__ = ["FLAG_SENTENCES", "check_names", "fit_warnings", "flag_warnings", "model_label"]
 
 
-def check_names(names, n_models: int) -> list[str] | None:
+def check_names(names: Iterable[object] | None, n_models: int) -> list[str] | None:
     """Model names by table index (for messages), or None; one name per model."""
     if names is None:
         return None
-    names = [str(n) for n in names]
-    if len(names) != n_models:
-        raise ArgumentError(f"names: expected one name per model ({n_models}), got {len(names)}")
-    return names
+    out = [str(n) for n in names]
+    if len(out) != n_models:
+        raise ArgumentError(f"names: expected one name per model ({n_models}), got {len(out)}")
+    return out
 
 
-def model_label(idx: int, names=None) -> str:
+def model_label(idx: int, names: Sequence[str] | None = None) -> str:
     """``'gpt-4o'`` with names, ``3`` (the table index) without."""
     return str(idx) if names is None else repr(names[idx])
 
@@ -53,7 +55,7 @@ FLAG_SENTENCES = (
 )
 
 
-def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
+def flag_warnings(flags: list[tuple[str, ...]], names: Sequence[str] | None = None) -> list[str]:
     """One sentence per flag that some model carries, naming the models.
 
     Parameters
@@ -75,7 +77,7 @@ def flag_warnings(flags: list[tuple[str, ...]], names=None) -> list[str]:
 
 
 def fit_warnings(
-    flags: list[tuple[str, ...]], mle_exists: bool, lam: float, names=None
+    flags: list[tuple[str, ...]], mle_exists: bool, lam: float, names: Sequence[str] | None = None
 ) -> list[str]:
     out = flag_warnings(flags, names)
     if not mle_exists:

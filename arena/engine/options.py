@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.core.defaults import DEFAULT_BOTH_BAD, DEFAULT_TIES
 from arena.core.errors import ArgumentTypeError
@@ -56,7 +56,7 @@ class FitOptions:
 _NAMES = frozenset(f.name for f in fields(FitOptions))
 
 
-def fit_options(options: FitOptions | None = None, /, **overrides) -> FitOptions:
+def fit_options(options: FitOptions | None = None, /, **overrides: Any) -> FitOptions:
     """``options`` (default :class:`FitOptions()`) with some fields replaced.
 
     The engine's entry points accept either an options object or its fields as

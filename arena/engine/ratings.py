@@ -8,7 +8,9 @@ each other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -51,7 +53,7 @@ class Ratings:
     cov: np.ndarray | None
     flags: list[tuple[str, ...]]
     warnings: list[str]
-    diagnostics: dict
+    diagnostics: dict[str, Any]
     fit: Fit = filled_by_producer()
     boot: Bootstrap | None = field(repr=False, default=None)
     #: (M,) bool: on the common scale, so ranks, tiers and verdicts may use it.
@@ -61,7 +63,7 @@ class Ratings:
     #: Strongly connected components (``None`` for ``comparable="joint"``).
     components: Components | None = field(repr=False, default=None)
 
-    def named_warnings(self, names) -> list[str]:
+    def named_warnings(self, names: Sequence[str] | None) -> list[str]:
         """``warnings`` with models named by ``names[index]`` (at most 10 per sentence).
 
         (``rate(..., names=)`` names them from the start; this is for a result

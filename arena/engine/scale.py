@@ -6,7 +6,10 @@ Ratings are ``BASE + SCALE * theta`` for Bradley–Terry log-strengths
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["BASE", "ELO_POINTS", "SCALE", "win_probability"]
 
@@ -18,7 +21,7 @@ SCALE = ELO_POINTS / np.log(10.0)
 BASE = 1000.0
 
 
-def win_probability(diff, *, elo_points: float = ELO_POINTS):
+def win_probability(diff: ArrayLike, *, elo_points: float = ELO_POINTS) -> Any:
     """Probability that a model ``diff`` rating points above another beats it.
 
     ``1 / (1 + 10 ** (-diff / elo_points))`` (ties not modelled), computed as

@@ -7,6 +7,7 @@ statistics (:mod:`arena.evals`), which re-export these functions.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from arena.core.errors import ArgumentError
 
@@ -15,7 +16,7 @@ __all__ = ["holm", "benjamini_hochberg", "adjust_pvalues", "CORRECTIONS"]
 CORRECTIONS = ("holm", "bh", "none")
 
 
-def _as_pvalues(pvalues) -> np.ndarray:
+def _as_pvalues(pvalues: ArrayLike) -> np.ndarray:
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
         raise ArgumentError(f"pvalues must be a 1-D array, got shape {p.shape}")
@@ -26,7 +27,7 @@ def _as_pvalues(pvalues) -> np.ndarray:
     return p
 
 
-def holm(pvalues) -> np.ndarray:
+def holm(pvalues: ArrayLike) -> np.ndarray:
     """Holm step-down adjusted p-values (controls the family-wise error rate).
 
     Sorted ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``.
@@ -43,7 +44,7 @@ def holm(pvalues) -> np.ndarray:
     return out
 
 
-def benjamini_hochberg(pvalues) -> np.ndarray:
+def benjamini_hochberg(pvalues: ArrayLike) -> np.ndarray:
     """Benjamini-Hochberg adjusted p-values (controls the false discovery rate).
 
     Sorted ascending, ``p_(i)`` becomes ``min_{j >= i} min(1, m p_(j) / j)``
@@ -55,10 +56,11 @@ def benjamini_hochberg(pvalues) -> np.ndarray:
     # Imported here: scipy.stats costs ~0.5 s of start-up, and most commands never get here.
     from scipy.stats import false_discovery_control
 
-    return false_discovery_control(p, method="bh")
+    adjusted: np.ndarray = false_discovery_control(p, method="bh")
+    return adjusted
 
 
-def adjust_pvalues(pvalues, method: str = "holm") -> np.ndarray:
+def adjust_pvalues(pvalues: ArrayLike, method: str = "holm") -> np.ndarray:
     """Adjust p-values with ``"holm"``, ``"bh"`` (Benjamini-Hochberg) or ``"none"``."""
     if method == "holm":
         return holm(pvalues)

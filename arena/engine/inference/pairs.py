@@ -233,4 +233,5 @@ def raw_pvalues(
         p = 2.0 * (1.0 + n_le) / (rounds + 1.0)
     else:
         p = 2.0 * special.ndtr(-exact_pairs(rating_b, samples_b, a, b)[2])
-    return np.minimum(p, 1.0)
+    capped: np.ndarray = np.minimum(p, 1.0)
+    return capped

@@ -36,7 +36,7 @@ from arena.core.defaults import DEFAULT_LEVEL, DEFAULT_TIER_RULE, TIER_RULES
 from arena.core.errors import ArgumentError
 from arena.engine.inference.maxt_bounded import maxt_bounded
 from arena.engine.inference.multiple import benjamini_hochberg, holm
-from arena.engine.inference.pairs import PValues, maxt_stepdown, pair_stats, raw_pvalues
+from arena.engine.inference.pairs import PairStats, PValues, maxt_stepdown, pair_stats, raw_pvalues
 from arena.engine.validate import check_level, interval_arrays, rating_vector, sample_matrix
 
 __all__ = [
@@ -150,7 +150,9 @@ class TierResult:
     pvalues: str
 
 
-def _adjusted(st, s_board, correction: str, pvalues: str, alpha: float) -> np.ndarray:
+def _adjusted(
+    st: PairStats, s_board: np.ndarray, correction: str, pvalues: str, alpha: float
+) -> np.ndarray:
     """Adjusted p-values of all pairs (M x M, upper triangle) from the full statistics."""
     m = st.p_raw.shape[0]
     rounds = s_board.shape[0]
