@@ -361,12 +361,23 @@ class Arena(DatabaseMethods, DemoMethods):
                 on_file(report)
         return Ingested(tuple(reports))
 
-    def models(self) -> Models:
-        """Every model with its battles, wins, losses, ties (``arena models``)."""
-        from arena.store.read import model_records
+    def models(self, *, source: str | None = None) -> Models:
+        """Every model with its battles, wins, losses, ties and battles per source (``arena models``).
+
+        With ``source``, only that source's battles (``"(no source)"``: those
+        ingested without one): the battles that source's board counts.
+
+        Raises
+        ------
+        OptionError
+            ``source`` is no source of the database.
+        """
+        _declared(locals())
+        from arena.store.records import model_records, record_sources
 
         with self.engine().connect() as conn:
-            return Models(tuple(model_records(conn)))
+            names = record_sources(conn) if source is None else [source]
+            return Models(tuple(model_records(conn, source=source)), tuple(names), source)
 
     def annotate(
         self,

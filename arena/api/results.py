@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from arena.jobs.retention import PruneResult
     from arena.publish.site import PublishReport
     from arena.store.categories import CategoryRecord
-    from arena.store.read import ModelRecord
+    from arena.store.records import ModelRecord
 
 __all__ = [
     "Annotated",
@@ -388,12 +388,32 @@ class Pruned:
 
 @dataclass(frozen=True)
 class Models:
-    """``arena models``: every model with its record."""
+    """``arena models``: every model with its record, battles split by source."""
 
     models: tuple[ModelRecord, ...]
+    #: the sources counted (each model's ``by_source`` keys come from these)
+    sources: tuple[str, ...] = ()
+    #: the one source selected, or None for all
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"models": [m.to_dict() for m in self.models]}
+        return {
+            "source": self.source,
+            "sources": list(self.sources),
+            "models": [m.to_dict() for m in self.models],
+        }
+
+    def row_dicts(self) -> list[dict[str, Any]]:
+        """Flat rows: one ``source:NAME`` column of battles per source, after ``battles``."""
+        rows = []
+        for m in self.models:
+            d = m.to_dict()
+            per = d.pop("by_source")
+            row = {k: d[k] for k in ("model", "battles")}
+            row.update({f"source:{s}": per.get(s, 0) for s in self.sources})
+            row.update({k: v for k, v in d.items() if k not in row})
+            rows.append(row)
+        return rows
 
 
 @dataclass(frozen=True)

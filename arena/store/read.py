@@ -1,6 +1,5 @@
 """Read-side queries over the battle store (no rating logic here).
 
-* :func:`model_records` -- every model's raw win/loss/tie tally.
 * :func:`read_boards` -- the rebuild's input: battles aggregated in SQL to
   (cluster?, model_a, model_b, outcome, weight) counts per board, handed to
   the engine as count tables.
@@ -8,9 +7,8 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -18,7 +16,7 @@ from sqlalchemy import Connection, String, and_, case, cast, func, literal, or_,
 
 from arena.core.defaults import DEFAULT_CLUSTER, READS
 from arena.core.errors import OptionError, escape
-from arena.core.outcomes import OUTCOME_CODES, Outcome
+from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import ALL_BATTLES, Battle, BattleCategory, Category, Model
 
 if TYPE_CHECKING:
@@ -28,68 +26,6 @@ if TYPE_CHECKING:
     from arena.engine.counts import CountTable
 
 _OUTCOME_CODE = {o.value: code for o, code in OUTCOME_CODES.items()}
-
-
-@dataclass
-class ModelRecord:
-    model: str
-    battles: int
-    wins: int
-    losses: int
-    ties: int
-    excluded: int
-    organisation: str | None
-    licence: str | None
-    hidden: bool
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def model_records(conn: Connection) -> list[ModelRecord]:
-    """Every model with its rated battles, wins, losses and ties (both tie kinds),
-    sorted by battles (most first), then name."""
-    tally: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for side, column in (("a", Battle.model_a_id), ("b", Battle.model_b_id)):
-        rows = conn.execute(
-            select(column, Battle.outcome, Battle.excluded_reason.is_(None), func.count()).group_by(
-                column, Battle.outcome, Battle.excluded_reason.is_(None)
-            )
-        )
-        for model_id, outcome, rated, n in rows:
-            t = tally[model_id]
-            if not rated:
-                # A self-play battle appears on both sides; count it once.
-                if side == "a":
-                    t["excluded"] += n
-                continue
-            t["battles"] += n
-            if outcome in (Outcome.TIE, Outcome.TIE_BOTH_BAD):
-                t["ties"] += n
-            elif (outcome == Outcome.A_WINS) == (side == "a"):
-                t["wins"] += n
-            else:
-                t["losses"] += n
-    out = []
-    for m in conn.execute(
-        select(Model.id, Model.name, Model.organisation, Model.licence, Model.hidden)
-    ):
-        t = tally.get(m.id, {})
-        out.append(
-            ModelRecord(
-                model=m.name,
-                battles=t.get("battles", 0),
-                wins=t.get("wins", 0),
-                losses=t.get("losses", 0),
-                ties=t.get("ties", 0),
-                excluded=t.get("excluded", 0),
-                organisation=m.organisation,
-                licence=m.licence,
-                hidden=bool(m.hidden),
-            )
-        )
-    out.sort(key=lambda r: (-r.battles, r.model))
-    return out
 
 
 # ------------------------------------------------------------ rebuild input
