@@ -9,6 +9,8 @@ max-|t| or chi-square simultaneous) and the fields of a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, SupportsFloat
+
 import numpy as np
 
 # scipy.special, not scipy.stats: the latter costs ~0.5 s of start-up per command.
@@ -18,6 +20,12 @@ from arena.core.defaults import CI_METHODS
 from arena.core.errors import ArgumentError
 from arena.engine.resampling.bootstrap import Bootstrap, max_t_critical
 from arena.engine.validate import check_level
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    from arena.engine.fitting.fit import Fit
+    from arena.engine.style.fit import StyleFit
 
 __all__ = [
     "CI_METHODS",
@@ -33,11 +41,11 @@ __all__ = [
 _SIMULTANEOUS = (False, True, "max-t", "chi2")
 
 
-def optional_float(x):
+def optional_float(x: SupportsFloat | None) -> float | None:
     return None if x is None else float(x)
 
 
-def check_interval_options(ci: str, simultaneous, level: float) -> None:
+def check_interval_options(ci: str, simultaneous: bool | str, level: float) -> None:
     """Reject unknown interval methods and combinations (``ValueError``)."""
     if ci not in CI_METHODS:
         raise ArgumentError(f"ci must be one of {CI_METHODS}, got {ci!r}")
@@ -50,7 +58,15 @@ def check_interval_options(ci: str, simultaneous, level: float) -> None:
         )
 
 
-def base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed) -> dict:
+def base_diagnostics(
+    point: Fit | StyleFit,
+    ci: str,
+    level: float,
+    simultaneous: bool | str,
+    clusters: sp.csr_matrix | None,
+    rounds: int,
+    seed: int | np.random.Generator,
+) -> dict[str, Any]:
     """Run facts shared by raw and style-controlled boards (JSON-serialisable)."""
     return {
         "method": ci,
@@ -73,7 +89,7 @@ def base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed) -> 
     }
 
 
-def report_rounds(boot: Bootstrap, diag: dict, warnings: list[str]) -> None:
+def report_rounds(boot: Bootstrap, diag: dict[str, Any], warnings: list[str]) -> None:
     """Failed and prior-fitted bootstrap rounds into the diagnostics and warnings."""
     failed = boot.failed_rounds.tolist()
     diag.update(
@@ -101,7 +117,7 @@ def normal_intervals(
     rounds: int,
     rng: np.random.Generator,
     df: int,
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Normal intervals ``est +/- c * se`` from an analytic covariance.
 
     ``c`` is the normal quantile, the max-|t| quantile over ``rounds`` draws
@@ -126,13 +142,23 @@ def normal_intervals(
     return est - crit * se, est + crit * se, se, samples, crit
 
 
-def bootstrap_intervals(boot: Bootstrap, level: float, simultaneous) -> tuple:
+def bootstrap_intervals(
+    boot: Bootstrap, level: float, simultaneous: bool | str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(low, high, se, samples)`` of a bootstrap (converged rounds)."""
     low, high = boot.interval(level, simultaneous=bool(simultaneous))
     return low, high, boot.se, boot.good
 
 
-def analytic_intervals(point, cov: np.ndarray, *, level, simultaneous, rounds: int, seed):
+def analytic_intervals(
+    point: Fit | StyleFit,
+    cov: np.ndarray,
+    *,
+    level: float,
+    simultaneous: bool | str,
+    rounds: int,
+    seed: int | np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.random.Generator]:
     """Normal intervals of a point fit's ratings from the covariance ``cov``.
 
     The chi-square projection uses the identified dimensions (active models,
@@ -153,7 +179,17 @@ def analytic_intervals(point, cov: np.ndarray, *, level, simultaneous, rounds: i
     return low, high, se, samples, crit, rng
 
 
-def ratings_fields(point, low, high, se, samples, cov, warnings, diag, boot) -> dict:
+def ratings_fields(
+    point: Fit | StyleFit,
+    low: np.ndarray,
+    high: np.ndarray,
+    se: np.ndarray,
+    samples: np.ndarray,
+    cov: np.ndarray | None,
+    warnings: list[str],
+    diag: dict[str, Any],
+    boot: Bootstrap | None,
+) -> dict[str, Any]:
     """The fields of a :class:`~arena.engine.ratings.Ratings` of one joint fit.
 
     Every model with battles is on the common scale (the MLE exists, or the

@@ -58,7 +58,9 @@ class _GiveUp(Exception):
     """The bounds would list too many pairs: compute every pair instead."""
 
 
-def maxt_bounded(rating_b: np.ndarray, samples_b: np.ndarray):
+def maxt_bounded(
+    rating_b: np.ndarray, samples_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
     """Step-down max-t adjusted p-values of all pairs, and ``max_t`` per round.
 
     Parameters
@@ -90,7 +92,9 @@ def maxt_bounded(rating_b: np.ndarray, samples_b: np.ndarray):
         return None
 
 
-def bounded_max_t(rating_b: np.ndarray, samples_b: np.ndarray):
+def bounded_max_t(
+    rating_b: np.ndarray, samples_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``max_t`` per round (exact) and bounds on every pair's SD, without the step-down.
 
     For the single-step inference of a long board (:mod:`arena.engine.inference.rank_sets`).
@@ -114,7 +118,7 @@ def bounded_max_t(rating_b: np.ndarray, samples_b: np.ndarray):
 class _Bounds:
     """Cheap bounds on every pair's SD and on its per-round deviations."""
 
-    def __init__(self, s: np.ndarray):
+    def __init__(self, s: np.ndarray) -> None:
         rounds, m = s.shape
         self.rounds, self.m = rounds, m
         self.z = s - s.mean(axis=0)
@@ -158,9 +162,12 @@ class _Bounds:
         big = theta * self.kappa0 * (1.0 - _SLACK) - self.eta
         if np.any(big <= 0.0):
             raise _GiveUp
-        return big**2 * (1.0 - _SLACK)
+        out: np.ndarray = big**2 * (1.0 - _SLACK)
+        return out
 
-    def pairs_above(self, theta: np.ndarray, rows: np.ndarray, cap: int):
+    def pairs_above(
+        self, theta: np.ndarray, rows: np.ndarray, cap: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(round, a, b)`` (``a < b``) of the pairs, not low, whose deviation in
         round ``rows[i]`` may reach ``theta[i]``; _GiveUp past ``cap`` pairs.
 
@@ -177,10 +184,12 @@ class _Bounds:
         keys = (offset - qs).ravel()
         margin = 64.0 * _U * n_rows * span
 
-        def count_at_least(bound):  # per (row, column) of ``bound``: #{q >= bound} in the row
+        # per (row, column) of ``bound``: #{q >= bound} in the row
+        def count_at_least(bound: np.ndarray) -> np.ndarray:
             query = offset - np.maximum(bound, 0.0) + margin
             found = np.searchsorted(keys, query.ravel(), side="right").reshape(bound.shape)
-            return np.clip(found - np.arange(n_rows)[:, None] * m, 0, m)
+            counted: np.ndarray = np.clip(found - np.arange(n_rows)[:, None] * m, 0, m)
+            return counted
 
         k_r = count_at_least((th2 * 0.5 * (1.0 - _SLACK))[:, None])[:, 0]
         k_max = int(k_r.max(initial=0))
@@ -201,7 +210,9 @@ class _Bounds:
         keep = ~self.is_low[a, b]
         return r[keep], a[keep], b[keep]
 
-    def dev_range(self, r, a, b) -> tuple[np.ndarray, np.ndarray]:
+    def dev_range(
+        self, r: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of the deviation of pair ``(a, b)`` in round ``r``."""
         y = np.abs(self.z[r, a] - self.z[r, b])
         lo = np.maximum(y * (1.0 - _SLACK) - self.xi, 0.0) / self.sd_hi[a, b] * (1.0 - _SLACK)
@@ -209,18 +220,26 @@ class _Bounds:
         return lo, hi
 
 
-def _exact_dev(s, r, a, b, centre, sd) -> np.ndarray:
+def _exact_dev(
+    s: np.ndarray,
+    r: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    centre: np.ndarray,
+    sd: np.ndarray,
+) -> np.ndarray:
     """The deviation of pair (a, b) in round r, with pair_stats' operations."""
     pos = sd > 0.0
     dev = np.abs((s[r, a] - s[r, b]) - centre) / np.where(pos, sd, 1.0)
     dev[~pos] = 0.0
-    return dev
+    out: np.ndarray = dev
+    return out
 
 
 class _LowPairs:
     """The pairs of smallest kappa: exact statistics and every round's deviation."""
 
-    def __init__(self, b: _Bounds, rating_b, s):
+    def __init__(self, b: _Bounds, rating_b: np.ndarray, s: np.ndarray) -> None:
         self.a, self.b = np.nonzero(np.triu(b.is_low, k=1))
         self.centre, self.sd, self.t = exact_pairs(rating_b, s, self.a, self.b)
         pos = self.sd > 0.0
@@ -229,7 +248,7 @@ class _LowPairs:
         self.dev = dev  # (rounds, n_low)
 
 
-def _max_t(b: _Bounds, low: _LowPairs, rating_b, s) -> np.ndarray:
+def _max_t(b: _Bounds, low: _LowPairs, rating_b: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Exact ``max_t`` per round: bound, list the pairs that may hold it, compute those."""
     rounds, m = b.rounds, b.m
     rows = np.arange(rounds)
@@ -256,7 +275,9 @@ def _max_t(b: _Bounds, low: _LowPairs, rating_b, s) -> np.ndarray:
     return max_t
 
 
-def _stepdown(b: _Bounds, low: _LowPairs, rating_b, s, max_t) -> np.ndarray:
+def _stepdown(
+    b: _Bounds, low: _LowPairs, rating_b: np.ndarray, s: np.ndarray, max_t: np.ndarray
+) -> np.ndarray:
     """Adjusted p-values (M x M, upper triangle) of step-down max-t."""
     rounds, m = b.rounds, b.m
     top = max_t.max()
@@ -336,7 +357,9 @@ def _stepdown(b: _Bounds, low: _LowPairs, rating_b, s, max_t) -> np.ndarray:
     return p_adj
 
 
-def _counts(rounds, n, neg_t, hr, hs, hd) -> np.ndarray:
+def _counts(
+    rounds: int, n: int, neg_t: np.ndarray, hr: np.ndarray, hs: np.ndarray, hd: np.ndarray
+) -> np.ndarray:
     """Per step with ``t >= LAMBDA``: the rounds whose largest listed deviation at or
     after the step reaches its ``t`` (the listed deviations are all that can)."""
     diff = np.zeros(n + 1, dtype=np.int64)
@@ -354,4 +377,5 @@ def _counts(rounds, n, neg_t, hr, hs, hd) -> np.ndarray:
         ok = lo <= st
         np.add.at(diff, lo[ok], 1)
         np.add.at(diff, st[ok] + 1, -1)
-    return np.cumsum(diff[:n])
+    counts: np.ndarray = np.cumsum(diff[:n])
+    return counts

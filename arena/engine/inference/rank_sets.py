@@ -56,6 +56,7 @@ approximation).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import special
@@ -123,7 +124,7 @@ class BoardInference:
     #: board position of each model (the inverse of ``order``), set from ``order``
     position: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         pos = np.empty(self.order.size, dtype=np.int64)
         pos[self.order] = np.arange(self.order.size)
         object.__setattr__(self, "position", pos)
@@ -141,7 +142,7 @@ class BoardInference:
             return 1
         return -1 if self.better[b, a] else 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready facts about the inference (for the snapshot)."""
         return {
             "inference": self.method,
@@ -152,7 +153,9 @@ class BoardInference:
         }
 
 
-def _sorted_board(rating, samples):
+def _sorted_board(
+    rating: np.ndarray, samples: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     r = rating_vector(rating, "rating")
     m = r.size
     s = np.array(sample_matrix(samples, m), dtype=np.float64, order="C")
@@ -160,7 +163,15 @@ def _sorted_board(rating, samples):
     return r, s, order, np.ascontiguousarray(s[:, order]), r[order]
 
 
-def _stepdown_rejected(rb, sb, a, b, alpha: float, *, stepwise: bool = True):
+def _stepdown_rejected(
+    rb: np.ndarray,
+    sb: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    alpha: float,
+    *,
+    stepwise: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """Rejections of ``H_ab: theta_a <= theta_b`` over the family of both
     directions of the pairs ``(a[i], b[i])`` (board positions, ``rb[a] >= rb[b]``).
 
@@ -211,7 +222,9 @@ def _stepdown_rejected(rb, sb, a, b, alpha: float, *, stepwise: bool = True):
     return rejected, whole_max
 
 
-def _single_step_bounded(rb, sb, alpha: float):
+def _single_step_bounded(
+    rb: np.ndarray, sb: np.ndarray, alpha: float
+) -> tuple[np.ndarray, float] | None:
     """Single-step rejections of all pairs of a long board: (better matrix, critical) or None."""
     rounds, m = sb.shape
     got = bounded_max_t(rb, sb)
@@ -248,7 +261,7 @@ def _close(better: np.ndarray) -> np.ndarray:
         rel = nxt
 
 
-def _merge_unseparated(tiers, pairs_a, pairs_b) -> np.ndarray:
+def _merge_unseparated(tiers: np.ndarray, pairs_a: np.ndarray, pairs_b: np.ndarray) -> np.ndarray:
     """Remove every tier boundary crossed by one of the pairs ``(a, b)`` (board positions)."""
     if pairs_a.size == 0:
         return tiers
@@ -261,7 +274,8 @@ def _merge_unseparated(tiers, pairs_a, pairs_b) -> np.ndarray:
     np.add.at(marks, tb[cross], -1)
     removed = np.cumsum(marks)[1 : n + 1] > 0  # boundaries 1..n
     kept = np.r_[0, np.cumsum(~removed[:-1])] if n > 1 else np.zeros(1, dtype=np.int64)
-    return 1 + kept[tiers - 1]
+    merged: np.ndarray = 1 + kept[tiers - 1]
+    return merged
 
 
 def _tiers_dense(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -387,7 +401,14 @@ def board_inference(
     )
 
 
-def _bonferroni(r, s, order, alpha, level, n_pairs) -> BoardInference:
+def _bonferroni(
+    r: np.ndarray,
+    s: np.ndarray,
+    order: np.ndarray,
+    alpha: float,
+    level: float,
+    n_pairs: int,
+) -> BoardInference:
     m = r.size
     z = float(special.ndtri(1.0 - alpha / (2.0 * max(n_pairs, 1))))
     sd = s.std(axis=0, ddof=1)
