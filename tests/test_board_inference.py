@@ -5,7 +5,7 @@ On each of the 11 boards:
 
 * the stored rank sets are the ones recomputed from the snapshot's samples;
 * a model whose rank set is one rank shares its tier with nobody;
-* two models the board does not separate and whose rank sets are identical share a tier;
+* two models the board does not separate and whose rank sets are near twins share a tier;
 * the tier sentence holds for every tier: its top model is shown better than every
   model in every lower tier;
 * ``compare`` agrees with the board for every pair: "A is better" iff the board
@@ -25,6 +25,7 @@ from arena.boards.compare import compare
 from arena.boards.inference import board_separated_pairs, stored_inference
 from arena.boards.snapshots import list_snapshots, load_board, load_samples
 from arena.boards.words import tier_sentence
+from arena.engine.inference.rank_sets import near_twins
 
 ROUNDS = 100
 
@@ -61,7 +62,8 @@ def test_every_board_keeps_the_invariants(boards):
                 assert [m for m in names if tier[m] == tier[a]] == [a]
             for b in names[i + 1 :]:
                 sep = si.verdict(a, b)
-                if sep == 0 and sets[a] == sets[b]:
+                # twins and near twins (issue 41) the board does not separate share a tier
+                if sep == 0 and near_twins(*sets[a], *sets[b]):
                     assert tier[a] == tier[b], (board.snapshot.board, a, b)
                 if sep == 1:
                     assert sets[a][0] <= sets[b][0] and sets[a][1] <= sets[b][1]

@@ -15,6 +15,7 @@ from arena.engine.inference.rank_sets import (
     _stepdown_rejected,
     board_inference,
     marginal_rank_set,
+    near_twins,
     separated_pairs,
     tiers_from_separation,
 )
@@ -118,7 +119,8 @@ def _check_invariants(inf):
             assert np.count_nonzero(tiers == tiers[a]) == 1
         for b in range(a + 1, m):
             assert sep[a, b] >= 0  # never shown better against the board order
-            if sep[a, b] == 0 and low[a] == low[b] and high[a] == high[b]:
+            # twins, and near twins (issue 41), that the board does not separate share a tier
+            if sep[a, b] == 0 and near_twins(low[a], high[a], low[b], high[b]):
                 assert tiers[a] == tiers[b]
     # the tier sentence: each tier's top model is shown better than every model below its tier
     for k in range(1, tiers.max() + 1):
@@ -178,6 +180,50 @@ def test_tier_merge_removes_boundary_between_twins():
     assert tiers.tolist() == [1, 2, 2, 3]
     high2 = np.array([1, 3, 4, 4])  # different sets: the walk alone decides
     assert tiers_from_separation(better, low, high2).tolist() == [1, 2, 2, 3]
+
+
+def test_near_twins():
+    """Equal up to one rank at each end and sharing >= 80% of the union's ranks."""
+    assert near_twins(12, 29, 12, 29)  # identical sets always
+    assert near_twins(11, 29, 12, 29) and near_twins(11, 30, 12, 29)  # issue 41's o4-mini
+    assert near_twins(1, 9, 2, 10)  # 8 of 10 ranks shared
+    assert not near_twins(1, 9, 3, 9)  # an end two ranks away
+    assert not near_twins(1, 3, 2, 4)  # short sets: one rank is half the union
+    assert not near_twins(5, 5, 6, 6)  # two certain ranks are never near twins
+    got = near_twins(np.array([11, 1]), np.array([29, 3]), np.array([12, 2]), np.array([29, 4]))
+    assert got.tolist() == [True, False]
+
+
+def test_tier_merge_removes_boundary_between_near_twins():
+    """A one-rank Monte-Carlo move of a long set's end does not draw a boundary (issue 41)."""
+    better = np.zeros((4, 4), dtype=bool)
+    better[0, 1] = better[0, 2] = better[0, 3] = True
+    better[1, 3] = True  # the walk draws a boundary between positions 2 and 3
+    low, high = np.array([1, 11, 11, 11]), np.array([1, 29, 29, 29])
+    assert tiers_from_separation(better, low, high).tolist() == [1, 2, 2, 2]  # twins
+    low = np.array([1, 11, 11, 12])  # 2 and 3 now differ by one rank at the top
+    assert tiers_from_separation(better, low, high).tolist() == [1, 2, 2, 2]
+    low = np.array([1, 11, 11, 13])  # two ranks: not near twins, the walk decides
+    assert tiers_from_separation(better, low, high).tolist() == [1, 2, 2, 3]
+    # a separated pair is never merged, however close its sets
+    better[2, 3] = True
+    low = np.array([1, 11, 11, 12])
+    assert tiers_from_separation(better, low, high).tolist() == [1, 2, 2, 3]
+
+
+def test_bonferroni_tiers_are_the_dense_rule():
+    """The sparse path's tiers (walk on bounds, near twins by groups of equal lows) are
+    :func:`tiers_from_separation` of its own separation and sets."""
+    rng = np.random.default_rng(41)
+    for design in range(15):
+        m = 8 + design
+        theta = np.sort(rng.choice([0, 25, 50, 300], m) + rng.uniform(0, 20, m))[::-1]
+        est, s = _board(rng, theta, rounds=200, se=(2.0, 30.0))
+        inf = board_inference(est, s, method="bonferroni")
+        o = inf.order
+        better = np.array([[inf.separated(o[a], o[b]) == 1 for b in range(m)] for a in range(m)])
+        want = tiers_from_separation(better, inf.rank_low[o], inf.rank_high[o])
+        assert inf.tiers[o].tolist() == want.tolist()
 
 
 def test_one_model_and_errors():

@@ -82,6 +82,14 @@ DEFAULT_TIERS: Final = "simultaneous"
 #: Paired-tier rules (see :func:`arena.engine.inference.tiers.tiers_paired`); the default.
 TIER_RULES = ("leader", "cut")
 DEFAULT_TIER_RULE: Final = "leader"
+#: Near twins of the simultaneous tiers (issue 41): two models the board does not
+#: separate share a tier when their rank sets differ by at most this many ranks at
+#: each end and share at least ``TWIN_OVERLAP`` of the ranks of their union. One
+#: rank is the Monte-Carlo error of a rank set's end at 1,000 rounds (measured on
+#: the bundled board: 27 of 52 sets move by 1-3 ranks between seeds); requiring
+#: identical sets made the tiers follow the seed. See docs/tiers.md.
+TWIN_ENDS = 1
+TWIN_OVERLAP = 0.8
 #: Comparable sets of a board: rank the largest, or also one board per other set.
 COMPONENT_MODES = ("largest", "separate")
 DEFAULT_COMPONENTS: Final = "largest"
@@ -172,6 +180,8 @@ __all__ = [
     "TIE_MODELS",
     "TIER_METHODS",
     "TIER_RULES",
+    "TWIN_ENDS",
+    "TWIN_OVERLAP",
     "DEFAULT_AUDIT_ALPHA",
     "DEFAULT_AUDIT_MATERIAL_POINTS",
     "DEFAULT_HEATMAP_TOP",

@@ -26,6 +26,8 @@ from arena.core.defaults import (
     DEFAULT_TIERS,
     TIER_METHODS,
     TIER_RULES,
+    TWIN_ENDS,
+    TWIN_OVERLAP,
 )
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
@@ -364,7 +366,8 @@ def rank_board(
             info.update(bound="bonferroni")
         if opts.tiers == "simultaneous":
             tier[idx] = inference.tiers
-            info.update(rule="top-shown-better")
+            # the snapshot says which near-twin rule drew its tiers (issue 41)
+            info.update(rule="top-shown-better", twins={"ends": TWIN_ENDS, "overlap": TWIN_OVERLAP})
         else:
             info.update(_other_tiers(r, lo, hi, ratings, idx, opts, tier, sparse))
     return BoardRating(

@@ -35,11 +35,14 @@ is every pair the closure adds, so the closure keeps the guarantee and makes
 ranks and tiers agree exactly (a model whose set is one rank is separated from
 every other model).
 
-**Tiers** (:func:`tiers_from_separation`): a boundary is drawn between two
-board neighbours iff every model above it is shown better than every model
-below it.  Hence "every model in a tier is shown better than every model in
-every lower tier" is true of every tier, and two models the board does not
-separate always share a tier.
+**Tiers** (:func:`tiers_from_separation`): walk down the board; a tier runs
+until the first position from which its top model is shown better than every
+model below, then every boundary crossed by two unseparated *near twins*
+(:func:`near_twins`: rank sets equal up to one rank at each end, sharing at
+least 80% of their ranks) is removed.  Hence "the top model of each tier is
+shown better than every model in every lower tier" is true of every tier, and
+a one-rank Monte-Carlo move of a rank set's end does not add or remove a tier
+(issue 41).
 
 **Paths.**  ``method="stepdown"`` computes every pair's deviations (time
 O(rounds M^2)); boards of at least :data:`FAST_MIN_WORK` rounds x pairs use
@@ -61,7 +64,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from arena.core.defaults import DEFAULT_LEVEL
+from arena.core.defaults import DEFAULT_LEVEL, TWIN_ENDS, TWIN_OVERLAP
 from arena.core.errors import ArgumentError
 from arena.engine.inference.maxt_bounded import FAST_MIN_WORK, bounded_max_t
 from arena.engine.inference.pairs import exact_pairs
@@ -72,6 +75,7 @@ __all__ = [
     "BoardInference",
     "board_inference",
     "marginal_rank_set",
+    "near_twins",
     "separated_pairs",
     "tiers_from_separation",
 ]
@@ -278,6 +282,25 @@ def _merge_unseparated(tiers: np.ndarray, pairs_a: np.ndarray, pairs_b: np.ndarr
     return merged
 
 
+def near_twins(low_a, high_a, low_b, high_b) -> np.ndarray:
+    """Whether two rank sets are near twins: equal up to the Monte-Carlo error of their ends.
+
+    True iff both ends differ by at most :data:`~arena.core.defaults.TWIN_ENDS`
+    ranks and the sets share at least :data:`~arena.core.defaults.TWIN_OVERLAP`
+    of the ranks of their union.  Identical sets are always near twins.  The
+    overlap condition keeps a one-rank shift meaningful where a set is short
+    (``1-3`` and ``2-4`` share half their union) and ignores it where a set is
+    long (``11-29`` and ``12-29``), where it is below the resolution of 1,000
+    bootstrap rounds.  Broadcasts over its arguments.
+    """
+    la, ha, lb, hb = (np.asarray(x, dtype=np.int64) for x in (low_a, high_a, low_b, high_b))
+    shared = np.minimum(ha, hb) - np.maximum(la, lb) + 1
+    union = np.maximum(ha, hb) - np.minimum(la, lb) + 1
+    ends = (np.abs(la - lb) <= TWIN_ENDS) & (np.abs(ha - hb) <= TWIN_ENDS)
+    # integer comparison of shared / union >= TWIN_OVERLAP, exact for the 0.8 default
+    return ends & (shared * 1000 >= np.rint(TWIN_OVERLAP * 1000) * union)
+
+
 def _tiers_dense(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """Tiers by board position from a closed "shown better" matrix and the rank sets."""
     m = better.shape[0]
@@ -290,7 +313,10 @@ def _tiers_dense(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nd
         later = np.flatnonzero(every_below[top, top + 1 :])
         top = top + 1 + int(later[0]) if later.size else m
     tiers = np.cumsum(starts)
-    a, b = np.nonzero(np.triu(~better, k=1) & (low[:, None] == low) & (high[:, None] == high))
+    # near twins, not only identical sets: with identical sets only, a one-rank
+    # Monte-Carlo move of one end added or removed a tier (issue 41)
+    twins = near_twins(low[:, None], high[:, None], low[None, :], high[None, :])
+    a, b = np.nonzero(np.triu(~better, k=1) & twins)
     return _merge_unseparated(tiers, a, b)
 
 
@@ -301,7 +327,8 @@ def tiers_from_separation(better: np.ndarray, low: np.ndarray, high: np.ndarray)
     the first position from which the leader is shown better than *every*
     model below; the model there leads the next tier.  Then any boundary
     crossed by two models that the board does not separate and whose rank
-    sets are identical is removed.  What every tier then satisfies: **its top
+    sets are near twins (:func:`near_twins`; identical sets always are) is
+    removed.  What every tier then satisfies: **its top
     model is shown better than every model in the tiers below it** (removing a
     boundary keeps this, because the separation is transitive).  A model whose
     rank set is a single rank is separated from every other model, so it is a
@@ -431,19 +458,22 @@ def _bonferroni(
         p = top + 1 + int(np.searchsorted(-suffix_hi[top + 1 :], -lo_b[top], side="right"))
         top = p
     tiers_b = np.cumsum(starts)
-    # unseparated pairs with identical rank sets, found within each group of equal sets
-    key = low_b.astype(np.int64) * (m + 1) + high_b
-    grp = np.argsort(key, kind="stable")
-    bounds = np.flatnonzero(np.diff(key[grp])) + 1
+    # unseparated near twins (:func:`near_twins`): their lows differ by at most
+    # TWIN_ENDS, so each group of equal lows is compared with itself and the next
+    # TWIN_ENDS groups only (never all M^2 pairs)
+    by_low = np.argsort(low_b, kind="stable")
+    sorted_low = low_b[by_low]
     pa, pb = [], []
-    for g in np.split(grp, bounds):
-        if g.size < 2:
-            continue
-        g = np.sort(g)
-        close = np.triu(lo_b[g][:, None] <= hi_b[g][None, :], k=1)
-        a, b = np.nonzero(close)
-        pa.append(g[a])
-        pb.append(g[b])
+    for first in np.flatnonzero(np.r_[True, np.diff(sorted_low) > 0]):
+        lo_rank = sorted_low[first]
+        end = np.searchsorted(sorted_low, lo_rank, side="right")
+        g = by_low[first:end]
+        h = by_low[first : np.searchsorted(sorted_low, lo_rank + TWIN_ENDS, side="right")]
+        x, y = np.minimum(g[:, None], h[None, :]), np.maximum(g[:, None], h[None, :])
+        keep = (x < y) & near_twins(low_b[x], high_b[x], low_b[y], high_b[y])
+        keep &= lo_b[x] <= hi_b[y]  # not separated (x is above y on the board)
+        pa.append(x[keep])
+        pb.append(y[keep])
     if pa:
         tiers_b = _merge_unseparated(tiers_b, np.concatenate(pa), np.concatenate(pb))
     tiers = np.empty(m, dtype=np.int64)
