@@ -9,12 +9,13 @@ snapshot writer stores as it is.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from arena.core.defaults import (
     DEFAULT_CI,
@@ -92,7 +93,7 @@ class BoardOptions:
     tiers: TierMethod = DEFAULT_TIERS
     tier_rule: TierRule = DEFAULT_TIER_RULE
 
-    def interval_options(self) -> dict:
+    def interval_options(self) -> dict[str, Any]:
         """The interval keywords of :func:`~arena.engine.rate.rate` (and of the style fit)."""
         return dict(
             ci=self.ci,
@@ -151,7 +152,7 @@ class BoardRating:
     rank_ub: np.ndarray
     tier: np.ndarray
     flags: list[tuple[str, ...]]
-    tier_info: dict
+    tier_info: dict[str, Any]
     #: Models not surely worse (rank_lb), ``-1`` for unranked models.
     rank_lb: np.ndarray = filled_by_producer(repr=True)
     #: Simultaneous rank sets (:mod:`arena.engine.inference.rank_sets`), ``-1`` for unranked models.
@@ -210,7 +211,7 @@ def rate_board(
     *,
     clusters: sp.csr_matrix | None = None,
     progress: Callable[[str], None] | None = None,
-    names=None,
+    names: Sequence[str] | None = None,
     path: str = "auto",
 ) -> BoardRating:
     """Ratings with intervals, records, ranks and tiers of one board.
@@ -252,19 +253,19 @@ def rate_board(
 
 
 def rate_style_board(
-    model_a,
-    model_b,
-    outcome,
-    side_a,
-    side_b,
+    model_a: ArrayLike,
+    model_b: ArrayLike,
+    outcome: ArrayLike,
+    side_a: ArrayLike,
+    side_b: ArrayLike,
     options: BoardOptions,
     *,
     n_models: int,
-    features,
-    weight=None,
-    cluster_ids=None,
+    features: Sequence[str],
+    weight: ArrayLike | None = None,
+    cluster_ids: ArrayLike | None = None,
     style_reg: float | None = None,
-    names=None,
+    names: Sequence[str] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> tuple[BoardRating, StyleTable]:
     """The style-controlled board of per-battle arrays (see :mod:`arena.engine.style.rate`).
@@ -344,7 +345,7 @@ def rank_board(
     idx = np.flatnonzero(ranked)
     low = np.full(m, -1)
     high = np.full(m, -1)
-    info: dict = {"method": opts.tiers}
+    info: dict[str, Any] = {"method": opts.tiers}
     if idx.size and progress is not None:
         progress(f"ranks and tiers: {opts.tiers}, {idx.size} ranked models")
     if idx.size:
@@ -387,7 +388,16 @@ def rank_board(
     )
 
 
-def _other_tiers(r, lo, hi, ratings, idx, opts: BoardOptions, tier, sparse) -> dict:
+def _other_tiers(
+    r: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    ratings: Ratings,
+    idx: np.ndarray,
+    opts: BoardOptions,
+    tier: np.ndarray,
+    sparse: bool,
+) -> dict[str, Any]:
     """Tiers by a method other than the board's inference (``--tiers maxt|holm|bh|overlap``)."""
     if opts.tiers == "overlap" or idx.size == 1:
         tier[idx] = tiers_leader_overlap(r, lo, hi)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,7 +13,7 @@ from arena.core.defaults import DEFAULT_CI, DEFAULT_LEVEL, DEFAULT_ROUNDS, DEFAU
 from arena.core.errors import ArgumentError
 from arena.engine.counts import CountTable
 from arena.engine.fitting.analytic import sandwich_cov
-from arena.engine.fitting.design import make_design
+from arena.engine.fitting.design import Design, make_design
 from arena.engine.fitting.fit import check_anchor, fit
 from arena.engine.fitting.smallsample import SMALL_SAMPLE_BATTLES, score_bounds, widen_small_samples
 from arena.engine.inference.intervals import (
@@ -56,9 +57,9 @@ def rate(
     comparable: str = COMPARABLE_MODES[0],
     small_sample: bool = True,
     progress: Callable[[str], None] | None = None,
-    names=None,
+    names: Sequence[str] | None = None,
     path: str = "auto",
-    **overrides,
+    **overrides: Any,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
 
@@ -145,11 +146,16 @@ def rate(
     return _rate_all(table, clusters, model.anchor, run)
 
 
-def _design(table: CountTable, model: FitOptions):
+def _design(table: CountTable, model: FitOptions) -> Design:
     return make_design(table, ties=model.ties, both_bad=model.both_bad, position=model.position)
 
 
-def _rate_all(table: CountTable, clusters, anchor, run: RateRun) -> Ratings:
+def _rate_all(
+    table: CountTable,
+    clusters: sp.csr_matrix | None,
+    anchor: tuple[int, float] | None,
+    run: RateRun,
+) -> Ratings:
     """One fit of every model (the MLE, or the weak prior when it does not exist)."""
     ci, level, rounds, seed = run.ci, run.level, run.rounds, run.seed
     simultaneous = run.simultaneous
@@ -200,7 +206,12 @@ def _rate_all(table: CountTable, clusters, anchor, run: RateRun) -> Ratings:
 
 
 def _rate_comparable(
-    table: CountTable, design, comps: Components, clusters, anchor, run: RateRun
+    table: CountTable,
+    design: Design,
+    comps: Components,
+    clusters: sp.csr_matrix | None,
+    anchor: tuple[int, float] | None,
+    run: RateRun,
 ) -> Ratings:
     """Fit the comparable set alone; models outside it get no common-scale rating."""
     m = table.n_models
