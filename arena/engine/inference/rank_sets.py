@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from arena.core.defaults import DEFAULT_LEVEL, TWIN_ENDS, TWIN_OVERLAP
@@ -282,7 +283,9 @@ def _merge_unseparated(tiers: np.ndarray, pairs_a: np.ndarray, pairs_b: np.ndarr
     return merged
 
 
-def near_twins(low_a, high_a, low_b, high_b) -> np.ndarray:
+def near_twins(
+    low_a: ArrayLike, high_a: ArrayLike, low_b: ArrayLike, high_b: ArrayLike
+) -> np.ndarray:
     """Whether two rank sets are near twins: equal up to the Monte-Carlo error of their ends.
 
     True iff both ends differ by at most :data:`~arena.core.defaults.TWIN_ENDS`
@@ -298,7 +301,8 @@ def near_twins(low_a, high_a, low_b, high_b) -> np.ndarray:
     union = np.maximum(ha, hb) - np.minimum(la, lb) + 1
     ends = (np.abs(la - lb) <= TWIN_ENDS) & (np.abs(ha - hb) <= TWIN_ENDS)
     # integer comparison of shared / union >= TWIN_OVERLAP, exact for the 0.8 default
-    return ends & (shared * 1000 >= np.rint(TWIN_OVERLAP * 1000) * union)
+    twins: np.ndarray = ends & (shared * 1000 >= np.rint(TWIN_OVERLAP * 1000) * union)
+    return twins
 
 
 def _tiers_dense(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
