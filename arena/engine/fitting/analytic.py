@@ -52,7 +52,8 @@ def sandwich_param_cov(
         units = float(zq.shape[0])
     if units > 1:
         meat *= units / (units - 1)
-    return param_cov @ meat @ param_cov
+    cov: np.ndarray = param_cov @ meat @ param_cov
+    return cov
 
 
 def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarray:
@@ -69,7 +70,7 @@ def sandwich_cov(point: Fit, clusters: sp.csr_matrix | None = None) -> np.ndarra
     zq = None if clusters is None else d.clusters_by_category(clusters)
     pcov = sandwich_param_cov(scores, d.cat_n, zq, point.param_cov)
     t = rating_transform(d, point.anchor)
-    cov = SCALE**2 * (t @ pcov @ t.T)
+    cov: np.ndarray = SCALE**2 * (t @ pcov @ t.T)
     none_idx = np.flatnonzero(d.battles_per_model == 0)
     cov[none_idx, none_idx] = point.cov[none_idx, none_idx]
     return cov

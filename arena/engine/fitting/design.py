@@ -122,7 +122,7 @@ class Design(ParameterCounts):
     #: group of each category, and statistic j of one battle of each category
     #: (``None`` where that is 1 for every category): ``cat_stats`` by rows
     cat_group: np.ndarray
-    cat_coef: tuple
+    cat_coef: tuple[np.ndarray | None, ...]
 
     @property
     def n_active(self) -> int:
@@ -151,7 +151,7 @@ class Design(ParameterCounts):
                 out[i, j] = np.bincount(self.cat_group, weights=w, minlength=g)
         return out
 
-    def clusters_by_category(self, clusters) -> sp.csr_matrix:
+    def clusters_by_category(self, clusters: sp.csr_matrix) -> sp.csr_matrix:
         """Clusters x cells battle counts -> clusters x categories, shape (K', Q).
 
         Clusters holding only dropped battles (self-play, dropped ties) are
@@ -289,7 +289,9 @@ def make_design(
     )
 
 
-def _coefficients(cat_stats: sp.csr_matrix, n_stats: int, n_groups: int) -> tuple:
+def _coefficients(
+    cat_stats: sp.csr_matrix, n_stats: int, n_groups: int
+) -> tuple[np.ndarray | None, ...]:
     """Per-category value of each statistic (a category has at most one entry per statistic)."""
     coo = cat_stats.tocoo()
     coef = np.zeros((n_stats, cat_stats.shape[0]))

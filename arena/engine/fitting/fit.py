@@ -35,8 +35,9 @@ warnings' sentences are in :mod:`arena.engine.messages`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import linalg
@@ -130,7 +131,7 @@ class Fit:
     kinv: np.ndarray = filled_by_producer()  # inverse of the (gauge-fixed) negative Hessian
 
 
-def initial_params(design: Design) -> np.ndarray:
+def initial_params(design: Design | StyleDesign) -> np.ndarray:
     """Start: equal strengths, no position effect, phi matching the tie share."""
     x = np.zeros(design.n_params)
     if design.ties == "davidson":
@@ -142,7 +143,7 @@ def initial_params(design: Design) -> np.ndarray:
     return x
 
 
-def gauge_projector(design: Design) -> np.ndarray:
+def gauge_projector(design: Design | StyleDesign) -> np.ndarray:
     """Projector removing the common theta shift, shape (P, P)."""
     p, ma = design.n_params, design.n_active
     proj = np.eye(p)
@@ -199,13 +200,16 @@ def inverse_information(h: np.ndarray) -> np.ndarray:
         rcond, info = linalg.lapack.dpocon(factor, np.abs(h).sum(axis=0).max(), uplo="L")
         if info == 0 and rcond >= RCOND_MIN:
             inv = linalg.cho_solve((factor, lower), np.eye(h.shape[0]), check_finite=False)
-            return 0.5 * (inv + inv.T)
+            sym: np.ndarray = 0.5 * (inv + inv.T)
+            return sym
     except linalg.LinAlgError:
         pass
     return np.linalg.pinv(h, hermitian=True)
 
 
-def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
+def solve_point(
+    design: Design | StyleDesign, stats: np.ndarray, lam: float | np.ndarray, gtol: np.ndarray
+) -> tuple[np.ndarray, bool, int, float, float, np.ndarray, np.ndarray]:
     """Damped Newton to the maximiser, polished, and the inverse information there.
 
     Works for any design the solvers of :mod:`arena.engine.fitting.newton` accept.
@@ -229,7 +233,14 @@ def solve_point(design, stats: np.ndarray, lam, gtol: np.ndarray):
     return x, converged, int(iters[0]), float(gnorm[0]), float(f[0]), proj @ hinv @ proj, hinv
 
 
-def solve_model(design, stats: np.ndarray, lam, gtol: np.ndarray, anchor, lam_theta: float) -> dict:
+def solve_model(
+    design: Design | StyleDesign,
+    stats: np.ndarray,
+    lam: float | np.ndarray,
+    gtol: np.ndarray,
+    anchor: tuple[int, float] | None,
+    lam_theta: float,
+) -> dict[str, Any]:
     """Solve for the maximiser; the fields every point fit reports, as a dict.
 
     :func:`solve_point` and :func:`model_ratings` (models without battles get
@@ -262,7 +273,7 @@ def solve_model(design, stats: np.ndarray, lam, gtol: np.ndarray, anchor, lam_th
     )
 
 
-def check_davidson(design, stats: np.ndarray) -> None:
+def check_davidson(design: Design | StyleDesign, stats: np.ndarray) -> None:
     """The Davidson tie parameter needs a tie and a decisive battle (``stats`` (1, 3, G))."""
     if design.ties == "davidson":
         wt = stats[0, 2].sum()
@@ -270,7 +281,13 @@ def check_davidson(design, stats: np.ndarray) -> None:
             raise ArgumentError("ties='davidson' needs at least one tie and one decisive battle")
 
 
-def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
+def model_ratings(
+    design: Design | StyleDesign,
+    x: np.ndarray,
+    pcov: np.ndarray,
+    anchor: tuple[int, float] | None,
+    lam: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Thetas, ratings, Fisher covariance and SEs of all models from fitted parameters.
 
     ``x`` has shape (1, P) and ``pcov`` is the gauge-projected inverse
@@ -291,7 +308,10 @@ def model_ratings(design, x: np.ndarray, pcov: np.ndarray, anchor, lam: float):
 
 
 def check_anchor(
-    anchor, n_models: int, design: Design | StyleDesign | None = None, names=None
+    anchor: Any,
+    n_models: int,
+    design: Design | StyleDesign | None = None,
+    names: Sequence[str] | None = None,
 ) -> tuple[int, float] | None:
     if anchor is None:
         return None
@@ -332,9 +352,9 @@ def fit(
     options: FitOptions | None = None,
     /,
     *,
-    names=None,
+    names: Sequence[str] | None = None,
     design: Design | None = None,
-    **overrides,
+    **overrides: Any,
 ) -> Fit:
     """Fit Bradley–Terry ratings by maximum likelihood (see module docstring).
 
@@ -382,7 +402,11 @@ class FitProblem:
 
 
 def fit_problem(
-    table: CountTable, opts: FitOptions, names=None, *, design: Design | None = None
+    table: CountTable,
+    opts: FitOptions,
+    names: Sequence[str] | None = None,
+    *,
+    design: Design | None = None,
 ) -> FitProblem:
     """Compile (unless ``design`` is given), check (anchor, Davidson, prior) and flag a point fit."""
     names = check_names(names, table.n_models)
@@ -404,7 +428,7 @@ def fit_problem(
     return FitProblem(design, anchor, stats, ex, flags, lam, gtol, names)
 
 
-def finish_fit(p: FitProblem, sol: dict, pos, pos_se) -> Fit:
+def finish_fit(p: FitProblem, sol: dict[str, Any], pos: float | None, pos_se: float | None) -> Fit:
     """The :class:`Fit` of a solved problem (``sol`` as from :func:`solve_model`)."""
     warnings = fit_warnings(p.flags, p.existence.exists, p.lam, p.names)
     if not sol["converged"]:

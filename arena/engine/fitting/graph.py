@@ -144,7 +144,9 @@ def category_credit_maps(design: Design) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     q, ma = design.cat_n.size, design.n_active
     qi = np.arange(q)
 
-    def build(rows_a, cols_a, rows_b, cols_b):
+    def build(
+        rows_a: np.ndarray, cols_a: np.ndarray, rows_b: np.ndarray, cols_b: np.ndarray
+    ) -> sp.csr_matrix:
         rows = np.concatenate([rows_a, rows_b])
         cols = np.concatenate([cols_a, cols_b])
         return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(q, ma))

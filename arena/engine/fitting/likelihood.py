@@ -13,7 +13,7 @@ bootstrap and the sandwich estimator use.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,7 +32,13 @@ __all__ = [
 ]
 
 
-def _unpack(design: Design, x: np.ndarray):
+#: ``(ld, hdd, lphi, hpp, hdp)`` of :func:`group_terms`: d ll/dd, then the terms that
+#: are None where the tie model (phi terms for half ties) or ``curvature=False`` has
+#: none -- which ones depends on the arguments, so they are typed Any
+Derivatives = tuple[np.ndarray, Any, Any, Any, Any]
+
+
+def _unpack(design: Design, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     ma = design.n_active
     theta = x[:, :ma]
     d = np.take(theta, design.ga, axis=1)
@@ -51,7 +57,7 @@ def _pieces(
     derivs: bool,
     value: bool = True,
     curvature: bool = True,
-):
+) -> tuple[Any, Derivatives | None]:
     """Per-group log-likelihood terms (if ``value``) and (if ``derivs``) derivatives."""
     _, d, phi = _unpack(design, x)
     return group_terms(design.ties, d, phi, stats, derivs=derivs, value=value, curvature=curvature)
@@ -62,7 +68,7 @@ def _pieces(
 _EXP_SAFE = 300.0
 
 
-def _half_gradient_terms(design: Design, x: np.ndarray, stats: np.ndarray):
+def _half_gradient_terms(design: Design, x: np.ndarray, stats: np.ndarray) -> np.ndarray | None:
     """``d ll / d d`` per group for half ties, ``s - n / (1 + exp(-d))``, or None.
 
     ``exp(-d)`` with ``d = theta_a - theta_b (+ gamma)`` is computed as
@@ -100,19 +106,42 @@ def logistic(d: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     with np.errstate(over="ignore"):
         np.exp(p, out=p)
     p += 1.0
-    return np.reciprocal(p, out=p)
+    out_: np.ndarray = np.reciprocal(p, out=p)
+    return out_
 
 
+@overload
 def group_terms(
     ties: str,
     d: np.ndarray,
-    phi,
+    phi: np.ndarray | None,
+    stats: np.ndarray,
+    *,
+    derivs: Literal[True],
+    value: bool = ...,
+    curvature: bool = ...,
+) -> tuple[Any, Derivatives]: ...
+@overload
+def group_terms(
+    ties: str,
+    d: np.ndarray,
+    phi: np.ndarray | None,
+    stats: np.ndarray,
+    *,
+    derivs: bool,
+    value: bool = ...,
+    curvature: bool = ...,
+) -> tuple[Any, Derivatives | None]: ...
+def group_terms(
+    ties: str,
+    d: np.ndarray,
+    phi: np.ndarray | None,
     stats: np.ndarray,
     *,
     derivs: bool,
     value: bool = True,
     curvature: bool = True,
-):
+) -> tuple[Any, Derivatives | None]:
     """Log-likelihood terms and derivatives given the linear predictor ``d``.
 
     ``stats`` has the statistics on axis -2.  Returns ``(ll, (ld, hdd, lphi,
@@ -141,6 +170,7 @@ def group_terms(
         np.subtract(1.0, p, out=p)
         hdd *= p
         return ll, (ld, hdd, None, None, None)
+    assert phi is not None  # Davidson ties: the tie parameter is given
     wa, wb, wt = stats[..., 0, :], stats[..., 1, :], stats[..., 2, :]
     h = 0.5 * d
     m = np.maximum(np.abs(h), phi)
@@ -162,10 +192,33 @@ def group_terms(
 
 def rmul(mat_t: sp.csr_matrix, dense: np.ndarray) -> np.ndarray:
     """``dense @ mat`` for a dense (R, G) matrix, given the sparse ``mat_t = mat.T`` (K, G)."""
-    return np.asarray((mat_t @ dense.T).T)
+    out: np.ndarray = np.asarray((mat_t @ dense.T).T)
+    return out
 
 
-def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: int = 2):
+@overload
+def evaluate(
+    design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: Literal[2] = ...
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+@overload
+def evaluate(
+    design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: Literal[1]
+) -> tuple[np.ndarray, np.ndarray, None]: ...
+@overload
+def evaluate(
+    design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: Literal[-1]
+) -> tuple[None, np.ndarray, None]: ...
+@overload
+def evaluate(
+    design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: Literal[0]
+) -> tuple[np.ndarray, None, None]: ...
+@overload
+def evaluate(
+    design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: int
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]: ...
+def evaluate(
+    design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, order: int = 2
+) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """Objective (log-likelihood minus prior), gradient and negative Hessian.
 
     Parameters
@@ -190,9 +243,10 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     ld = _half_gradient_terms(design, x, stats) if grad_only else None
     # der = (ld, hdd, lphi, hpp, hdp); None where the tie model or the order has no such term
     ll: Any
-    der: tuple[Any, ...]
+    der: Derivatives | None
     if ld is not None:
-        ll, der = None, (ld, None, None, None, None)
+        half: Derivatives = (ld, None, None, None, None)
+        ll, der = None, half
     else:
         ll, der = _pieces(
             design, x, stats, derivs=order >= 1, value=not grad_only, curvature=order >= 2
@@ -200,6 +254,7 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
     f = None if grad_only else ll.sum(axis=1) - 0.5 * lam * np.einsum("ij,ij->i", theta, theta)
     if order == 0:
         return f, None, None
+    assert der is not None  # order >= 1 asked for the derivatives
     ld, hdd, lphi, hpp, hdp = der
     r, p = x.shape
     g = np.empty((r, p))
@@ -245,7 +300,9 @@ def evaluate(design: Design, x: np.ndarray, stats: np.ndarray, lam: float, *, or
 
 def hessian_diagonal(design: Design, x: np.ndarray, stats: np.ndarray, lam: float) -> np.ndarray:
     """Diagonal of the negative Hessian (no gauge term), shape (R, P)."""
-    _, (_, hdd, _, hpp, _) = _pieces(design, x, stats, derivs=True, value=False)
+    _, der = _pieces(design, x, stats, derivs=True, value=False)
+    assert der is not None  # derivs=True
+    _, hdd, _, hpp, _ = der
     out = [design.sums.total(hdd) + lam]
     if design.position:
         out.append(hdd.sum(axis=1, keepdims=True))
@@ -312,4 +369,5 @@ def gradient_scale(design: Design, stats: np.ndarray) -> np.ndarray:
     per_model = design.sums.total(tot)
     if per_model.shape[1] == 0:
         return np.ones(stats.shape[0])
-    return np.maximum(per_model.max(axis=1), 1.0)
+    scale: np.ndarray = np.maximum(per_model.max(axis=1), 1.0)
+    return scale

@@ -20,7 +20,8 @@ signatures (the style-controlled :class:`~arena.engine.style.model.StyleDesign`)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -51,16 +52,17 @@ GTOL_REL = 1e-11
 GTOL_REL_BOOT = 1e-8
 
 
-def model_functions(design):
+def model_functions(
+    design: Design | StyleDesign,
+) -> tuple[Callable[..., tuple[Any, Any, Any]], Callable[..., np.ndarray]]:
     """``(evaluate, hessian_diagonal)`` of a design.
 
     The raw :class:`Design` uses this module's functions; another model (the
     style-controlled one) brings its own methods with the same signatures, so
     both share the solvers below.
     """
-    own = getattr(design, "evaluate", None)
-    if own is not None:
-        return own, design.hessian_diagonal
+    if not isinstance(design, Design):  # the style model's own methods
+        return design.evaluate, design.hessian_diagonal
     return (
         lambda x, stats, lam, order=2: evaluate(design, x, stats, lam, order=order),
         lambda x, stats, lam: hessian_diagonal(design, x, stats, lam),
@@ -68,12 +70,14 @@ def model_functions(design):
 
 
 def _solve(h: np.ndarray, g: np.ndarray) -> np.ndarray:
+    step: np.ndarray
     try:
-        return np.linalg.solve(h, g[..., None])[..., 0]
+        step = np.linalg.solve(h, g[..., None])[..., 0]
     except np.linalg.LinAlgError:
         # A singular stack member (unidentifiable direction, e.g. a position
         # term confounded with the design): least-squares step for all.
-        return np.einsum("rij,rj->ri", np.linalg.pinv(h, hermitian=True), g)
+        step = np.einsum("rij,rj->ri", np.linalg.pinv(h, hermitian=True), g)
+    return step
 
 
 def newton(
@@ -84,7 +88,7 @@ def newton(
     lam: float | np.ndarray,
     gtol: np.ndarray,
     max_iter: int = 100,
-):
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Damped Newton for a batch of rounds.
 
     Returns
@@ -146,7 +150,7 @@ def chord(
     g0: np.ndarray | None = None,
     diag: np.ndarray | None = None,
     depth: int = 2,
-):
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Fixed-Hessian iterations ``x += S^-1 kinv S^-1 g(x)`` for a batch of rounds.
 
     ``kinv`` is the inverse negative Hessian of the point fit, whose diagonal
@@ -262,4 +266,5 @@ class _Anderson:
             return f
         ok = np.isfinite(c).all(axis=1)
         c[~ok] = 0.0
-        return f - np.einsum("ri,rip->rp", c, np.stack(self.dx, axis=1) + dfs)
+        mixed: np.ndarray = f - np.einsum("ri,rip->rp", c, np.stack(self.dx, axis=1) + dfs)
+        return mixed

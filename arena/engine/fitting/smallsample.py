@@ -26,6 +26,8 @@ that met it (a model that never lost): a one-sided interval ``[low, inf)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from scipy import special
 
@@ -52,7 +54,9 @@ SCORE_SPAN = 40.0
 _BISECTIONS = 60
 
 
-def _score_stat(design: Design, x: np.ndarray, stats: np.ndarray, cols: np.ndarray, lam: float):
+def _score_stat(
+    design: Design, x: np.ndarray, stats: np.ndarray, cols: np.ndarray, lam: float
+) -> np.ndarray:
     """Signed score statistic ``U / sqrt(I)`` of parameter ``cols[r]`` in row ``r``."""
     _, g, _ = evaluate(design, x, stats, lam, order=-1)
     h = hessian_diagonal(design, x, stats, lam)
@@ -106,7 +110,7 @@ def score_bounds(
     lo = x[which] - SCORE_SPAN
     hi = x[which] + SCORE_SPAN
 
-    def stat_at(t):
+    def stat_at(t: np.ndarray) -> np.ndarray:
         xr = base.copy()
         xr[np.arange(3 * k), which] = t
         return _score_stat(design, xr, stats, which, lam)
@@ -134,7 +138,7 @@ def widen_small_samples(
     *,
     level: float = DEFAULT_LEVEL,
     min_battles: int = SMALL_SAMPLE_BATTLES,
-    bounds=score_bounds,
+    bounds: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]] = score_bounds,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Apply the small-sample rule to a fit's intervals.
 

@@ -167,6 +167,7 @@ def sparse_evaluate(
     )
     if order == 0:
         return ll.sum(axis=0) - 0.5 * lam * np.einsum("pr,pr->r", theta, theta), None, None
+    assert der is not None  # order != 0 asked for the derivatives
     ld, hdd, lphi, hpp, hdp = der
     g = np.empty(x.shape)
     g[:ma] = d.incidence_t @ ld
