@@ -48,8 +48,9 @@ def test_demo_end_to_end(run_cli, tmp_path, monkeypatch):
     site = tmp_path / "site"
     out = run_cli("demo", str(site), "--rounds", "20").output
     assert "ingested 4000 battles" in out and "from judge.jsonl" in out
-    # overall + 10 LMArena tags + Hard Prompts; the judge source raw + style-controlled
-    assert "rebuilt 14 boards" in out
+    # overall + 10 LMArena tags + Hard Prompts; each source's board (the judge's raw +
+    # style-controlled)
+    assert "rebuilt 15 boards" in out
     snaps = json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]
     boards = {s["board"] for s in snaps}
     assert {"category:hard_prompts", "source:ko-arena-hard", "source:ko-arena-hard|style"} <= boards
@@ -72,7 +73,7 @@ def test_demo_end_to_end(run_cli, tmp_path, monkeypatch):
     # Running it again ingests nothing new and adds a snapshot per board.
     again = run_cli("demo", str(site), "--rounds", "20").output
     assert again.count("already ingested") == 2
-    assert len(json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]) == 28
+    assert len(json.loads(run_cli("snapshots", "--format", "json").output)["snapshots"]) == 30
     assert resources.DEMO_ATTRIBUTION.startswith("Demo data: LMArena")
 
 
@@ -111,4 +112,4 @@ def test_demo_first_run_ingests(run_cli, tmp_path, monkeypatch):
     monkeypatch.setattr(resources, "DEMO_SOURCES", (("lmarena-140k", lambda: data),))
     out = run_cli("demo", str(tmp_path / "site"), "--rounds", "20").output
     assert "ingested 91 battles (1 excluded" in out
-    assert "rebuilt 1 boards" in out
+    assert "rebuilt 2 boards" in out  # overall and the source's own board

@@ -2,8 +2,8 @@
 
 :class:`DemoMethods` is part of :class:`arena.api.Arena` (``arena demo``). Two
 sources, never pooled: LMArena's human votes (the overall board, its categories
-and the derived Hard Prompts category) and ko-arena-hard's LLM-judge verdicts
-(their own boards, raw and style-controlled).
+and the derived Hard Prompts category, and their source board ``source:lmarena-140k``)
+and ko-arena-hard's LLM-judge verdicts (their own boards, raw and style-controlled).
 """
 
 from __future__ import annotations
@@ -105,9 +105,12 @@ class DemoMethods:
         # The human votes on the overall board and its categories; the judge's verdicts
         # (the only battles that name a judge) on their own source boards.
         runs = [(RebuildOptions(rounds=rounds, exclude_judges=(resources.DEMO_JUDGE,)), True)]
+        # Every source on its own board too (`source:NAME`): the human votes' board holds
+        # the overall board's battles, so that `arena agreement --reference
+        # source=lmarena-140k --candidate source=ko-arena-hard` compares two sources.
         runs += [
             (RebuildOptions(rounds=rounds, source=source), False)
-            for source, _ in resources.DEMO_SOURCES[1:]
+            for source, _ in resources.DEMO_SOURCES
         ]
         ids: list[int] = []
         seconds = 0.0
