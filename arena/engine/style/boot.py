@@ -11,6 +11,7 @@ rounds that contract slowly (:mod:`arena.engine.fitting.newton`); chunks run as 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -78,7 +79,7 @@ SAFE_BATTLES = 100
 STYLE_CHUNK_ELEMS = 1_000_000
 
 
-def clusters_by_row(design: StyleDesign, clusters) -> sp.csr_matrix:
+def clusters_by_row(design: StyleDesign, clusters: sp.csr_matrix) -> sp.csr_matrix:
     if clusters.shape[1] != design.cat_n.size:
         raise ArgumentError(
             f"clusters must have one column per style row ({design.cat_n.size}), "
@@ -90,18 +91,30 @@ def clusters_by_row(design: StyleDesign, clusters) -> sp.csr_matrix:
 
 def _inverse(h: np.ndarray) -> np.ndarray:
     """Inverses of a ``(R, P, P)`` stack (least-squares inverses if one is singular)."""
+    inv: np.ndarray
     try:
-        return np.linalg.inv(h)
+        inv = np.linalg.inv(h)
     except np.linalg.LinAlgError:
-        return np.linalg.pinv(h, hermitian=True)
+        inv = np.linalg.pinv(h, hermitian=True)
+    return inv
+
+
+#: a chunk's (ratings, coefficients, converged, use_prior, grad_norm), rounds first
+_Chunk = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class _StyleJob:
     """Everything a chunk of bootstrap rounds needs (read-only, shared by workers)."""
 
     def __init__(
-        self, point: StyleFit, zq, rounds: int, chord_iters: int, newton_iters: int, method: str
-    ):
+        self,
+        point: StyleFit,
+        zq: sp.csr_matrix | None,
+        rounds: int,
+        chord_iters: int,
+        newton_iters: int,
+        method: str,
+    ) -> None:
         self.point = point
         self.method = method
         self.design = d = point.design
@@ -156,7 +169,7 @@ class _StyleJob:
         clusters = 0 if self.zq is None else self.n_units
         return max(d.cat_n.size, clusters, d.n_params**2, 1)
 
-    def run(self, rounds: int, seed: np.random.SeedSequence):
+    def run(self, rounds: int, seed: np.random.SeedSequence) -> _Chunk:
         d, point = self.design, self.point
         rng = np.random.Generator(np.random.PCG64(seed))
         if self.sampler is not None:
@@ -190,6 +203,7 @@ class _StyleJob:
             # (now small) distance.
             x1 = self._first_step(counts if every else counts[std], x[std])
             _, g1, h1 = d.evaluate(x1, st, point.lam, order=-2)
+            assert h1 is not None  # order=-2: gradient and Hessian
             xs, cs, _, gs = chord(
                 d,
                 st,
@@ -221,7 +235,7 @@ class _StyleJob:
             x[pri], converged[pri], gnorm[pri] = xp, cp, gp
         return self._finish(x, rng, converged, use_prior, gnorm)
 
-    def _first_step(self, counts: np.ndarray, x: np.ndarray):
+    def _first_step(self, counts: np.ndarray, x: np.ndarray) -> np.ndarray:
         """The first Newton step of rounds ``counts`` (R, N) from the point fit ``x`` (R, P)."""
         d, point = self.design, self.point
         terms = [None if t is None else counts * t for t in self.terms]
@@ -229,7 +243,8 @@ class _StyleJob:
         dr = d.diagonal_from_terms(terms, point.lam)
         with np.errstate(divide="ignore", invalid="ignore"):
             inv_s = np.sqrt(np.where(dr > 0, self.diag0 / dr, 1.0))
-        return x + ((g0 * inv_s) @ point.kinv) * inv_s
+        step: np.ndarray = x + ((g0 * inv_s) @ point.kinv) * inv_s
+        return step
 
     def _linear_maps(self) -> None:
         """Counts -> gradient and Hessian diagonal at the point fit, as two products.
@@ -243,6 +258,7 @@ class _StyleJob:
         """
         d = self.design
         ld, hdd, lphi, hpp, _ = self.terms
+        assert ld is not None and hdd is not None  # set for every tie model
         n, g = d.cat_n.size, d.raw.n_groups
         # rows are sorted by pair: pair g's entries are one contiguous range of
         # rows, so the matrix is built directly in CSR form (no COO index arrays)
@@ -287,9 +303,10 @@ class _StyleJob:
         dr += point.lam
         with np.errstate(divide="ignore", invalid="ignore"):
             inv_s = np.sqrt(np.where(dr > 0, self.diag0 / dr, 1.0))
-        return x + ((gr * inv_s) @ point.kinv) * inv_s
+        step: np.ndarray = x + ((gr * inv_s) @ point.kinv) * inv_s
+        return step
 
-    def _one_step(self, counts: np.ndarray, rng: np.random.Generator):
+    def _one_step(self, counts: np.ndarray, rng: np.random.Generator) -> _Chunk:
         """Rounds approximated by the first step alone (no logistic pass over the rows).
 
         Resamples where the MLE cannot exist (possible only on small boards)
@@ -319,7 +336,14 @@ class _StyleJob:
             x[pri], converged[pri], gnorm[pri] = xp, cp, gp
         return self._finish(x, rng, converged, use_prior, gnorm)
 
-    def _finish(self, x, rng, converged, use_prior, gnorm):
+    def _finish(
+        self,
+        x: np.ndarray,
+        rng: np.random.Generator,
+        converged: np.ndarray,
+        use_prior: np.ndarray,
+        gnorm: np.ndarray,
+    ) -> _Chunk:
         d, point = self.design, self.point
         rounds = x.shape[0]
         theta = to_models(d, x[:, : d.n_active], point.anchor)
@@ -357,7 +381,7 @@ def bootstrap_style(
     newton_iters: int = 60,
     style_reg: float | None = None,
     method: str = "auto",
-    **overrides,
+    **overrides: Any,
 ) -> StyleBootstrap:
     """Bootstrap the style-controlled fit; all rounds of a chunk solved together.
 

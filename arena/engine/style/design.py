@@ -26,9 +26,11 @@ never flipped onto a canonical pair order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from arena.core.defaults import BOTH_BAD_RULES, DEFAULT_BOTH_BAD
 from arena.core.errors import ArgumentError
@@ -95,7 +97,7 @@ class StyleTable:
         return float(self.n.sum())
 
 
-def style_covariates(side_a, side_b, ratio) -> np.ndarray:
+def style_covariates(side_a: ArrayLike, side_b: ArrayLike, ratio: ArrayLike) -> np.ndarray:
     """Raw covariates ``(f_a - f_b) / (f_a + f_b + 1)`` (ratio columns) or ``f_a - f_b``.
 
     Parameters
@@ -118,7 +120,9 @@ def style_covariates(side_a, side_b, ratio) -> np.ndarray:
     return x
 
 
-def _collapse(m: int, a, b, o, w, z) -> tuple[np.ndarray, np.ndarray]:
+def _collapse(
+    m: int, a: np.ndarray, b: np.ndarray, o: np.ndarray, w: np.ndarray, z: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Rows of equal ``(a, b, outcome, weight, z)``: ``(first, inverse)`` as :func:`unique_rows`.
 
     The same rows in the same order (lexicographic in ``a, b, outcome, weight,
@@ -163,16 +167,16 @@ def _collapse(m: int, a, b, o, w, z) -> tuple[np.ndarray, np.ndarray]:
 
 
 def style_table(
-    model_a,
-    model_b,
-    outcome,
-    side_a,
-    side_b,
+    model_a: ArrayLike,
+    model_b: ArrayLike,
+    outcome: ArrayLike,
+    side_a: ArrayLike,
+    side_b: ArrayLike,
     *,
     n_models: int,
-    features=STYLE_FEATURES,
-    ratio=None,
-    weight=None,
+    features: Sequence[str] = STYLE_FEATURES,
+    ratio: ArrayLike | None = None,
+    weight: ArrayLike | None = None,
     both_bad: str = DEFAULT_BOTH_BAD,
 ) -> StyleTable:
     """Per-battle arrays -> standardised covariates and collapsed rows.

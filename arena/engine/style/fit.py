@@ -8,6 +8,7 @@ the raw engine's :func:`arena.engine.fitting.fit.solve_model`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def fit_style(
     /,
     *,
     style_reg: float | None = None,
-    **overrides,
+    **overrides: Any,
 ) -> StyleFit:
     """Fit the style-controlled Bradley–Terry model (see :mod:`arena.engine.style.rate`).
 

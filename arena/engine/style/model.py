@@ -22,6 +22,9 @@ gauge term of the raw engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg.blas import dgemv
@@ -40,7 +43,7 @@ __all__ = ["StyleDesign"]
 ZZ_MAX_ELEMS = 16_000_000
 
 
-def _index_dtype(nnz: int):
+def _index_dtype(nnz: int) -> type[np.signedinteger[Any]]:
     return np.int32 if nnz < np.iinfo(np.int32).max else np.int64
 
 
@@ -116,7 +119,7 @@ class StyleDesign(ParameterCounts):
             shape=((f + 1) * n_groups, n),
         )
         self.names = names
-        self.n_features = z.shape[1]
+        self.n_features: int = z.shape[1]
         self.cat_n = table.n
         self.cell_cat = raw.cell_cat  # row -> raw category (rows are the table's cells)
         o, w = table.outcome, table.weight
@@ -130,7 +133,7 @@ class StyleDesign(ParameterCounts):
 
     @property
     def n_active(self) -> int:
-        return self.raw.n_active
+        return int(self.raw.n_active)
 
     @property
     def n_extra(self) -> int:
@@ -140,7 +143,8 @@ class StyleDesign(ParameterCounts):
     def stats_from_counts(self, counts: np.ndarray) -> np.ndarray:
         """Row statistics ``(R, n_stats, N)`` from battle counts per row ``(R, N)``."""
         counts = np.atleast_2d(counts)
-        return counts[:, None, :] * self.unit[None]
+        stats: np.ndarray = counts[:, None, :] * self.unit[None]
+        return stats
 
     def point_stats(self) -> np.ndarray:
         return self.stats_from_counts(self.cat_n[None, :])
@@ -152,10 +156,11 @@ class StyleDesign(ParameterCounts):
     def gradient_scale(self, stats: np.ndarray) -> np.ndarray:
         """Total battle weight of each round, at least 1: the size of the gradient entries."""
         tot = stats[:, 1].sum(axis=1) if self.ties == "half" else stats.sum(axis=(1, 2))
-        return np.maximum(tot, 1.0)
+        scale: np.ndarray = np.maximum(tot, 1.0)
+        return scale
 
     # ------------------------------------------------------------ derivatives
-    def _linear(self, x: np.ndarray):
+    def _linear(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         ma, f = self.n_active, self.n_features
         theta = x[:, :ma]
         dg = np.take(theta, self.raw.ga, axis=1)
@@ -174,7 +179,9 @@ class StyleDesign(ParameterCounts):
         mat = self.raw.incidence_t if signed else self.raw.incidence_abs_t
         return rmul(mat, per_group)
 
-    def evaluate(self, x: np.ndarray, stats: np.ndarray, lam: np.ndarray, *, order: int = 2):
+    def evaluate(
+        self, x: np.ndarray, stats: np.ndarray, lam: np.ndarray, *, order: int = 2
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]:
         """Objective (log-likelihood minus prior), gradient and negative Hessian.
 
         Same contract as :func:`arena.engine.fitting.likelihood.evaluate`, with ``lam`` a
@@ -189,10 +196,11 @@ class StyleDesign(ParameterCounts):
         fval = ll.sum(axis=1) - 0.5 * (x * x) @ lam if value else None
         if order == 0:
             return fval, None, None
+        assert der is not None  # order != 0 asked for the derivatives
         g, h = self.assemble(der, x, lam, hessian=abs(order) >= 2)
         return fval, g, h
 
-    def point_terms(self, x: np.ndarray):
+    def point_terms(self, x: np.ndarray) -> tuple[np.ndarray | None, ...]:
         """Per-battle derivative terms of every row at ``x`` (P,), each shape (N,) or None.
 
         The terms of :func:`~arena.engine.fitting.likelihood.group_terms` are linear in
@@ -204,7 +212,9 @@ class StyleDesign(ParameterCounts):
         der = group_terms(self.ties, d, phi, self.unit[None], derivs=True, value=False)[1]
         return tuple(None if t is None else t[0] for t in der)
 
-    def assemble(self, der, x: np.ndarray, lam: np.ndarray, *, hessian: bool = True):
+    def assemble(
+        self, der: Sequence[Any], x: np.ndarray, lam: np.ndarray, *, hessian: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """Gradient ``(R, P)`` and negative Hessian ``(R, P, P)`` from row terms ``(R, N)``."""
         ma, f = self.n_active, self.n_features
         ld, hdd, lphi, hpp, hdp = der
@@ -253,7 +263,8 @@ class StyleDesign(ParameterCounts):
         """``sum_i hdd_ri z_i z_i^T`` of every round, shape (R, F, F)."""
         r, f = hdd.shape[0], self.n_features
         if self.zz is not None:
-            return (hdd @ self.zz).reshape(r, f, f)
+            block: np.ndarray = (hdd @ self.zz).reshape(r, f, f)
+            return block
         out = np.empty((r, f, f))
         for k in range(r):
             out[k] = (self.zf * hdd[k]) @ self.z
@@ -265,14 +276,15 @@ class StyleDesign(ParameterCounts):
         der = group_terms(self.ties, d, phi, stats, derivs=True, value=False)[1]
         return self.diagonal_from_terms(der, lam)
 
-    def diagonal_from_terms(self, der, lam: np.ndarray) -> np.ndarray:
+    def diagonal_from_terms(self, der: Sequence[Any], lam: np.ndarray) -> np.ndarray:
         """Hessian diagonal ``(R, P)`` from row terms ``(R, N)`` (see :meth:`assemble`)."""
         hdd, hpp = der[1], der[3]
         hdd = np.atleast_2d(hdd)
         out = [self._to_models(hdd, signed=False), hdd @ self.z2]
         if self.ties == "davidson":
             out.append(np.atleast_2d(hpp).sum(axis=1, keepdims=True))
-        return np.concatenate(out, axis=1) + lam
+        diag: np.ndarray = np.concatenate(out, axis=1) + lam
+        return diag
 
     def score_terms(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         """Per-battle score factors of every row at ``x``: ``ld`` (N,) and ``lphi`` (N,) or None."""
@@ -282,7 +294,12 @@ class StyleDesign(ParameterCounts):
         )
         return ld[0], (None if lphi is None else lphi[0])
 
-    def scores(self, x: np.ndarray, rows: slice | None = None, terms=None) -> sp.csr_matrix:
+    def scores(
+        self,
+        x: np.ndarray,
+        rows: slice | None = None,
+        terms: tuple[np.ndarray, np.ndarray | None] | None = None,
+    ) -> sp.csr_matrix:
         """Score vector of one battle of each row at ``x`` (no prior), shape (N, P).
 
         ``rows`` (a slice) gives those rows' only; ``terms`` the

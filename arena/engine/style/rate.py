@@ -34,6 +34,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -88,7 +89,7 @@ class StyleRatings(Ratings):
     coef_se: np.ndarray = filled_by_producer(repr=True)
     coef_samples: np.ndarray = filled_by_producer()
 
-    def coefficients(self) -> list[dict]:
+    def coefficients(self) -> list[dict[str, Any]]:
         """``[{feature, estimate, ci_low, ci_high, se}]`` as plain floats."""
         return [
             {
@@ -130,10 +131,13 @@ def _sandwich_chunked(point: StyleFit) -> np.ndarray:
     units = n.sum()
     if units > 1:
         meat *= units / (units - 1)
-    return point.param_cov @ meat @ point.param_cov
+    cov: np.ndarray = point.param_cov @ meat @ point.param_cov
+    return cov
 
 
-def style_sandwich(point: StyleFit, clusters=None) -> tuple[np.ndarray, np.ndarray]:
+def style_sandwich(
+    point: StyleFit, clusters: sp.csr_matrix | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Sandwich covariances of the ratings (M, M) and coefficients (F, F)."""
     d = point.design
     zq = None if clusters is None else clusters_by_row(d, clusters)
@@ -164,7 +168,7 @@ def rate_style(
     workers: int | None = None,
     bootstrap: str = "auto",
     progress: Callable[[str], None] | None = None,
-    **overrides,
+    **overrides: Any,
 ) -> StyleRatings:
     """Style-controlled ratings and coefficients with intervals.
 
