@@ -3,6 +3,8 @@
 Run::
 
     PYTHONPATH=. python benchmarks/bench_seed_stability.py [--seeds 1-10] [--rounds 1000]
+        [--boards all]       # the overall board and the 10 categories of the bundled CSV
+        [--candidates]       # also: every candidate near-twin rule on the same samples
 
 Rebuilds the bundled LMArena overall board (``arena.demo_data()``, every
 battle, default options) at the engine level -- the count table of the bundled
@@ -18,6 +20,13 @@ The data are the same on every seed, so any difference is Monte-Carlo noise of
 the bootstrap: a stable board prints one partition on (nearly) every seed and
 a share of 1.0 (issue 41's target: the modal partition on >= 9 of 10 seeds and
 >= 95% of models on every seed).
+
+``--boards all`` does the same for each category of the CSV (a battle is on
+a category's board when its column says ``True``); ``--candidates`` re-draws
+the tiers of every board and seed with each rule of :data:`CANDIDATES` (the
+same separation and rank sets, only the near-twin merge differs) and prints,
+per rule, the seeds giving each board's modal partition and its tier count:
+the table "Tiers that do not follow the seed" of ``docs/tiers.md``.
 """
 
 from __future__ import annotations
@@ -28,28 +37,66 @@ import gzip
 import os
 import time
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 
 from arena.core.outcomes import A_WINS, B_WINS, TIE, TIE_BOTH_BAD
 from arena.core.resources import demo_data
-from arena.engine.board import BoardOptions, rate_board
+from arena.engine.board import BoardOptions, rate_board, stored_samples
 from arena.engine.counts import count_table
+from arena.engine.inference.rank_sets import board_inference, tiers_from_separation
 
 _OUTCOMES = {"model_a": A_WINS, "model_b": B_WINS, "tie": TIE, "both_bad": TIE_BOTH_BAD}
+#: Near-twin rules compared by ``--candidates``: name -> (ends, overlap) of
+#: :func:`arena.engine.inference.rank_sets.near_twins`.
+CANDIDATES = {
+    "identical sets (before issue 41)": (0, 1.0),
+    "ends within 1 rank": (1, 0.0),
+    "ends within 2 ranks": (2, 0.0),
+    "share >= 95% of the union": (10**6, 0.95),
+    "share >= 80% of the union": (10**6, 0.8),
+    "ends within 1, share >= 90%": (1, 0.9),
+    "ends within 1, share >= 80% (default)": (1, 0.8),
+}
+
+
+def demo_tables(boards: str = "overall"):
+    """Count tables of the bundled CSV by board name, and the model names by index.
+
+    ``boards="overall"``: every battle; ``"all"``: also one board per category
+    column (the battles whose column is ``True``).
+    """
+    names: dict[str, int] = {}
+    a, b, o = [], [], []
+    flags: dict[str, list[bool]] = {}
+    with gzip.open(demo_data(), "rt", newline="") as fh:
+        reader = csv.DictReader(fh)
+        cats = [c for c in (reader.fieldnames or [])[4:] if not c.endswith(".score")]
+        flags = {c: [] for c in cats} if boards == "all" else {}
+        for row in reader:
+            a.append(names.setdefault(row["model_a"], len(names)))
+            b.append(names.setdefault(row["model_b"], len(names)))
+            o.append(_OUTCOMES[row["winner"]])
+            for c, v in flags.items():
+                v.append(row[c] == "True")
+    aa, bb, oo = np.array(a), np.array(b), np.array(o)
+    keep = {"overall": np.ones(aa.size, dtype=bool)} | {c: np.array(v) for c, v in flags.items()}
+    tables = {
+        name: count_table(aa[k], bb[k], oo[k], n_models=len(names)) for name, k in keep.items()
+    }
+    return tables, list(names)
 
 
 def demo_table():
     """The overall board's count table of the bundled CSV and the model names by index."""
-    names: dict[str, int] = {}
-    a, b, o = [], [], []
-    with gzip.open(demo_data(), "rt", newline="") as fh:
-        for row in csv.DictReader(fh):
-            a.append(names.setdefault(row["model_a"], len(names)))
-            b.append(names.setdefault(row["model_b"], len(names)))
-            o.append(_OUTCOMES[row["winner"]])
-    table = count_table(np.array(a), np.array(b), np.array(o), n_models=len(names))
-    return table, list(names)
+    tables, names = demo_tables()
+    return tables["overall"], names
+
+
+def _boundaries(tiers) -> tuple[int, ...]:
+    """A partition of the board as the positions where a new tier starts."""
+    return tuple(int(p) for p in np.flatnonzero(np.diff(tiers)) + 1)
 
 
 def _seeds(text: str) -> list[int]:
@@ -57,35 +104,35 @@ def _seeds(text: str) -> list[int]:
     return list(range(int(lo), int(hi or lo) + 1))
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seeds", default="1-10", help="a range of seeds, e.g. 1-10")
-    ap.add_argument("--rounds", type=int, default=None, help="default: the rebuild's default")
-    args = ap.parse_args(argv)
-    table, names = demo_table()
-    opts = BoardOptions() if args.rounds is None else BoardOptions(rounds=args.rounds)
-    seeds = _seeds(args.seeds)
+def board_report(name, table, names, seeds, opts, *, keep_inference=False, verbose=True):
+    """Rebuild one board per seed and print its stability; the per-seed inferences if asked."""
     print(
-        f"LMArena overall board (bundled, {int(table.n.sum()):,} battles), "
+        f"LMArena {name} board (bundled, {int(table.n.sum()):,} battles), "
         f"seeds {seeds[0]}-{seeds[-1]}, rounds {opts.rounds}, load {os.getloadavg()[0]:.2f}"
     )
-    partitions, sets, tiers_n, used = [], [], [], []
+    partitions, sets, tiers_n, inferences = [], [], [], []
     t0 = time.perf_counter()
     for seed in seeds:
         t = time.perf_counter()
-        br = rate_board(table, BoardOptions(**{**opts.__dict__, "seed": seed}))
+        br = rate_board(table, replace(opts, seed=seed))
         idx = np.flatnonzero(br.ranked)
         order = idx[np.lexsort((idx, -br.ratings.rating[idx]))]
         tiers = br.tier[order]
-        # the partition as the board's boundaries (positions where a new tier starts)
-        partitions.append(tuple(int(p) for p in np.flatnonzero(np.diff(tiers)) + 1))
+        partitions.append(_boundaries(tiers))
         sets.append({names[i]: (int(br.rank_low[i]), int(br.rank_high[i])) for i in idx})
         tiers_n.append(int(tiers.max()))
-        used.append(br.tier_info.get("rounds", opts.rounds))
-        print(
-            f"  seed {seed:3d}: {tiers_n[-1]} tiers, boundaries after board positions "
-            f"{list(partitions[-1])}, rounds {used[-1]} ({time.perf_counter() - t:.1f} s)"
-        )
+        if keep_inference:
+            # the rebuild's own inference (rank_board runs it on the stored float32 samples)
+            inf = board_inference(
+                br.ratings.rating[idx], stored_samples(br.ratings.samples[:, idx]), level=opts.level
+            )
+            o = inf.order
+            inferences.append((inf.better, inf.rank_low[o], inf.rank_high[o]))
+        if verbose:
+            print(
+                f"  seed {seed:3d}: {tiers_n[-1]} tiers, boundaries after board positions "
+                f"{list(partitions[-1])} ({time.perf_counter() - t:.1f} s)"
+            )
     modal, n_modal = Counter(partitions).most_common(1)[0]
     models = sorted(set().union(*sets))
     modal_set = {m: Counter(s.get(m) for s in sets).most_common(1)[0][0] for m in models}
@@ -112,6 +159,51 @@ def main(argv=None) -> None:
         f"{'met' if target else 'not met'}; {time.perf_counter() - t0:.0f} s, "
         f"load {os.getloadavg()[0]:.2f}"
     )
+    return inferences
+
+
+def compare_candidates(inferences: dict) -> None:
+    """Per near-twin rule: seeds giving each board's modal partition, and its tier count."""
+    boards = list(inferences)
+    print("\nnear-twin rules on the same samples (modal seeds / modal tiers, per board):")
+    print("  boards: " + ", ".join(boards))
+    for rule, (ends, overlap) in CANDIDATES.items():
+        modal_n, modal_tiers = [], []
+        for name in boards:
+            parts = [
+                _boundaries(tiers_from_separation(b, lo, hi, twin_ends=ends, twin_overlap=overlap))
+                for b, lo, hi in inferences[name]
+            ]
+            part, n = Counter(parts).most_common(1)[0]
+            modal_n.append(n)
+            modal_tiers.append(len(part) + 1)
+        total = sum(len(inferences[n]) for n in boards)
+        print(f"  {rule:40s} {sum(modal_n):4d} / {total}  seeds {modal_n}  tiers {modal_tiers}")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="1-10", help="a range of seeds, e.g. 1-10")
+    ap.add_argument("--rounds", type=int, default=None, help="default: the rebuild's default")
+    ap.add_argument("--boards", choices=("overall", "all"), default="overall")
+    ap.add_argument("--candidates", action="store_true", help="compare the near-twin rules")
+    args = ap.parse_args(argv)
+    tables, names = demo_tables(args.boards)
+    opts = BoardOptions() if args.rounds is None else BoardOptions(rounds=args.rounds)
+    seeds = _seeds(args.seeds)
+    inferences = {}
+    for name, table in tables.items():
+        inferences[name] = board_report(
+            name,
+            table,
+            names,
+            seeds,
+            opts,
+            keep_inference=args.candidates,
+            verbose=args.boards == "overall",
+        )
+    if args.candidates:
+        compare_candidates(inferences)
 
 
 if __name__ == "__main__":

@@ -211,6 +211,22 @@ def test_tier_merge_removes_boundary_between_near_twins():
     assert tiers_from_separation(better, low, high).tolist() == [1, 2, 2, 3]
 
 
+def test_twin_rule_parameters():
+    """``twin_ends=0, twin_overlap=1`` is the rule before issue 41 (identical sets only)."""
+    better = np.zeros((4, 4), dtype=bool)
+    better[0, 1:] = True
+    better[1, 3] = True
+    low, high = np.array([1, 11, 11, 12]), np.array([1, 29, 29, 29])
+    old = tiers_from_separation(better, low, high, twin_ends=0, twin_overlap=1.0)
+    assert old.tolist() == [1, 2, 2, 3]
+    assert tiers_from_separation(better, low, high).tolist() == [1, 2, 2, 2]
+    assert not near_twins(11, 29, 12, 29, ends=0, overlap=1.0)
+    assert near_twins(1, 3, 2, 4, ends=1, overlap=0.5)
+    for bad in ({"twin_ends": -1}, {"twin_ends": 0.5}, {"twin_overlap": 1.5}):
+        with pytest.raises(ValueError, match="twin_"):
+            tiers_from_separation(better, low, high, **bad)
+
+
 def test_bonferroni_tiers_are_the_dense_rule():
     """The sparse path's tiers (walk on bounds, near twins by groups of equal lows) are
     :func:`tiers_from_separation` of its own separation and sets."""

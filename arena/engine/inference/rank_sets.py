@@ -284,13 +284,22 @@ def _merge_unseparated(tiers: np.ndarray, pairs_a: np.ndarray, pairs_b: np.ndarr
 
 
 def near_twins(
-    low_a: ArrayLike, high_a: ArrayLike, low_b: ArrayLike, high_b: ArrayLike
+    low_a: ArrayLike,
+    high_a: ArrayLike,
+    low_b: ArrayLike,
+    high_b: ArrayLike,
+    *,
+    ends: int = TWIN_ENDS,
+    overlap: float = TWIN_OVERLAP,
 ) -> np.ndarray:
     """Whether two rank sets are near twins: equal up to the Monte-Carlo error of their ends.
 
-    True iff both ends differ by at most :data:`~arena.core.defaults.TWIN_ENDS`
-    ranks and the sets share at least :data:`~arena.core.defaults.TWIN_OVERLAP`
-    of the ranks of their union.  Identical sets are always near twins.  The
+    True iff both ends differ by at most ``ends`` ranks (default
+    :data:`~arena.core.defaults.TWIN_ENDS`) and the sets share at least
+    ``overlap`` (default :data:`~arena.core.defaults.TWIN_OVERLAP`) of the
+    ranks of their union.  Identical sets are always near twins;
+    ``ends=0, overlap=1`` is "identical sets only", the rule before issue 41
+    (``benchmarks/bench_seed_stability.py --candidates`` compares such rules).  The
     overlap condition keeps a one-rank shift meaningful where a set is short
     (``1-3`` and ``2-4`` share half their union) and ignores it where a set is
     long (``11-29`` and ``12-29``), where it is below the resolution of 1,000
@@ -299,13 +308,19 @@ def near_twins(
     la, ha, lb, hb = (np.asarray(x, dtype=np.int64) for x in (low_a, high_a, low_b, high_b))
     shared = np.minimum(ha, hb) - np.maximum(la, lb) + 1
     union = np.maximum(ha, hb) - np.minimum(la, lb) + 1
-    ends = (np.abs(la - lb) <= TWIN_ENDS) & (np.abs(ha - hb) <= TWIN_ENDS)
-    # integer comparison of shared / union >= TWIN_OVERLAP, exact for the 0.8 default
-    twins: np.ndarray = ends & (shared * 1000 >= np.rint(TWIN_OVERLAP * 1000) * union)
+    close = (np.abs(la - lb) <= ends) & (np.abs(ha - hb) <= ends)
+    # integer comparison of shared / union >= overlap (to 1e-3), exact for the 0.8 default
+    twins: np.ndarray = close & (shared * 1000 >= np.rint(overlap * 1000) * union)
     return twins
 
 
-def _tiers_dense(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def _tiers_dense(
+    better: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ends: int = TWIN_ENDS,
+    overlap: float = TWIN_OVERLAP,
+) -> np.ndarray:
     """Tiers by board position from a closed "shown better" matrix and the rank sets."""
     m = better.shape[0]
     # every_below[a, p]: position a is shown better than every position >= p
@@ -319,12 +334,21 @@ def _tiers_dense(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.nd
     tiers = np.cumsum(starts)
     # near twins, not only identical sets: with identical sets only, a one-rank
     # Monte-Carlo move of one end added or removed a tier (issue 41)
-    twins = near_twins(low[:, None], high[:, None], low[None, :], high[None, :])
+    twins = near_twins(
+        low[:, None], high[:, None], low[None, :], high[None, :], ends=ends, overlap=overlap
+    )
     a, b = np.nonzero(np.triu(~better, k=1) & twins)
     return _merge_unseparated(tiers, a, b)
 
 
-def tiers_from_separation(better: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def tiers_from_separation(
+    better: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    *,
+    twin_ends: int = TWIN_ENDS,
+    twin_overlap: float = TWIN_OVERLAP,
+) -> np.ndarray:
     """Tiers (by board position) from the board's separation and rank sets.
 
     Walk down the board: the top model leads tier 1, and its tier runs until
@@ -345,6 +369,8 @@ def tiers_from_separation(better: np.ndarray, low: np.ndarray, high: np.ndarray)
         (transitively closed, upper triangular).
     low, high : ndarray of int, shape (M,)
         Rank sets by board position.
+    twin_ends, twin_overlap : int, float
+        The near-twin rule (:func:`near_twins`); the defaults are the board's.
 
     Returns
     -------
@@ -354,9 +380,14 @@ def tiers_from_separation(better: np.ndarray, low: np.ndarray, high: np.ndarray)
     b = np.asarray(better, dtype=bool)
     if b.ndim != 2 or b.shape[0] != b.shape[1]:
         raise ArgumentError(f"better must be a square matrix, got shape {b.shape}")
+    if int(twin_ends) != twin_ends or twin_ends < 0 or not 0.0 <= twin_overlap <= 1.0:
+        raise ArgumentError(
+            f"twin_ends must be a whole number >= 0 and twin_overlap in [0, 1], "
+            f"got {twin_ends!r} and {twin_overlap!r}"
+        )
     if b.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    return _tiers_dense(b, np.asarray(low), np.asarray(high))
+    return _tiers_dense(b, np.asarray(low), np.asarray(high), twin_ends, twin_overlap)
 
 
 def board_inference(
