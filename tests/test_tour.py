@@ -97,15 +97,24 @@ def _check_plan(out, args):
         assert len(out.strip().splitlines()) == 2 + 5  # --top 5 pairs
 
 
-def _check_agreement(out, _):
+def _check_agreement(out, args):
     assert "reference: snapshot" in out and "(board source:lmarena-140k)" in out
     assert "(board source:ko-arena-hard)" in out and "shared ranked models" in out
-    assert "Spearman" in out
+    assert "Spearman" in out and "models left out" in out
+    assert "only on the candidate board (" in out  # the unmatched names, listed
+    doc = json.loads(RUN[0](*args, "--format", "json").stdout)
+    listed = "\n".join(ln for ln in out.splitlines() if ln.startswith("  "))
+    assert f"{len(doc['models'])} shared ranked models: " in out
+    assert f"{len(doc['left_out'])} models left out" in out
+    assert all(d["model"] in listed for d in doc["left_out"])
 
 
 def _check_publish(out, _):
     assert "published snapshot" in out and "index.html" in out
 
+
+#: the test's runner, for checks that read a command's JSON too
+RUN: list = []
 
 CHECKS = {
     "models": _check_models,
@@ -125,6 +134,7 @@ def test_every_tour_command_runs_in_order_and_says_what_the_readme_claims(tmp_pa
     monkeypatch.chdir(tmp_path)
     run = cli_for(f"sqlite:///{tmp_path / 'arena.db'}")
     run("demo", "site", "--rounds", "100", "-q")
+    RUN[:] = [run]
     commands = tour_commands()
     assert len(commands) >= 14 and {c[0] for c in commands} == set(CHECKS)
     for args in commands:

@@ -11,6 +11,24 @@ def _num(x, digits=3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
+def _left_out_lines(left_out: list[dict]) -> list[str]:
+    """The models not compared, by why: every name, so a spelling mismatch can be seen."""
+    if not left_out:
+        return ["no model left out: every model of both boards is compared"]
+    groups: dict[str, list[str]] = {}
+    for d in left_out:
+        why = d["reason"].split(":")[0]  # unranked: one group, the reasons in JSON
+        groups.setdefault(why, []).append(d["model"])
+    lines = [f"{len(left_out)} models left out (reasons per model: --format json):"]
+    lines += [f"  {why} ({len(names)}): {', '.join(names)}" for why, names in groups.items()]
+    if any(w.startswith("only on") for w in groups):
+        lines.append(
+            "  (a model spelled differently on the two boards is two models here: "
+            "compare the names above)"
+        )
+    return lines
+
+
 def _text(ag) -> list[str]:
     ref, cand = ag.reference, ag.candidate
     pct = round(100 * ag.level)
@@ -18,7 +36,7 @@ def _text(ag) -> list[str]:
         f"reference: snapshot {ref['snapshot']} (board {ref['board']})",
         f"candidate: snapshot {cand['snapshot']} (board {cand['board']})",
         f"{len(ag.models)} shared ranked models: {', '.join(ag.models)}",
-        f"{len(ag.left_out)} models left out (on one board only, or unranked; see --format json)",
+        *_left_out_lines(ag.left_out),
         "",
         f"Spearman {_num(ag.spearman.estimate)} ({pct}% basic bootstrap {_num(ag.spearman.ci_low)} to {_num(ag.spearman.ci_high)})",  # fmt: skip
         f"Kendall  {_num(ag.kendall.estimate)} ({pct}% basic bootstrap {_num(ag.kendall.ci_low)} to {_num(ag.kendall.ci_high)})",  # fmt: skip
