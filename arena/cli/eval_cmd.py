@@ -215,6 +215,7 @@ def eval_command(
         if result.accuracy is not None:
             what = f"{len(result.accuracy.models)} models, {result.items} items"
         else:
+            assert result.scores is not None  # an evaluation is of accuracy or of scores
             axes = result.scores.axes
             runs = f", runs over {', '.join(axes)}" if axes else ""
             what = f"{len(result.scores.models)} models, metric {result.metric}{runs}"
@@ -228,6 +229,7 @@ def eval_command(
         print_scores(result.scores, fmt)
         return
     ev = result.accuracy
+    assert ev is not None  # no scores: an accuracy evaluation
     model_rows = [asdict(m) for m in ev.models]
     pair_rows = [asdict(p) for p in ev.pairs]
     emit(model_rows, _MODEL_COLUMNS, fmt)

@@ -184,6 +184,7 @@ def keys_revoke(app, name):
         info = revoke_key(app.engine(), name)
     except KeyRefused as exc:
         raise click.ClickException(str(exc)) from None
+    assert info.revoked_at is not None  # revoke_key returns the revoked row
     click.echo(f"key {info.name!r} revoked at {info.revoked_at.isoformat()}")
 
 

@@ -110,7 +110,8 @@ def bootstrap_ci(correct, rng, n_boot=SEED_N_BOOT, level=DEFAULT_LEVEL):
     lo, hi = percentile_bounds(accs, level)
     k = int(x.sum())
     if k in (0, n):
-        lo, hi = _cp_share(k, n, level, "accuracy")
+        cp_lo, cp_hi = _cp_share(k, n, level, "accuracy")
+        return float(x.mean()), float(cp_lo), float(cp_hi)
     return float(x.mean()), float(lo), float(hi)
 
 
@@ -151,7 +152,8 @@ def paired_bootstrap(correct_a, correct_b, rng, n_boot=SEED_N_BOOT, level=DEFAUL
     lo, hi = percentile_bounds(diffs, level)
     d = a - b
     if np.all(d == d[0]):
-        lo, hi = _paired_fallback(float(d[0]), n, level)
+        fb_lo, fb_hi = _paired_fallback(float(d[0]), n, level)
+        return float(a.mean() - b.mean()), float(fb_lo), float(fb_hi)
     return float(a.mean() - b.mean()), float(lo), float(hi)
 
 

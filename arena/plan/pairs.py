@@ -317,10 +317,12 @@ class _Keep:
             self._cut()
 
     def _cut(self):
+        top = self.top
+        assert top is not None  # only a list of the top pairs is cut
         cols = [np.concatenate(x) for x in zip(*self.parts, strict=True)]
         lower, upper = cols[-2], cols[-1]
-        if lower.size > self.top:
-            kth = np.partition(lower, lower.size - self.top)[lower.size - self.top]
+        if lower.size > top:
+            kth = np.partition(lower, lower.size - top)[lower.size - top]
             self.floor = max(self.floor, kth * _EXACT_MARGIN)
             cols = [x[upper >= self.floor] for x in cols]
         self.parts = [tuple(cols)]
