@@ -168,6 +168,14 @@ def test_clustering_by_judge():
     assert not q.flagged and q.low < 1.0
 
 
+def test_clustering_says_nothing_of_one_judge():
+    # every vote from one judge (a judge board): no spread between clusters, no ratio 0
+    v = simulate(STRENGTH, 2000, judges=1, seed=11)
+    p = run_audit(v, OPTS, only=("clustering",)).probe("clustering")
+    assert p.skipped and "every vote is from one judge" in p.skipped
+    assert "x0.00" not in p.verdict
+
+
 def test_influence_of_a_heavy_judge():
     def override(k, a, b, j, rng):
         if j == 0:

@@ -59,14 +59,18 @@ def clustering(board: Board) -> Probe:
     v = board.votes
     title = "Vote clustering (SE ratio)"
     rows = []
-    if v.has_judges:
-        rows.append(_ratio(board, v.judge, "judge"))
-    if v.has_questions:
-        rows.append(_ratio(board, v.question, "question"))
+    # one cluster has no spread between clusters: its ratio (0) would read as a finding
+    single = []
+    for has, key, label in ((v.has_judges, v.judge, "judge"), (v.has_questions, v.question, "question")):  # fmt: skip
+        if not has:
+            continue
+        if np.unique(key[key != NO_KEY]).size < 2:
+            single.append(f"by {label}: every vote is from one {label}, nothing to compare")
+            continue
+        rows.append(_ratio(board, key, label))
     if not rows:
-        return skipped(
-            "clustering", title, "ratio", RATIO_BAND, "the votes have no judge or question ids"
-        )
+        why = "; ".join(single) or "the votes have no judge or question ids"
+        return skipped("clustering", title, "ratio", RATIO_BAND, why)
     head = max(rows, key=lambda r: r["ratio"])
     words = []
     for r in rows:
@@ -78,7 +82,7 @@ def clustering(board: Board) -> Probe:
         words.append(
             f"by {r['by']} ({r['clusters']} clusters) SEs are x{r['ratio']:.2f} ({r['low']:.2f} to {r['high']:.2f}): {state}"
         )
-    text = "; ".join(words)
+    text = "; ".join(words + single)
     verdict = text[0].upper() + text[1:] + "."
     return Probe(
         "clustering",
