@@ -94,7 +94,9 @@ def _check_plan(out, args):
     if args[:2] == ["plan", "power"]:
         assert "battles needed" in head
     else:
-        assert len(out.strip().splitlines()) == 2 + 5  # --top 5 pairs
+        lines = out.strip().splitlines()
+        assert len(lines) == 2 + 5 + 1  # --top 5 pairs, then what the columns mean
+        assert lines[-1].startswith("probability: the share of the next battles")
 
 
 def _check_agreement(out, args):

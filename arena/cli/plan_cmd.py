@@ -87,6 +87,13 @@ def plan_group(
     else:
         # full precision: the table prints its own short form, CSV rounds as JSON does
         emit(list(result.pairs), WEIGHT_COLUMNS, fmt, json_obj=doc, rounded=True)
+        if fmt == "table":  # what the columns mean, where a reader would ask
+            total = doc.get("pairs_total", len(doc["pairs"]))
+            click.echo(
+                f"probability: the share of the next battles to give the pair (over all "
+                f"{total:,} pairs of ranked models they add up to 1; rule {doc['rule']}); "
+                f"battles: played so far (snapshot {doc['snapshot']})"
+            )
 
 
 @plan_group.command("power")
