@@ -10,6 +10,7 @@ layer so that neither ingest nor the snapshot layer imports the other.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -22,7 +23,9 @@ __all__ = [
 ]
 
 
-def copy_rows(conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple] | str):
+def copy_rows(
+    conn: Connection, table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]] | str
+) -> None:
     """PostgreSQL: ``COPY table (columns) FROM STDIN`` of tuples, or of ready COPY text."""
     cursor = conn.connection.cursor()
     try:
@@ -76,7 +79,7 @@ def write_numbers(
     conn: Connection,
     table: str,
     columns: Sequence[str],
-    rows: Iterable[tuple],
+    rows: Iterable[tuple[Any, ...]],
     first: int,
     *,
     references: Sequence[tuple[str, Iterable[int]]] = (),

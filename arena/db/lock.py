@@ -14,7 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,7 +43,7 @@ def lock_file_path(engine: Engine, name: str = "nightly") -> Path | None:
     return Path(os.path.realpath(database) + f".{name}.lock")
 
 
-def _poll(engine: Engine, try_once, wait: float, what: str) -> None:
+def _poll(engine: Engine, try_once: Callable[[], bool], wait: float, what: str) -> None:
     deadline = time.monotonic() + max(0.0, wait)
     with announce_wait(engine, what):
         while not try_once():

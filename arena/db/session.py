@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
@@ -33,6 +33,7 @@ from arena.db.models import Base
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.engine import ExceptionContext
 
 #: The newest migration; ``tests/test_db.py`` checks it against ``migrations/``.
 #: Kept as a constant so that opening a database does not import Alembic
@@ -97,7 +98,7 @@ SQLITE_CACHE_KIB = 65_536
 SQLITE_INGEST_CACHE_KIB = 262_144
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     # WAL lets a rebuild read while an ingest writes; foreign keys are off by
     # default in SQLite and we want the same integrity as on PostgreSQL.
@@ -169,22 +170,31 @@ def _announce_pg_lock_waits(engine: Engine) -> None:
     """
     local = threading.local()
 
-    def before(conn, cursor, statement, parameters, context, executemany) -> None:
+    def before(
+        conn: Connection,
+        cursor: Any,
+        statement: str,
+        parameters: Any,
+        context: Any,
+        executemany: bool,
+    ) -> None:
         notice = wait_notice_of(conn)
         if notice is None or getattr(local, "watching", False):
             return
         done = threading.Event()
         conn.info["arena_statement_done"] = done
-        pid = conn.connection.dbapi_connection.info.backend_pid
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None  # a statement is about to run on it
+        pid = dbapi.info.backend_pid
         watcher = threading.Thread(target=watch, args=(pid, done, notice), daemon=True)
         watcher.start()
 
-    def after(conn, *_args) -> None:
+    def after(conn: Connection, *_args: Any) -> None:
         done = conn.info.pop("arena_statement_done", None)
         if done is not None:
             done.set()
 
-    def failed(context) -> None:
+    def failed(context: ExceptionContext) -> None:
         if context.connection is not None:
             after(context.connection)
 
@@ -209,8 +219,8 @@ def _announce_pg_lock_waits(engine: Engine) -> None:
     event.listen(engine, "handle_error", failed)
 
 
-def _pg_lock_timeout(wait: float):
-    def set_timeout(dbapi_connection, _record) -> None:
+def _pg_lock_timeout(wait: float) -> Callable[[Any, Any], None]:
+    def set_timeout(dbapi_connection: Any, _record: Any) -> None:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"SET lock_timeout = {max(1, round(wait * 1000))}")
         cursor.close()
