@@ -52,8 +52,13 @@ def test_nightly_rebuilds_the_demo_boards_with_their_options(
     rows = json.loads(run_cli("leaderboard", "--format", "json").output)["rows"]
     a, b = rows[0]["model"], rows[1]["model"]
     (drop / "night.csv").write_text(f"model_a,model_b,winner\n{a},{b},model_a\n")
-    night = run_cli("nightly", "--incoming", str(drop), "--site", str(site), "--format", "json")
+    night = run_cli(
+        "nightly", "--incoming", str(drop), "--site", str(site), "--rounds", "30",
+        "--format", "json",
+    )  # fmt: skip
     doc = json.loads(night.stdout)
+    # a rating option given to a kept night is not silently dropped
+    assert "rating options given (rounds=30) were not used" in night.stderr
     assert doc["outcome"] == "ok" and doc["battles_added"] == 1
     # no pooling: the mixing warning of a board of votes and verdicts is never said
     assert "pools sources" not in night.stderr

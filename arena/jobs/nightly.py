@@ -476,10 +476,14 @@ def _rebuild(
 ) -> RebuildResult:
     """The night's rebuild: the kept boards' runs again, or ``opts`` over every category."""
     runs: list[tuple[RebuildOptions, bool]] = [(opts, True)]
+    unused: list[str] = []
     if boards == "kept":
         with engine.connect() as conn:
             kept = [(k.options, k.all_categories) for k in kept_runs(conn)]
-        runs = kept or runs
+        if kept:
+            runs = kept
+            plain = RebuildOptions().to_dict()
+            unused = [f"{k}={v}" for k, v in opts.to_dict().items() if plain.get(k) != v]
     out: RebuildResult | None = None
     for run_opts, all_categories in runs:
         part = rebuild(
@@ -499,6 +503,11 @@ def _rebuild(
         out.seconds += part.seconds
         out.watermark = max(out.watermark, part.watermark)
     assert out is not None  # at least one run
+    if unused:  # said, never silently dropped
+        out.warnings.append(
+            f"rating options given ({', '.join(unused)}) were not used: the boards were "
+            "rebuilt with the options each was built with (boards='given' applies them)"
+        )
     return out
 
 
