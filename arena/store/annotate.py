@@ -11,7 +11,7 @@ import csv
 import io
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +157,6 @@ def annotate(conn: Connection, annotations: Iterable[Annotation]) -> int:
     return changed
 
 
-def _chunks(seq: list[str], n: int):
+def _chunks(seq: list[str], n: int) -> Iterator[list[str]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]

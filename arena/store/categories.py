@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, delete, func, select
 
@@ -85,7 +86,7 @@ class CategoryRecord:
     #: a derived category's rule in words ("" for a tag of the data)
     rule: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.key,
             "label": self.label,

@@ -26,6 +26,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, select
 
@@ -96,7 +97,7 @@ class Rule:
             else (f"at least {self.at_least} of {which}")
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "key": self.key,
             "tags": list(self.tags),

@@ -10,9 +10,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, String, and_, case, cast, func, literal, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    String,
+    and_,
+    case,
+    cast,
+    func,
+    literal,
+    or_,
+    select,
+)
+from sqlalchemy.orm import InstrumentedAttribute
 
 from arena.core.defaults import DEFAULT_CLUSTER, READS
 from arena.core.errors import OptionError, escape
@@ -78,9 +91,9 @@ class BoardData:
     n_excluded: int = 0
 
 
-def selection_filters(sel: BattleSelection, watermark: int) -> list:
+def selection_filters(sel: BattleSelection, watermark: int) -> list[ColumnElement[bool]]:
     """The rated battles of a selection up to ``watermark`` (the category join aside)."""
-    conds = [Battle.excluded_reason.is_(None), Battle.id <= watermark]
+    conds: list[ColumnElement[bool]] = [Battle.excluded_reason.is_(None), Battle.id <= watermark]
     if sel.source is not None:
         conds.append(Battle.source == sel.source)
     if sel.since is not None:
@@ -92,7 +105,7 @@ def selection_filters(sel: BattleSelection, watermark: int) -> list:
     return conds
 
 
-def cluster_key(sel: BattleSelection):
+def cluster_key(sel: BattleSelection) -> ColumnElement[str | None] | None:
     """The selection's cluster key as an SQL expression, or None for ``battle``."""
     if sel.cluster == "battle":
         return None
@@ -103,7 +116,7 @@ def cluster_key(sel: BattleSelection):
     return func.coalesce(column, literal("battle:", String) + cast(Battle.id, String))
 
 
-def _join_categories(query):
+def _join_categories(query: Select[*tuple[Any, ...]]) -> Select[*tuple[Any, ...]]:
     return (
         query.select_from(BattleCategory)
         .join(Battle, Battle.id == BattleCategory.battle_id)
@@ -113,10 +126,15 @@ def _join_categories(query):
 
 def _aggregate(
     conn: Connection, sel: BattleSelection, watermark: int, *, by_category: bool
-) -> dict[str | None, list[tuple]]:
+) -> dict[str | None, list[tuple[Any, ...]]]:
     """GROUP BY (category?, cluster?, model_a, model_b, outcome, weight) -> rows per board."""
     cluster = cluster_key(sel)
-    keys = [Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight]
+    keys: list[ColumnElement[Any] | InstrumentedAttribute[Any]] = [
+        Battle.model_a_id,
+        Battle.model_b_id,
+        Battle.outcome,
+        Battle.weight,
+    ]
     if cluster is not None:
         keys = [cluster.label("cluster"), *keys]
     conds = selection_filters(sel, watermark)
@@ -134,7 +152,7 @@ def _aggregate(
         )
     else:
         query = select(*keys, func.count()).where(and_(*conds)).group_by(*keys)
-    out: dict[str | None, list[tuple]] = {}
+    out: dict[str | None, list[tuple[Any, ...]]] = {}
     for row in conn.execute(query):
         if by_category:
             out.setdefault(row[0], []).append(tuple(row[1:]))
@@ -157,7 +175,7 @@ def _excluded_counts(
 
 
 def _board_data(
-    category: str | None, rows: Sequence[tuple], clustered: bool, n_excluded: int
+    category: str | None, rows: Sequence[tuple[Any, ...]], clustered: bool, n_excluded: int
 ) -> BoardData:
     # Imported here: `arena models` reads this module and need not load numpy/scipy.
     import numpy as np

@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Float, and_, case, func, select
+from sqlalchemy import Connection, Float, Select, and_, case, func, select
 from sqlalchemy import cast as sa_cast
 from sqlalchemy.orm import aliased
 
@@ -62,7 +63,7 @@ class StyleBattles:
         return len(self.battle_id)
 
 
-def _as_array(rows: Sequence[tuple], width: int) -> np.ndarray:
+def _as_array(rows: Sequence[tuple[Any, ...]], width: int) -> np.ndarray:
     """Plain tuples of numbers -> ``(len(rows), width)`` float64, with no per-row object.
 
     (``np.array`` of SQLAlchemy ``Row`` objects probes every row for the
@@ -73,7 +74,7 @@ def _as_array(rows: Sequence[tuple], width: int) -> np.ndarray:
     return flat.reshape(-1, width)
 
 
-def _numbers(conn: Connection, query, width: int) -> np.ndarray:
+def _numbers(conn: Connection, query: Select[*tuple[Any, ...]], width: int) -> np.ndarray:
     """All rows of a query of ``width`` numeric non-null columns, as one float64 array.
 
     PostgreSQL: one binary ``COPY (query) TO STDOUT`` with every column cast
@@ -120,7 +121,7 @@ def _numbers(conn: Connection, query, width: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty((0, width))
 
 
-def _in_category(query, category: str | None):
+def _in_category(query: Select[*tuple[Any, ...]], category: str | None) -> Select[*tuple[Any, ...]]:
     if category is None:
         return query
     return (
@@ -172,7 +173,7 @@ def read_style_battles(
     cluster = cluster_key(sel)
     code = case({o.value: c for o, c in OUTCOME_CODES.items()}, value=Battle.outcome)
     columns = [Battle.id, Battle.model_a_id, Battle.model_b_id, code, Battle.weight]
-    query = select(Battle.id).select_from(Battle)
+    query: Select[*tuple[Any, ...]] = select(Battle.id).select_from(Battle)
     standard = [f for f in features if f in STYLE_FEATURES]
     if standard:
         query = query.join(BattleStyle, BattleStyle.battle_id == Battle.id)
