@@ -20,6 +20,7 @@ from arena.boards.snapshots import SnapshotError
 from arena.core.defaults import DEFAULT_LEVEL
 
 if TYPE_CHECKING:
+    from arena.engine.agreement import Estimate
     from arena.publish.views import SiteBoard
 
 __all__ = ["AgreementPairView", "AgreementView", "agreement_views"]
@@ -57,7 +58,7 @@ def _num(x: float | None) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
-def _interval(e) -> str:
+def _interval(e: Estimate) -> str:
     if e.estimate is None:
         return "– (fewer than 3 shared models)"
     if e.ci_low is None:

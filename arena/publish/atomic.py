@@ -19,6 +19,7 @@ import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from arena.core.errors import ArenaError, OptionError
 
@@ -110,7 +111,7 @@ def glob_escape(name: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
-def publish_lock(parent: Path):
+def publish_lock(parent: Path) -> int:
     """An exclusive lock on the parent folder, held until the returned fd is closed."""
     fd = os.open(parent, os.O_RDONLY)
     try:
@@ -121,7 +122,7 @@ def publish_lock(parent: Path):
     return fd
 
 
-def write_atomic(out: Path, files: Iterator[tuple[str, bytes]]) -> tuple[list[str], dict]:
+def write_atomic(out: Path, files: Iterator[tuple[str, bytes]]) -> tuple[list[str], dict[str, Any]]:
     parent = out.parent
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=parent))
     written: list[str] = []

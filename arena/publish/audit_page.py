@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from arena.audit.result import pooled_state, tripped_by
 from arena.publish.context import Link
+
+if TYPE_CHECKING:
+    from arena.publish.agreement_view import AgreementView
 
 __all__ = [
     "AuditPage",
@@ -104,7 +108,7 @@ class AuditPage:
     attribution: str | None
     root: str = ""
     #: Each published source's board against the reference source (``agreement_view``).
-    agreements: tuple = ()
+    agreements: tuple[AgreementView, ...] = ()
     #: Every judge flagged, consistent or with too few votes to tell (None: an older audit).
     outcomes: JudgeOutcomes | None = None
 
@@ -125,14 +129,14 @@ def _unit(x: float | None, unit: str) -> str:
     return " judge" if unit == "judges" and x == 1 else f" {unit}"
 
 
-def _band(band: list, unit: str) -> str:
+def _band(band: list[float], unit: str) -> str:
     lo, hi = band
     lo_s = "−∞" if lo is None else _num(lo, unit)
     hi_s = "∞" if hi is None else _num(hi, unit)
     return lo_s if lo_s == hi_s else f"{lo_s} to {hi_s}"
 
 
-def _status(p: dict) -> str:
+def _status(p: dict[str, Any]) -> str:
     if p["skipped"]:
         return "skipped"
     if p["flagged"]:
@@ -144,7 +148,7 @@ def _status(p: dict) -> str:
     return "within band" if inside else "undecided"
 
 
-def _verdict(p: dict) -> str:
+def _verdict(p: dict[str, Any]) -> str:
     """The probe's sentence, ``+-`` as ``±``.
 
     An audit stored before position verdicts said what tripped the flag reads
@@ -152,7 +156,7 @@ def _verdict(p: dict) -> str:
     flagged; it gets the "Flagged: pooled OK; judge X flagged." opening the
     probe writes now (:func:`arena.audit.position.position_verdict`).
     """
-    text = p["verdict"]
+    text: str = p["verdict"]
     if p["name"] == "position" and p["flagged"] and not text.startswith("Flagged"):
         members = {
             kind: [r[kind] for r in p["details"].get(key, []) if r["flagged"]]
@@ -178,7 +182,7 @@ def _summary(counts: dict[str, int], probes: int, judges: int) -> str:
     return text
 
 
-def _detail(r: dict, target: float) -> str:
+def _detail(r: dict[str, Any], target: float) -> str:
     """What the test saw of one judge, in a phrase."""
     if r["outcome"] == "flagged":
         return r.get("effect") or ", ".join(r["reasons"])
@@ -190,7 +194,7 @@ def _detail(r: dict, target: float) -> str:
     return f"needs {need} votes for {target:.0%} power ({r['power']:.0%} now)"
 
 
-def judge_outcomes(details: dict) -> JudgeOutcomes | None:
+def judge_outcomes(details: dict[str, Any]) -> JudgeOutcomes | None:
     """The judges' outcomes of an anomaly probe's details (None: stored before issue 40)."""
     rows = details.get("judges", [])
     if not rows or "outcome" not in rows[0] or "summary" not in details:
@@ -212,12 +216,12 @@ def judge_outcomes(details: dict) -> JudgeOutcomes | None:
 
 
 def audit_page(
-    doc: dict | None,
+    doc: dict[str, Any] | None,
     *,
     board_label: str,
     nav: tuple[Link, ...],
     attribution: str | None,
-    agreements: tuple = (),
+    agreements: tuple[AgreementView, ...] = (),
     snapshot_id: int | None = None,
 ) -> AuditPage:
     """Page context from a stored audit document (see :mod:`arena.audit.read`).

@@ -18,7 +18,7 @@ ranked models; a site with thousands of models wants a small ``top``).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -192,7 +192,11 @@ def top_rows(board: Board, top: int | None) -> list[BoardRow]:
     return ranked if top is None else ranked[:top]
 
 
-def _matrices(rows: Sequence[BoardRow], pairs: Sequence[PairRecord]):
+#: a square matrix of the top models, None on the diagonal and for pairs that never met
+Grid = list[list[float | None]]
+
+
+def _matrices(rows: Sequence[BoardRow], pairs: Sequence[PairRecord]) -> tuple[Grid, Grid, Grid]:
     index = {r.model: i for i, r in enumerate(rows)}
     n = len(rows)
     ratings = np.array([r.rating for r in rows], dtype=float)
@@ -207,7 +211,7 @@ def _matrices(rows: Sequence[BoardRow], pairs: Sequence[PairRecord]):
         score[i, j] = p.a_wins + p.ties / 2
         score[j, i] = p.b_wins + p.ties / 2
 
-    def grid(f) -> list[list[float | None]]:
+    def grid(f: Callable[[int, int], float | None]) -> Grid:
         return [[None if i == j else f(i, j) for j in range(n)] for i in range(n)]
 
     predicted = grid(lambda i, j: float(pred[i, j]))

@@ -96,7 +96,15 @@ class _Canvas:
         for yy in range(max(0, y), min(self.h, y + h)):
             self.rows[yy][3 * x0 : 3 * x1] = run
 
-    def text(self, x: int, y: int, s: str, scale: int, colour, max_width: int | None = None) -> int:
+    def text(
+        self,
+        x: int,
+        y: int,
+        s: str,
+        scale: int,
+        colour: tuple[int, int, int],
+        max_width: int | None = None,
+    ) -> int:
         """Draw ``s`` (upper-cased) from (x, y); returns the x after it. Cut with ".."
         to ``max_width`` pixels."""
         step = 6 * scale

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena.core.resources import templates_dir
+
+if TYPE_CHECKING:
+    from arena.publish.views import OpponentView
 
 
 @lru_cache(maxsize=1)
@@ -31,7 +35,7 @@ def environment() -> Environment:
     return env
 
 
-def opponent_rows(opponents: Iterable) -> Markup:
+def opponent_rows(opponents: Iterable[OpponentView]) -> Markup:
     """The body rows of a model's record table.
 
     A 300-model board gives ~30k opponent rows over all model pages; built here

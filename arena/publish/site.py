@@ -27,6 +27,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
@@ -36,6 +37,7 @@ from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import (
     ROW_FIELDS,
     Board,
+    SnapshotInfo,
     latest_snapshot_id,
     load_board,
     load_pairs,
@@ -49,7 +51,7 @@ from arena.core.resources import templates_dir
 from arena.core.words import name_list, too_many_boards
 from arena.db.models import Snapshot
 from arena.publish import context as ctx
-from arena.publish.agreement_view import agreement_views
+from arena.publish.agreement_view import AgreementView, agreement_views
 from arena.publish.atomic import (
     MARKER,
     PublishError,
@@ -206,7 +208,7 @@ def _load_site_boards(
     return sites
 
 
-def _source_kind(label: str, info, kinds: dict) -> str:
+def _source_kind(label: str, info: SnapshotInfo, kinds: Mapping[str | None, str]) -> str:
     """``Source: ko-arena-hard`` -> ``ko-arena-hard (judge verdicts)`` (or ``(votes)``)."""
     kind = kinds.get(info.source) if info.source else None
     if kind is None:
@@ -229,7 +231,7 @@ def _rule_text(rule: Rule | None, labels: Mapping[str, str] | None = None) -> st
     return f"{text}: {rule.note}." if rule.note else f"{text}."
 
 
-def _group(info, parts: set[str]) -> str:
+def _group(info: SnapshotInfo, parts: set[str]) -> str:
     """Where the board menu lists a board: ``main``, ``source`` or ``more``."""
     if info.key.component > 1 or (info.category and info.category in parts):
         return "more"
@@ -267,7 +269,9 @@ def _menu_order(sites: list[ctx.SiteBoard]) -> list[ctx.SiteBoard]:
     return head + main + [s for s in rest if s.group == "source"]
 
 
-def _nav(sites: list[ctx.SiteBoard], current: ctx.SiteBoard | None, root: str):
+def _nav(
+    sites: list[ctx.SiteBoard], current: ctx.SiteBoard | None, root: str
+) -> tuple[ctx.Link, ...]:
     """At most :data:`NAV_MAX` boards, then "All N boards" (``boards.html``)."""
     menu = _menu_order(sites)
     links = [
@@ -365,8 +369,8 @@ def _files(
     *,
     top: int,
     attribution: str | None,
-    audit: dict | None = None,
-    agreements: tuple = (),
+    audit: dict[str, Any] | None = None,
+    agreements: tuple[AgreementView, ...] = (),
     base_url: str | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (relative path, bytes), in a fixed order."""
@@ -437,7 +441,7 @@ def _files(
 
 def publish_site(
     engine: Engine,
-    out_dir: str | os.PathLike,
+    out_dir: str | os.PathLike[str],
     *,
     snapshot_id: int | None = None,
     top: int = DEFAULT_HEATMAP_TOP,

@@ -31,7 +31,9 @@ def nice_step(span: float, target: int) -> float:
     if not math.isfinite(raw) or raw <= 0:
         return 1.0
     mag = 10 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    # an int for a whole step (10 ** k, k >= 0), as the tick labels expect
+    step: float = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * (1 - 1e-9))
+    return step
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ for LMArena's keys, overridable with ``arena categories label``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from arena.boards.keys import BoardKey
 from arena.boards.snapshots import SnapshotInfo, StyleCoefficient
@@ -99,7 +100,7 @@ def tier_line(info: SnapshotInfo) -> str:
     )
 
 
-def _tier_words(o: Mapping) -> str:
+def _tier_words(o: Mapping[str, Any]) -> str:
     if is_simultaneous(o):
         return ""  # the sentence already says where tiers come from
     parts = []
@@ -110,7 +111,7 @@ def _tier_words(o: Mapping) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _inside_tier(o: Mapping) -> str:
+def _inside_tier(o: Mapping[str, Any]) -> str:
     if is_simultaneous(o):
         return (
             ". Two models the board cannot tell apart and whose rank sets are the same always "
@@ -125,7 +126,7 @@ def _inside_tier(o: Mapping) -> str:
     )
 
 
-def _rank_words(o: Mapping) -> str:
+def _rank_words(o: Mapping[str, Any]) -> str:
     if not is_simultaneous(o):
         return (
             "Rank is the range of ranks the data allow: from one plus the number of models "
