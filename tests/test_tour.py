@@ -61,7 +61,7 @@ def _check_leaderboard(out, args):
     assert out.startswith("snapshot ") and f"({board})" in out.splitlines()[0]
     assert _table_head(out)[:6] == ["rank", "tier", "model", "rating", "minus", "plus"]
     if board == "overall":  # the human votes alone: the judge's verdicts are not pooled in
-        assert " 135624 battles" in out.splitlines()[0]
+        assert " 135,624 battles" in out.splitlines()[0]
 
 
 def _check_diff(out, args):

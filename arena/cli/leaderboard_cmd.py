@@ -37,6 +37,11 @@ def component_lines(s: dict) -> list[str]:
     ]
 
 
+def _count(x: float) -> str:
+    """A count with thousands separators (``135,624``; a weighted one to 0.1)."""
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:,.1f}"
+
+
 def _tenth(x: float | None) -> float | str:
     return "-" if x is None else round(x, 1)
 
@@ -160,7 +165,7 @@ def leaderboard_command(
     opts = s["options"]
     click.echo(
         f"snapshot {s['id']} ({s['board']}) {s['created_at']}  "
-        f"{s['counts']['battles']} battles, {s['counts']['models']} models, "
+        f"{_count(s['counts']['battles'])} battles, {_count(s['counts']['models'])} models, "
         f"{opts.get('ci')} {round(100 * opts.get('level', DEFAULT_LEVEL))}% intervals, "
         f"tiers: {opts.get('tiers', 'maxt')}"
     )
