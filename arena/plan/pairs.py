@@ -36,7 +36,9 @@ left out without changing every probability; on the synthetic 10k board
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -85,10 +87,25 @@ class PlanPairs:
     se_from: str
 
 
+#: battles per pair, (M, M): a dense array or a scipy sparse matrix
+PairBattles: TypeAlias = "np.ndarray | sp.spmatrix"
+#: a block of pairs: (first flat index, a, b, battles, weight, h) -> None
+Visit = Callable[[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, float | np.ndarray], None]
+
+
 class _Board:
     """The planned models' ratings, samples and pair counts, by position."""
 
-    def __init__(self, rating, samples, pair_battles, models, rule, level, direct_se_max):
+    def __init__(
+        self,
+        rating: np.ndarray,
+        samples: np.ndarray,
+        pair_battles: PairBattles,
+        models: np.ndarray | None,
+        rule: str,
+        level: float,
+        direct_se_max: int,
+    ) -> None:
         if rule not in RULES:
             raise ArgumentError(f"rule must be one of {RULES}, got {rule!r}")
         models = np.arange(rating.size) if models is None else np.asarray(models)
@@ -126,7 +143,7 @@ class _Board:
                 self.r = r
                 self.xmax = float(np.max(np.abs(self.samples))) if self.samples.size else 0.0
 
-    def segments(self, lo: int, hi: int):
+    def segments(self, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Rows and column ranges of the flat pairs ``lo .. hi-1``."""
         off = self.offset
         first = int(np.searchsorted(off, lo, side="right")) - 1
@@ -136,7 +153,9 @@ class _Board:
         ends = rows + 1 + np.minimum(hi - off[rows], self.m - rows - 1)
         return rows, starts, ends
 
-    def weights(self, rows, starts, ends, *, se_from: str | None = None):
+    def weights(
+        self, rows: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, se_from: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float | np.ndarray]:
         """Positions ``a, b``, battles and weight of every pair in the segments, in flat
         order, and ``h``: the weight from the differences lies within a factor
         ``exp(+-h)`` of this one (0 unless the SEs come from the covariance)."""
@@ -153,7 +172,7 @@ class _Board:
         battles = np.where(played, self.battles[at] if self.keys.size else 0.0, 0.0)
         n = np.maximum(battles, UNPLAYED)
         w = np.sqrt(s2 / n) - np.sqrt(s2 / (n + 1))
-        h = 0.0
+        h: float | np.ndarray = 0.0
         if self.rule == "tiers":
             covariance = (se_from or self.se_from) == "covariance"
             if covariance:
@@ -167,15 +186,20 @@ class _Board:
                 h = self._bound(a, b, d, se2, z)
         return a, b, battles, w, h
 
-    def _var_covariance(self, rows, starts, a, b):
+    def _var_covariance(
+        self, rows: np.ndarray, starts: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> np.ndarray:
         """Variance of each pair's difference from one product of the rows' and columns'
         samples (``rows`` ascending and distinct)."""
         lo = int(starts.min()) if starts.size else 0
         xc = self.centred
         cov = (xc[:, rows].T @ xc[:, lo:]) / (xc.shape[0] - 1)
-        return self.var[a] + self.var[b] - 2 * cov[np.searchsorted(rows, a), b - lo]
+        var: np.ndarray = self.var[a] + self.var[b] - 2 * cov[np.searchsorted(rows, a), b - lo]
+        return var
 
-    def _bound(self, a, b, d, se2, z):
+    def _bound(
+        self, a: np.ndarray, b: np.ndarray, d: np.ndarray, se2: np.ndarray, z: np.ndarray
+    ) -> np.ndarray:
         """``h`` of :meth:`weights` for covariance SEs.
 
         Both ways of computing the variance of a difference err by at most about
@@ -196,10 +220,11 @@ class _Board:
             f = (z - self.c) ** 2
             h = 0.5 * np.maximum(np.abs((zlo - self.c) ** 2 - f), np.abs((zhi - self.c) ** 2 - f))
         # other steps round the two ways alike but for a few ulps
-        return np.where(np.isfinite(h), h + 1e-12, np.inf)
+        bound: np.ndarray = np.where(np.isfinite(h), h + 1e-12, np.inf)
+        return bound
 
 
-def _stream(board: _Board, visit) -> float:
+def _stream(board: _Board, visit: Visit) -> float:
     """Visit every pair's weight in blocks; their sum, added as ``numpy.sum`` would.
 
     ``numpy.sum`` of a contiguous float64 array halves it recursively (at a
@@ -214,7 +239,8 @@ def _stream(board: _Board, visit) -> float:
             rows, starts, ends = board.segments(lo, lo + n)
             a, b, battles, w, h = board.weights(rows, starts, ends)
             visit(lo, a, b, battles, w, h)
-            return np.sum(w)
+            block: float = np.sum(w)
+            return block
         half = n // 2
         half -= half % 8
         return total(lo, half) + total(lo + half, n - half)
@@ -225,7 +251,7 @@ def _stream(board: _Board, visit) -> float:
 def plan_pairs(
     rating: np.ndarray,
     samples: np.ndarray,
-    pair_battles,
+    pair_battles: PairBattles,
     *,
     models: np.ndarray | None = None,
     rule: str = DEFAULT_PLAN_RULE,
@@ -302,13 +328,29 @@ class _Keep:
 
     def __init__(self, top: int | None):
         self.top = top
-        self.parts: list[tuple] = []
+        self.parts: list[tuple[np.ndarray, ...]] = []
         self.size = 0
         self.floor = 0.0
 
-    def visit(self, lo, a, b, battles, w, h):
+    def visit(
+        self,
+        lo: int,
+        a: np.ndarray,
+        b: np.ndarray,
+        battles: np.ndarray,
+        w: np.ndarray,
+        h: float | np.ndarray,
+    ) -> None:
         lower, upper = (w, w) if np.isscalar(h) and h == 0 else (w * np.exp(-h), w * np.exp(h))
-        cols = (lo + np.arange(w.size, dtype=np.int64), a, b, battles, w, lower, upper)
+        cols: tuple[np.ndarray, ...] = (
+            lo + np.arange(w.size, dtype=np.int64),
+            a,
+            b,
+            battles,
+            w,
+            lower,
+            upper,
+        )
         if self.top is not None:
             cols = tuple(x[upper >= self.floor] for x in cols)
         self.parts.append(cols)
@@ -316,7 +358,7 @@ class _Keep:
         if self.top is not None and self.size > 4 * self.top + BLOCK:
             self._cut()
 
-    def _cut(self):
+    def _cut(self) -> None:
         top = self.top
         assert top is not None  # only a list of the top pairs is cut
         cols = [np.concatenate(x) for x in zip(*self.parts, strict=True)]
@@ -328,7 +370,7 @@ class _Keep:
         self.parts = [tuple(cols)]
         self.size = cols[-1].size
 
-    def result(self):
+    def result(self) -> tuple[np.ndarray, ...]:
         if self.top is not None:
             self._cut()
         return tuple(np.concatenate(x) for x in zip(*self.parts, strict=True))
@@ -337,7 +379,7 @@ class _Keep:
 def draw_streamed(
     rating: np.ndarray,
     samples: np.ndarray,
-    pair_battles,
+    pair_battles: PairBattles,
     n: int,
     *,
     seed: int,
@@ -356,7 +398,14 @@ def draw_streamed(
     board = _Board(rating, samples, pair_battles, models, rule, level, direct_se_max)
     row_total = np.zeros(board.m)
 
-    def visit(lo, a, b, battles, w, h):
+    def visit(
+        lo: int,
+        a: np.ndarray,
+        b: np.ndarray,
+        battles: np.ndarray,
+        w: np.ndarray,
+        h: float | np.ndarray,
+    ) -> None:
         row_total[:] += np.bincount(a, weights=w, minlength=board.m)
 
     _stream(board, visit)

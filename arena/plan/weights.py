@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit, ndtr, ndtri
 
 from arena.core.defaults import (
@@ -62,7 +63,7 @@ class PairPlan:
     rule: str
 
 
-def _pairs(models: np.ndarray):
+def _pairs(models: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     iu, ju = np.triu_indices(models.size, k=1)
     return models[iu], models[ju]
 
@@ -153,10 +154,11 @@ def battles_needed(
     return need
 
 
-def current_power(delta, se0, *, level: float = DEFAULT_LEVEL) -> np.ndarray:
+def current_power(delta: ArrayLike, se0: ArrayLike, *, level: float = DEFAULT_LEVEL) -> np.ndarray:
     """Power of the two-sided test today: ``Phi(|delta|/se0 - c)``."""
     c = float(ndtri(0.5 + level / 2))
-    return ndtr(np.abs(np.asarray(delta)) / np.asarray(se0) - c)
+    power: np.ndarray = ndtr(np.abs(np.asarray(delta)) / np.asarray(se0) - c)
+    return power
 
 
 def simulate_power(
