@@ -75,7 +75,9 @@ def _json_items(
             yield location, None, RowError("json", "nested too deeply (not a battle record)")
 
 
-def _schema_of(obj: dict, mapping: Mapping[str, str], max_expand: int, schemas: Schemas):
+def _schema_of(
+    obj: dict[str, Any], mapping: Mapping[str, str], max_expand: int, schemas: Schemas
+) -> Schema | RowError:
     keys = frozenset(obj)
     schema = schemas.get(keys)
     if schema is None:
@@ -212,7 +214,12 @@ class _BlockRecords:
         return self.block.row(i)
 
 
-def _add(chunk: Chunk, location: Location, record: Any, parsed) -> None:
+def _add(
+    chunk: Chunk,
+    location: Location,
+    record: Any,
+    parsed: ParsedBattle | list[ParsedBattle] | RowError,
+) -> None:
     chunk.rows_read += 1
     if isinstance(parsed, RowError):
         chunk.errors.append((location, parsed, record))

@@ -26,12 +26,13 @@ exclusions, cluster keys); those rebuilds read the battles, and
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress, repeat
 from operator import and_ as bit_and
 from operator import lshift, rshift
 from operator import or_ as bit_or
 from types import ModuleType
+from typing import Any
 
 from sqlalchemy import Connection, and_, func, literal, select
 
@@ -42,7 +43,7 @@ _CELL = (Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight)
 COUNT_COLUMNS = ["category_id", "model_a_id", "model_b_id", "outcome", "weight", "rated", "n"]
 
 
-def count_aggregates(conds: list, category_ids: list[int] | None) -> list:
+def count_aggregates(conds: list[Any], category_ids: list[int] | None) -> list[Any]:
     """SELECTs of (category_id, cell, rated, count) over the battles meeting ``conds``:
     all battles first, then those of each category (of ``category_ids``, or all)."""
     rated = Battle.excluded_reason.is_(None)
@@ -120,9 +121,9 @@ class CountAccumulator:
     def __init__(self) -> None:
         self.weights: dict[float, int] = {1.0: 0}
         #: Counter mode: category id (ALL_BATTLES for all) -> packed cell -> battles
-        self.tallies: dict[int, Counter] = {}
+        self.tallies: dict[int, Counter[int]] = {}
         #: numpy mode (``self.np`` set): category id -> [(keys, counts or None), ...]
-        self.parts: dict[int, list] = {}
+        self.parts: dict[int, list[Any]] = {}
         self.np: ModuleType | None = None
         self.counted = 0
         self.pending = 0
@@ -164,7 +165,16 @@ class CountAccumulator:
         if not add(a_ids, b_ids, outcomes, not_rated, weights, stored, tags):
             self.exact = False  # a model id beyond the packed key's range
 
-    def _add_counter(self, a_ids, b_ids, outcomes, not_rated, weights, stored, tags) -> bool:
+    def _add_counter(
+        self,
+        a_ids: Sequence[int],
+        b_ids: Sequence[int],
+        outcomes: Sequence[str],
+        not_rated: Sequence[int],
+        weights: Sequence[float] | None,
+        stored: Sequence[bool] | None,
+        tags: Iterable[tuple[int, Sequence[int]]],
+    ) -> bool:
         """Pack each battle's cell with C-level maps; one ``Counter.update`` per board."""
         if max(max(a_ids), max(b_ids)) >= _ID_LIMIT:
             return False
@@ -181,10 +191,11 @@ class CountAccumulator:
         tally = self.tallies.setdefault(ALL_BATTLES, Counter())
         tally.update(keys if stored is None else compress(keys, stored))
         for category_id, positions in tags:
+            kept: Iterable[int] = positions
             if stored is not None:
-                positions = compress(positions, map(stored.__getitem__, positions))
+                kept = compress(positions, map(stored.__getitem__, positions))
             tally = self.tallies.setdefault(category_id, Counter())
-            tally.update(map(keys.__getitem__, positions))
+            tally.update(map(keys.__getitem__, kept))
         return True
 
     def _to_numpy(self) -> None:
@@ -200,7 +211,16 @@ class CountAccumulator:
             self.parts[category_id] = [(keys[order], counts[order])]
         self.tallies = {}
 
-    def _add_numpy(self, a_ids, b_ids, outcomes, not_rated, weights, stored, tags) -> bool:
+    def _add_numpy(
+        self,
+        a_ids: Sequence[int],
+        b_ids: Sequence[int],
+        outcomes: Sequence[str],
+        not_rated: Sequence[int],
+        weights: Sequence[float] | None,
+        stored: Sequence[bool] | None,
+        tags: Iterable[tuple[int, Sequence[int]]],
+    ) -> bool:
         np = self.np
         assert np is not None  # numpy mode
         n = len(a_ids)
@@ -223,7 +243,7 @@ class CountAccumulator:
             self._compact()
         return True
 
-    def _add_keys(self, category_id: int, keys) -> None:
+    def _add_keys(self, category_id: int, keys: Any) -> None:
         """Keep a chunk's keys as they are (one battle each); merged by :meth:`_compact`."""
         if keys.size:
             self.parts.setdefault(category_id, []).append((keys, None))
@@ -251,7 +271,7 @@ class CountAccumulator:
             self.parts[category_id] = [(keys, counts)]
         self.pending = 0
 
-    def groups(self) -> list[tuple]:
+    def groups(self) -> list[tuple[Any, ...]]:
         """The merged counts as ``battle_counts`` columns, one group per board, weight
         and rating flag: ``(category_id, weight, rated, a_ids, b_ids, outcomes, n)``,
         each group's cells in key order (the table's primary-key order)."""
@@ -264,7 +284,7 @@ class CountAccumulator:
             )
         return out
 
-    def _groups(self):
+    def _groups(self) -> Iterator[tuple[int, int, Any, Any]]:
         """(category id, low bits, keys, counts) of each group, keys sorted."""
         if self.np is None:
             for category_id, tally in self.tallies.items():
@@ -285,7 +305,9 @@ class CountAccumulator:
                 sel = low == group
                 yield category_id, group, keys[sel], counts[sel]
 
-    def flush(self, conn: Connection, merge, **battles) -> None:
+    def flush(
+        self, conn: Connection, merge: Callable[[list[tuple[Any, ...]]], None], **battles: Any
+    ) -> None:
         """Merge into ``battle_counts`` in the caller's transaction.
 
         ``merge(groups)`` is the engine's upsert (``merge_counts`` of
@@ -300,7 +322,7 @@ class CountAccumulator:
             merge(groups)
 
 
-def _decode(keys, counts) -> tuple[list, list, list, list]:
+def _decode(keys: Any, counts: Any) -> tuple[list[Any], list[Any], list[Any], list[Any]]:
     """Model a, model b, outcome and count columns of packed cells (lists, or numpy
     arrays: shifted as whole arrays, then made lists)."""
     if not isinstance(keys, list):

@@ -22,10 +22,11 @@ by side, so that a change to one is read against the other.)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat
+from typing import Any
 
-from sqlalchemy import Connection, literal
+from sqlalchemy import Connection, CursorResult, literal
 
 from arena.db.advisory import advisory_key
 from arena.db.bulk import copy_rows, may_skip_triggers
@@ -52,7 +53,7 @@ _LOOKUP_SELECT = (
 _KEY_COLUMNS = ("external_id", "battle_id")
 
 
-def _without(rows: Iterable[tuple], skipped: set[int]) -> list[tuple]:
+def _without(rows: Iterable[tuple[Any, ...]], skipped: set[int]) -> list[tuple[Any, ...]]:
     """Battle rows (id first) whose id is not in ``skipped``."""
     return [row for row in rows if row[0] not in skipped]
 
@@ -83,20 +84,20 @@ class SqliteRows:
         self._next_id += n
         return list(range(start, start + n))
 
-    def existing(self, part: list[str]):
+    def existing(self, part: list[str]) -> CursorResult[*tuple[Any, ...]]:
         marks = ",".join("?" * len(part))
         return self.conn.exec_driver_sql(_LOOKUP_SELECT + f"IN ({marks})", tuple(part))
 
-    def copy_text(self, *_args) -> None:
+    def copy_text(self, *_args: Any) -> None:
         return None  # no COPY on SQLite
 
-    def rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+    def rows(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
         marks = ", ".join("?" * len(columns))
         self.conn.exec_driver_sql(
             f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows
         )
 
-    def merge_counts(self, groups: list[tuple]) -> None:
+    def merge_counts(self, groups: list[tuple[Any, ...]]) -> None:
         """Groups ``(category_id, weight, rated, a_ids, b_ids, outcomes, n)`` (see
         ``CountAccumulator.groups``), upserted :data:`_MERGE_ROWS` cells a statement.
 
@@ -131,7 +132,7 @@ class SqliteRows:
     def insert(
         self,
         names: Sequence[str],
-        rows: Iterable[tuple],
+        rows: Iterable[tuple[Any, ...]],
         ids: list[int],
         *,
         keys: list[tuple[str, int]] | None,
@@ -277,10 +278,19 @@ class PostgresRows:
         self.last_id = last
         return list(range(last - n + 1, last + 1))
 
-    def existing(self, part: list[str]):
+    def existing(self, part: list[str]) -> CursorResult[*tuple[Any, ...]]:
         return self.conn.exec_driver_sql(_LOOKUP_SELECT + "= ANY(%(ids)s)", {"ids": part})
 
-    def copy_text(self, ids, a_ids, b_ids, outcome, external_id, excluded, n: int) -> str | None:
+    def copy_text(
+        self,
+        ids: Sequence[int],
+        a_ids: Sequence[int],
+        b_ids: Sequence[int],
+        outcome: Iterable[str],
+        external_id: Sequence[str] | None,
+        excluded: Sequence[str | None] | None,
+        n: int,
+    ) -> str | None:
         """A column block in COPY text format, joined at C speed (``copy.write_row``
         costs ~1.2 us a row); None if a text value would need escaping."""
         text_cols: list[Iterable[str]] = [map(str, ids), map(str, a_ids), map(str, b_ids), outcome]
@@ -298,10 +308,10 @@ class PostgresRows:
         text_cols.append(repeat(tail, n))
         return "\n".join(map("\t".join, zip(*text_cols, strict=True))) + "\n"
 
-    def rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+    def rows(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
         self._copy(table, columns, rows)
 
-    def merge_counts(self, groups: list[tuple]) -> None:
+    def merge_counts(self, groups: list[tuple[Any, ...]]) -> None:
         """Groups ``(category_id, weight, rated, a_ids, b_ids, outcomes, n)`` (see
         ``CountAccumulator.groups``) as COPY text made at C speed, staged, then an
         UPDATE of the stored cells and an INSERT of the others: an upsert's
@@ -346,9 +356,9 @@ class PostgresRows:
         )
         self.conn.exec_driver_sql("DROP TABLE arena_count_stage")
 
-    def _upsert_counts(self, groups: list[tuple], cells: int) -> None:
+    def _upsert_counts(self, groups: list[tuple[Any, ...]], cells: int) -> None:
         """A few cells (at most ``_UPSERT_CELLS``) by one upsert statement."""
-        params: list = []
+        params: list[Any] = []
         for category_id, weight, rated, a_ids, b_ids, outcomes, n in groups:
             for a, b, outcome, k in zip(a_ids, b_ids, outcomes, n, strict=True):
                 params += (int(category_id), int(a), int(b), outcome, float(weight), bool(rated))
@@ -363,7 +373,7 @@ class PostgresRows:
     def insert(
         self,
         names: Sequence[str],
-        rows: Iterable[tuple],
+        rows: Iterable[tuple[Any, ...]],
         ids: list[int],
         *,
         keys: list[tuple[str, int]] | None,
@@ -429,7 +439,9 @@ class PostgresRows:
         self.conn.exec_driver_sql("TRUNCATE arena_key_stage")
         return skipped
 
-    def _copy(self, table: str, columns: Sequence[str], rows: Iterable[tuple] | str) -> None:
+    def _copy(
+        self, table: str, columns: Sequence[str], rows: Iterable[tuple[Any, ...]] | str
+    ) -> None:
         copy_rows(self.conn, table, columns, rows)
 
     def check_references(self) -> int | None:
@@ -477,7 +489,7 @@ def rows_for(
     next_id: int,
     few_rows: bool = False,
     ids_locked: bool = False,
-):
+) -> SqliteRows | PostgresRows:
     """The engine's :class:`SqliteRows` or :class:`PostgresRows`, chosen once."""
     if conn.dialect.name == "postgresql":
         return PostgresRows(
@@ -491,7 +503,7 @@ def rows_for(
     return SqliteRows(conn, batch_id=batch_id, source=source, next_id=next_id)
 
 
-def dialect_insert(conn: Connection):
+def dialect_insert(conn: Connection) -> Callable[..., Any]:
     """The dialect's ``insert`` construct (with ``on_conflict_*``)."""
     if conn.dialect.name == "postgresql":
         from sqlalchemy.dialects.postgresql import insert as postgresql_insert

@@ -95,13 +95,13 @@ def text(value: Any, column: str, *, limit: int = TEXT_MAX) -> str | None:
     (NUL, controls, bidi overrides, lone surrogates) is an error naming it."""
     if value is None:
         return None
-    value = value if isinstance(value, str) else str(value)
-    if value == "":
+    text: str = value if isinstance(value, str) else str(value)
+    if text == "":
         return None
-    problem = text_problem(value, limit=limit)
+    problem = text_problem(text, limit=limit)
     if problem is not None:
         raise RowError(column, problem)
-    return value
+    return text
 
 
 def text_column_ok(values: Sequence[str], *, limit: int = TEXT_MAX) -> bool:

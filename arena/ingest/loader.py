@@ -137,7 +137,7 @@ def _load(
     *,
     max_expand: int,
     bulk_allowed: bool,
-    buffered: list[tuple],
+    buffered: list[tuple[Any, ...]],
     prefix: Prefix | None = None,
 ) -> IngestReport:
     """One attempt at storing the file, in one transaction; rejected records are
@@ -328,7 +328,7 @@ def ingest_file(
             prefix=prefix,
         )
         try:
-            buffered: list[tuple] = []
+            buffered: list[tuple[Any, ...]] = []
             report = attempt(bulk_allowed=True, buffered=buffered)
         except BulkConflict:
             # an id stored twice, found when the bulk load built the unique index:

@@ -107,7 +107,7 @@ class ContentReader(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         out = memoryview(buffer).cast("B")
         if len(self._head):
             n = min(len(out), len(self._head))

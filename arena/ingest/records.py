@@ -9,7 +9,7 @@ block the column path cannot take goes through the row path.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -21,7 +21,7 @@ from arena.core.text import text_problem
 from arena.ingest import fields
 from arena.ingest.errors import RowError
 from arena.ingest.shapes import FIELDS, Schema, resolve_schema
-from arena.ingest.sources import key_count
+from arena.ingest.sources import CsvBlock, key_count
 from arena.ingest.style import Style, StyleColumns, parse_columns, style_column
 
 __all__ = [
@@ -95,7 +95,7 @@ def _expand_counts(schema: Schema, get: Getter, model_a: str, model_b: str) -> l
 
 
 def parse_record(
-    schema: Schema, get: Getter, tag_values, column: Getter
+    schema: Schema, get: Getter, tag_values: Iterable[tuple[str, Any]], column: Getter
 ) -> ParsedBattle | list[ParsedBattle]:
     """Normalise one record.
 
@@ -199,7 +199,9 @@ class ColumnBlock:
         return found
 
 
-def csv_block_parser(schema: Schema, header: Sequence[str]):
+def csv_block_parser(
+    schema: Schema, header: Sequence[str]
+) -> Callable[[CsvBlock], ColumnBlock | None] | None:
     """Column-wise parser for blocks of rows, or None when the shape needs per-row parsing.
 
     The returned function gives a :class:`ColumnBlock`, or None when anything in
@@ -226,14 +228,16 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     names = schema.names
     truthy = fields.TRUE.__contains__
 
-    def block(raw) -> ColumnBlock | None:
+    def block(raw: CsvBlock) -> ColumnBlock | None:
         """``raw``: a :class:`arena.ingest.sources.CsvBlock`."""
         n = len(raw)
         if not n:
             return None
+        cols: Sequence[Sequence[str]]
         if raw.columns is not None:
             cols = raw.columns
         else:
+            assert raw.rows is not None  # row-major when not column-major
             if set(map(len, raw.rows)) != {width}:
                 return None
             cols = list(zip(*raw.rows, strict=True))
@@ -269,7 +273,7 @@ def csv_block_parser(schema: Schema, header: Sequence[str]):
     return block
 
 
-def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle | list:
+def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle | list[ParsedBattle]:
     cols = schema.columns
 
     def get(fld: str) -> Any:
@@ -286,7 +290,9 @@ _JSON_BLOCK_FIELDS = frozenset(
 _new_battle = partial(tuple.__new__, ParsedBattle)
 
 
-def json_block_parser(schema: Schema, keys: Sequence[str]):
+def json_block_parser(
+    schema: Schema, keys: Sequence[str]
+) -> Callable[[list[Any], list[int]], list[ParsedBattle] | None] | None:
     """Column-wise parser for a block of JSON-lines records with the keys ``keys``, or
     None when the shape needs per-record parsing.
 
@@ -318,12 +324,12 @@ def json_block_parser(schema: Schema, keys: Sequence[str]):
     text_columns = {c for _, c, _ in text_fields}
     str_columns = [cols["model_a"], cols["model_b"], cols[outcome_field], *text_columns]
 
-    def block(objects: list, key_marks: list[int]) -> list[ParsedBattle] | None:
+    def block(objects: list[Any], key_marks: list[int]) -> list[ParsedBattle] | None:
         n = len(objects)
         if not n or set(map(type, objects)) != {dict} or len(set(map(tuple, objects))) != 1:
             return None
 
-        def column(name: str) -> list:
+        def column(name: str) -> list[Any]:
             return list(map(itemgetter(name), objects))
 
         values = {c: column(c) for c in str_columns}

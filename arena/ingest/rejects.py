@@ -55,7 +55,7 @@ def _same(a: Path, b: Path) -> bool:
 
 
 def check_rejects_target(
-    path: str | os.PathLike, *, inputs: Iterable[str], database: str | None
+    path: str | os.PathLike[str], *, inputs: Iterable[str], database: str | None
 ) -> Path:
     """The rejects path, after refusing any target it must not replace.
 

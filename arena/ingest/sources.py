@@ -60,7 +60,7 @@ class InputFile:
     identity: tuple[int, int, int] | None = None
 
 
-def display_path(path_arg: str | os.PathLike) -> str:
+def display_path(path_arg: str | os.PathLike[str]) -> str:
     """A path as messages, logs, the database and JSON can hold it, on one line.
 
     A file name that is not UTF-8 arrives with its bytes as lone surrogates
@@ -229,7 +229,7 @@ class _Utf8Lines:
                 ) from None
 
 
-def bounded_lines(stream, limit: int, display: str, counter=None) -> Iterator:
+def bounded_lines(stream: IO[Any], limit: int, display: str, counter: Any = None) -> Iterator[Any]:
     """The lines of ``stream`` (binary or text), each read with at most ``limit``
     characters, so that one huge line is refused before it is held whole."""
     readline = stream.readline
@@ -360,7 +360,7 @@ class CsvBlocks:
         self.base = 0  # lines read before the csv reader took over
         self.pending = CsvBlock([], rows=[])
 
-    def _lines(self, stream) -> Iterator[str]:
+    def _lines(self, stream: IO[Any]) -> Iterator[str]:
         return bounded_lines(stream, LINE_MAX, self.source.display)
 
     def _bad_bytes(self, _exc: UnicodeDecodeError) -> InputError:
@@ -504,7 +504,7 @@ class JsonlBlock:
 
     lines: list[int]
     texts: list[str]
-    objects: list | None = None
+    objects: list[Any] | None = None
 
     def key_marks(self) -> list[int]:
         """Per line, how often ``":`` occurs: a line names at most this many keys."""
@@ -597,7 +597,7 @@ class DuplicateKey(ArenaError, ValueError):
 _SPACED_KEY_END = re.compile(r'"[ \t\r\n]+:')
 
 
-def key_count(obj: dict) -> int:
+def key_count(obj: dict[str, Any]) -> int:
     """Keys of ``obj`` and the objects inside it (those in lists of lists are not
     counted: the count is never above the true one).
 

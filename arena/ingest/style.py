@@ -254,7 +254,7 @@ class StyleColumns:
     covariates: list[tuple[str, list[float], list[float]]]
 
 
-def _column(values: Sequence[str], rule: Callable[[Any, str], Any], where: str) -> list | None:
+def _column(values: Sequence[str], rule: Callable[[Any, str], Any], where: str) -> list[Any] | None:
     """``rule`` applied to a column, once per distinct value; None if a value fails it."""
     known = {}
     for value in set(values):
@@ -342,7 +342,7 @@ def resolve_style(names: Iterable[str]) -> StyleShape | None:
     return StyleShape(keys=keys, covariates=tuple(covariates))
 
 
-def _count_column(values: list) -> list[int] | None:
+def _count_column(values: list[Any]) -> list[int] | None:
     """The column form of :func:`_plain_counts` for one key: whole numbers, or
     non-empty objects of whole numbers (all with the same keys), summed; None
     when any value is otherwise (the row path then decides and names it).
@@ -374,7 +374,7 @@ def _count_column(values: list) -> list[int] | None:
     return total
 
 
-def style_column(shape: StyleShape, values: Callable[[str], list]) -> list[Style] | None:
+def style_column(shape: StyleShape, values: Callable[[str], list[Any]]) -> list[Style] | None:
     """The standard style counts of a block of JSON records, column by column.
 
     ``values(column)`` gives a top-level column of the block.  Only the plain
@@ -402,7 +402,7 @@ def style_column(shape: StyleShape, values: Callable[[str], list]) -> list[Style
             }:
                 return None
 
-        def column(key: str) -> list:
+        def column(key: str) -> list[Any]:
             return list(map(itemgetter(key), metas))
     else:
         if set(shape.keys) != set(STANDARD_KEYS) or not all(
@@ -410,7 +410,7 @@ def style_column(shape: StyleShape, values: Callable[[str], list]) -> list[Style
         ):
             return None
 
-        def column(key: str) -> list:
+        def column(key: str) -> list[Any]:
             return values(shape.keys[key])  # type: ignore[arg-type]
 
     counts = []

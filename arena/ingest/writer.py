@@ -11,10 +11,10 @@ bookkeeping; what differs between SQLite and PostgreSQL is in dialects.py.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Connection, func, select
 
@@ -59,7 +59,7 @@ class StoredBattle(NamedTuple):
     source: str | None
 
     @property
-    def content(self) -> tuple:
+    def content(self) -> tuple[Any, ...]:
         return (self.model_a, self.model_b, self.outcome, self.weight, self.source)
 
 
@@ -68,7 +68,7 @@ def _describe(model_a: str, model_b: str, outcome: str, weight: float, source: s
     return f"{model_a!r} vs {model_b!r}, {outcome}{extra}, source {source or '(none)'}"
 
 
-def _conflict(ext: str, have: StoredBattle, row: tuple) -> str:
+def _conflict(ext: str, have: StoredBattle, row: tuple[Any, ...]) -> str:
     return (
         f"id {ext!r} is already stored with other content: stored battle {have.id} "
         f"(batch {have.batch_id}): {_describe(*have.content)}; this row: {_describe(*row)}"
@@ -87,7 +87,7 @@ class StoredNames:
     models: dict[str, int]
     categories: dict[str, int]
     features: dict[str, int]
-    rules: list
+    rules: list[Any]
     next_id: int
 
     @classmethod
@@ -103,7 +103,7 @@ class StoredNames:
         )
 
 
-def names_fingerprint(conn: Connection) -> tuple[tuple, int]:
+def names_fingerprint(conn: Connection) -> tuple[tuple[Any, ...], int]:
     """(what :class:`StoredNames` maps, in brief; the next battle id), one statement.
 
     Models, categories and style features are only ever added (never renamed or
@@ -176,7 +176,7 @@ class BattleWriter:
         #: foreign keys checked row by row (PostgreSQL role that may not defer them):
         #: a bulk load drops and re-adds them
         self._fk_per_row = self.rows.fk_per_row
-        self._fks_dropped: list = []
+        self._fks_dropped: list[Any] = []
         #: the stored battles per board and cell, for the count table (arena.ingest.counts)
         self.counts = CountAccumulator()
 
@@ -222,7 +222,9 @@ class BattleWriter:
             )
 
     # -- name -> id ---------------------------------------------------------
-    def _id_for(self, table, cache: dict[str, int], name: str) -> int:
+    def _id_for(
+        self, table: type[Model | Category | StyleFeature], cache: dict[str, int], name: str
+    ) -> int:
         """Id of ``name`` in ``table`` (models or categories), created on first sight."""
         found = cache.get(name)
         if found is None:
@@ -375,7 +377,9 @@ class BattleWriter:
         )
         return ChunkResult(stored, excluded, duplicates, repeated)
 
-    def _write_style_columns(self, block: ColumnBlock, ids: list[int], inserted) -> None:
+    def _write_style_columns(
+        self, block: ColumnBlock, ids: list[int], inserted: set[int] | None
+    ) -> None:
         """The style columns of a column block, for the battles actually stored."""
         keep = (
             range(block.n)
@@ -423,7 +427,7 @@ class BattleWriter:
         a_ids = list(map(models.__getitem__, block.model_a))
         b_ids = list(map(models.__getitem__, block.model_b))
         columns = ["id", "model_a_id", "model_b_id", "outcome"]
-        cols: list[Sequence] = [ids, a_ids, b_ids, block.outcome]
+        cols: list[Sequence[Any]] = [ids, a_ids, b_ids, block.outcome]
         if block.external_id is not None:
             columns.append("external_id")
             cols.append(block.external_id)
@@ -519,12 +523,21 @@ class BattleWriter:
     def _link(self, links: list[tuple[int, int]]) -> None:
         self._rows("battle_categories", ("category_id", "battle_id"), links)
 
-    def _rows(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+    def _rows(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
         """Plain rows into a table that cannot conflict: executemany or COPY."""
         if rows:
             self.rows.rows(table, columns, rows)
 
-    def _insert(self, names, rows, ids, keys, *, may_conflict: bool, copy_text=None):
+    def _insert(
+        self,
+        names: list[str],
+        rows: Iterable[tuple[Any, ...]],
+        ids: list[int],
+        keys: list[tuple[str, int]] | None,
+        *,
+        may_conflict: bool,
+        copy_text: str | None = None,
+    ) -> set[int] | None:
         """Battle rows and their keys (see ``insert`` of :mod:`arena.ingest.dialects`):
         the ids actually inserted, or None when all were."""
         return self.rows.insert(

@@ -33,8 +33,9 @@ from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch, utcnow
 from arena.db.session import take_write_lock
 from arena.ingest.errors import RowError
+from arena.ingest.fields import EXPAND_MAX
 from arena.ingest.records import ParsedBattle, parse_json_object
-from arena.ingest.shapes import EXPAND_MAX, resolve_schema
+from arena.ingest.shapes import resolve_schema
 from arena.ingest.writer import BattleWriter, StoredNames, names_fingerprint
 
 __all__ = [
