@@ -18,7 +18,7 @@
   // Sort keys from the cells themselves: the name, the best rank (a dash: unranked,
   // after every rank), the rating and the battles.
   function number(cell) {
-    var v = cell ? parseFloat(cell.textContent) : NaN;
+    var v = cell ? parseFloat(cell.textContent.replace(/,/g, "")) : NaN;
     return isNaN(v) ? null : v;
   }
   var keys = all.map(function (r, i) {

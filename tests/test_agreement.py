@@ -206,7 +206,11 @@ def test_audit_page_has_an_agreement_section_when_two_sources_are_published(two_
     assert "Agreement: " in page and "Pair-rank Brier score" in page and "Spearman" in page
     assert "arena agreement --reference source=human --candidate source=judge" in page
     assert page.count('<tr class="') == MODELS * (MODELS - 1) // 2
-    assert 'href="audit.html"' in (site / "index.html").read_text(encoding="utf-8")
+    index = (site / "index.html").read_text(encoding="utf-8")
+    # no vote audit stored: the index names the page for what it holds (issue 39 item 6)
+    assert '<a href="audit.html">Sources\' agreement</a>' in index
+    assert "Vote audit</a>" not in index
+    assert "No vote audit has been run on this board yet." in page and "`" not in page
 
 
 def test_front_door_gives_the_same_document(two_sources, db_url):

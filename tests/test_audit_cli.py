@@ -135,3 +135,36 @@ def test_audit_opens_with_the_judges_per_outcome(run_cli, tmp_path):
     judges = next(p for p in doc["probes"] if p["name"] == "anomaly")["details"]["judges"]
     assert {r["outcome"] for r in judges} <= {"flagged", "consistent", "too few votes"}
     assert all("power" in r and "votes_needed" in r for r in judges)
+
+
+def test_publish_shows_each_boards_latest_stored_audit(run_cli, tmp_path):
+    """Issue 39 item 6: the latest audit of a board is published even when a newer
+    snapshot was rebuilt since (the page names both); a board without one is not
+    linked to an audit page at all."""
+    path = tmp_path / "votes.csv"
+    judged_battles(path, n=900)
+    run_cli("ingest", str(path), "-q")
+    run_cli("rebuild", "--rounds", "50")
+    run_cli("audit", "--rounds", "50")
+    run_cli("rebuild", "--rounds", "50")  # snapshot 2, not audited
+    run_cli("publish", str(tmp_path / "site"))
+    index = (tmp_path / "site" / "index.html").read_text()
+    page = (tmp_path / "site" / "audit.html").read_text()
+    assert '<a href="audit.html">Vote audit</a>' in index
+    assert "<h1>Vote audit: Overall</h1>" in page and "Snapshot 1 · 900 votes" in page
+    assert "This audit is of snapshot 1, the latest one audited; the board shows snapshot 2." in (
+        page
+    )
+    assert "<code>arena audit</code>" in page and "`" not in page
+
+
+def test_audit_page_without_an_audit_says_so_in_plain_words():
+    from arena.publish.audit_page import audit_page
+    from arena.publish.render import render
+
+    view = audit_page(None, board_label="Overall", nav=(), attribution=None, snapshot_id=3)
+    html = render("audit.html", page=view)
+    assert not view.audited and not view.older
+    assert "No vote audit has been run on this board yet." in html
+    assert "<code>arena audit</code>" in html and "`" not in html
+    assert "<h1>Sources&#39; agreement: Overall</h1>" in html

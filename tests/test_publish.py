@@ -182,7 +182,7 @@ def test_tier_bands_and_caption(site):
     assert details.attrs.get("open") is None  # closed: the table comes first
     claims = details.text()
     info = board.snapshot
-    assert f"{info.n_battles:.0f} battles between {info.n_models} models" in claims
+    assert f"{info.n_battles:,.0f} battles between {info.n_models} models" in claims
     assert "95% confidence intervals from a bootstrap over battles with 64 rounds" in claims
     assert "computed 2026-01-19 12:00 UTC" in claims  # the snapshot's date, not now
     assert "not ranked against each other" in claims
@@ -240,6 +240,11 @@ def test_model_page_record_and_history(site):
     # A model that appeared only in the latest snapshot has one history point.
     new = parse(out / "models" / f"{slug('model-011')}.html")
     assert "Rating history" in new.text()
+    # ... told in words, not drawn as a lone dot (issue 39 item 8)
+    assert new.find("svg", "history") is None
+    assert (
+        "One snapshot so far (" in new.text() and "The chart appears with the second." in new.text()
+    )
     assert doc.find("svg", "history").find("title").text().startswith("Rating history of model-000")
 
 
@@ -587,7 +592,7 @@ def test_title_and_description_say_what_the_page_is(site):
     assert doc.find("title").text() == f"Overall LLM leaderboard: {n} models, {date}"
     desc = _meta(doc, name="description")
     assert f"Overall leaderboard of {n} models" in desc and date in desc
-    assert f"{board.snapshot.n_battles:.0f} battles" in desc
+    assert f"{board.snapshot.n_battles:,.0f} battles" in desc
     assert _meta(doc, property="og:title") == doc.find("title").text()
     model = parse(out / "models" / f"{slug('model-000')}.html")
     assert model.find("title").text() == "model-000: Overall rating and record"
@@ -688,3 +693,20 @@ def test_rank_text_never_shows_a_firm_rank_without_its_worst_bound():
     assert rank_text(Row(rank_ub=3, rank_lb=7)) == "3\u20137"
     assert rank_text(Row(rank_ub=3, rank_lb=None)) == "3\u2013?"  # written before 0007
     assert rank_text(Row(rank_ub=None, rank_lb=None)) == "\u2013"
+
+
+def test_counts_names_and_one_snapshot_history_issue_39():
+    """Issue 39 item 8: thousands separators, dates in names kept whole (a name breaks
+    at its other hyphens), and one snapshot told in words rather than a lone dot."""
+    from arena.publish.fmt import fmt_count
+    from arena.publish.render import name_parts
+
+    assert (
+        fmt_count(135624) == "135,624"
+        and fmt_count(999) == "999"
+        and fmt_count(1234.5) == "1,234.5"
+    )
+    assert name_parts("grok-3-preview-02-24") == 'grok-3-preview-<span class="nb">02-24</span>'
+    assert name_parts("gpt-4.1-2025-04-14").endswith('<span class="nb">2025-04-14</span>')
+    assert name_parts("claude-3-7-sonnet-20250219") == "claude-3-7-sonnet-20250219"
+    assert name_parts("<b>-12-34") == '&lt;b&gt;-<span class="nb">12-34</span>'

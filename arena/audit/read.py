@@ -28,6 +28,7 @@ from arena.db.models import (
     BattleCategory,
     Category,
     Model,
+    Snapshot,
     SnapshotAudit,
     SnapshotRow,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "snapshot_votes",
     "save_audit",
     "load_audit",
+    "latest_audit",
     "audit_snapshot",
     "latest_flagged_judges",
     "AuditError",
@@ -137,6 +139,20 @@ def load_audit(conn: Connection, snapshot_id: int) -> dict | None:
     """The stored audit document of a snapshot, or None."""
     text = conn.execute(
         select(SnapshotAudit.report_json).where(SnapshotAudit.snapshot_id == snapshot_id)
+    ).scalar()
+    return None if text is None else json.loads(text)
+
+
+def latest_audit(conn: Connection, board: str, up_to: int) -> dict | None:
+    """The newest stored audit of ``board`` (a board key's text) whose snapshot is
+    at most ``up_to``, or None: what the site shows for a board published at
+    snapshot ``up_to`` (an audit stored with an earlier snapshot says which)."""
+    text = conn.execute(
+        select(SnapshotAudit.report_json)
+        .join(Snapshot, Snapshot.id == SnapshotAudit.snapshot_id)
+        .where(Snapshot.board == board, Snapshot.id <= up_to)
+        .order_by(Snapshot.id.desc())
+        .limit(1)
     ).scalar()
     return None if text is None else json.loads(text)
 

@@ -111,6 +111,18 @@ class AuditPage:
     agreements: tuple[AgreementView, ...] = ()
     #: Every judge flagged, consistent or with too few votes to tell (None: an older audit).
     outcomes: JudgeOutcomes | None = None
+    #: The snapshot the board's page shows (the audit may be of an earlier one).
+    shown_snapshot: int = 0
+
+    @property
+    def audited(self) -> bool:
+        """A vote audit is stored (else the page holds the agreement only)."""
+        return bool(self.probes)
+
+    @property
+    def older(self) -> bool:
+        """The audit is of an earlier snapshot than the one the board shows."""
+        return self.audited and 0 < self.snapshot_id < self.shown_snapshot
 
 
 def _num(x: float | None, unit: str) -> str:
@@ -233,7 +245,7 @@ def audit_page(
         return AuditPage(
             title=f"Audit · {board_label}",
             description=f"Agreement between the sources of the {board_label} leaderboard.",
-            summary="no vote audit stored for this snapshot (run `arena audit`)",
+            summary="No vote audit has been run on this board yet",
             snapshot_id=int(snapshot_id or 0),
             board_label=board_label,
             votes=0,
@@ -245,6 +257,7 @@ def audit_page(
             nav=nav,
             attribution=attribution,
             agreements=tuple(agreements),
+            shown_snapshot=int(snapshot_id or 0),
         )
     probes = []
     for p in doc["probes"]:
@@ -301,4 +314,5 @@ def audit_page(
         attribution=attribution,
         agreements=tuple(agreements),
         outcomes=outcomes,
+        shown_snapshot=int(snapshot_id or doc["snapshot"]),
     )

@@ -81,8 +81,9 @@ def rank_text(row: BoardRow) -> str:
 
 
 def fmt_count(x: float) -> str:
+    """A count with thousands separators ("135,624"); a fractional one to a tenth."""
     i = int(x)
-    return str(i) if i == x else f"{x:.1f}"
+    return f"{i:,}" if i == x else f"{x:,.1f}"
 
 
 @lru_cache(maxsize=4096)

@@ -105,7 +105,14 @@ def model_page(
         for _, at, r, lo, hi in hist
         if r is not None and lo is not None and hi is not None
     ]
-    if points:
+    note = ""
+    if len(points) == 1:
+        (p,) = points
+        note = (
+            f"One snapshot so far ({p.label}): rating {fmt_rating(p.rating)}, interval "
+            f"{fmt_rating(p.low)} to {fmt_rating(p.high)}. The chart appears with the second."
+        )
+    elif points:
         chart = svg.history_chart(
             points,
             title=f"Rating history of {label} ({primary.label})",
@@ -136,6 +143,7 @@ def model_page(
         hidden_battles=fmt_count(hidden_battles) if hidden_battles else None,
         history_chart=chart,
         history=history,
+        history_note=note,
         nav=nav,
         attribution=attribution,
         og_image=og_image,

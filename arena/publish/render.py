@@ -7,6 +7,7 @@ untrusted, and the only unescaped insertions are the SVG charts, which
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -15,6 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from arena.core.resources import templates_dir
+from arena.publish.fmt import fmt_count
 
 if TYPE_CHECKING:
     from arena.publish.views import OpponentView
@@ -32,7 +34,20 @@ def environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["opponent_rows"] = opponent_rows
+    env.filters["count"] = fmt_count
+    env.filters["name_parts"] = name_parts
     return env
+
+
+#: A date at the end of a name's hyphen-separated part ("02-24", "2025-04-14"):
+#: one token, so a narrow column breaks the name after its other hyphens.
+_DATE = re.compile(r"(?:(?<=-)|^)(\d{2,4}(?:-\d{2}){1,2})(?=-|$)")
+
+
+@lru_cache(maxsize=8192)
+def name_parts(label: str) -> Markup:
+    """A model's name, escaped, its dates kept whole (``<span class="nb">``)."""
+    return Markup(_DATE.sub(r'<span class="nb">\1</span>', str(escape(label))))
 
 
 def opponent_rows(opponents: Iterable[OpponentView]) -> Markup:
@@ -48,10 +63,11 @@ def opponent_rows(opponents: Iterable[OpponentView]) -> Markup:
     for o in opponents:
         # one line, cut by CSS with an ellipsis; the full name in the tooltip
         label = escape(o.label)
+        parts = name_parts(o.label)
         if o.href:
-            name = f'<a class="name" href="{escape(o.href)}" title="{label}"><bdi>{label}</bdi></a>'
+            name = f'<a class="name" href="{escape(o.href)}" title="{label}"><bdi>{parts}</bdi></a>'
         else:
-            name = f'<span class="name" title="{label}"><bdi>{label}</bdi></span>'
+            name = f'<span class="name" title="{label}"><bdi>{parts}</bdi></span>'
         out.append(
             f'<tr><th scope="row">{name}</th><td class="num">{o.battles}</td>'
             f'<td class="num opt">{o.wins}</td><td class="num opt">{o.losses}</td>'

@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, select
 
-from arena.audit.read import load_audit
+from arena.audit.read import latest_audit
 from arena.boards.components import is_current
 from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.snapshots import (
@@ -369,11 +369,17 @@ def _files(
     *,
     top: int,
     attribution: str | None,
-    audit: dict[str, Any] | None = None,
+    audits: Mapping[str, dict[str, Any]] | None = None,
     agreements: tuple[AgreementView, ...] = (),
     base_url: str | None = None,
 ) -> Iterator[tuple[str, bytes]]:
-    """Every file of the site as (relative path, bytes), in a fixed order."""
+    """Every file of the site as (relative path, bytes), in a fixed order.
+
+    ``audits``: each board's latest stored vote audit, by the board's page file.
+    The main board's is ``audit.html`` (with the sources' agreement); another
+    board's is its own page beside it (:func:`audit_file`).
+    """
+    audits = dict(audits or {})
     main_info = sites[0].board.snapshot
     attribution_text = ctx.attribution_for(main_info, attribution)
     linked = sorted({r.model for s in sites for r in s.board.visible_rows()})
@@ -402,12 +408,18 @@ def _files(
             og_image=base + OG_PNG,
         )
         page = replace(page, og_url=absolute(site.file))
-        # The audit is of the main snapshot; only its page links to it.
-        has_audit = audit is not None or bool(agreements)
-        audit_href = AUDIT_FILE if has_audit and site is sites[0] else None
+        # A board links its audit page only when an audit of it is stored; the
+        # main board's page also links the sources' agreement (on the same page).
+        audit_href = audit_file(site, sites[0]) if site.file in audits else None
+        agreement_href = AUDIT_FILE if agreements and site is sites[0] else None
         yield (
             site.file,
-            render("leaderboard.html", page=page, audit_href=audit_href).encode("utf-8"),
+            render(
+                "leaderboard.html",
+                page=page,
+                audit_href=audit_href,
+                agreement_href=agreement_href,
+            ).encode("utf-8"),
         )
         yield site.downloads[0], _download_json(site)
         rows = [tidy(r.to_dict()) for r in board.visible_rows()]
@@ -415,16 +427,19 @@ def _files(
     if _has_boards_page(sites):
         boards_page = _boards_page(sites, attribution_text)
         yield BOARDS_FILE, render("boards.html", page=boards_page).encode("utf-8")
-    if audit is not None or agreements:
+    for site in sites:
+        main = site is sites[0]
+        if site.file not in audits and not (main and agreements):
+            continue
         audit_view = audit_page(
-            audit,
-            board_label=sites[0].label,
+            audits.get(site.file),
+            board_label=site.label,
             nav=_nav(sites, None, ""),
             attribution=attribution_text,
-            agreements=agreements,
-            snapshot_id=main_info.id,
+            agreements=agreements if main else (),
+            snapshot_id=site.board.snapshot.id,
         )
-        yield AUDIT_FILE, render("audit.html", page=audit_view).encode("utf-8")
+        yield audit_file(site, sites[0]), render("audit.html", page=audit_view).encode("utf-8")
     model_nav = _nav(sites, None, "../")
     for name in linked:
         model_page = ctx.model_page(
@@ -437,6 +452,11 @@ def _files(
         )
         model_page = replace(model_page, og_url=absolute(ctx.model_href(name)))
         yield ctx.model_href(name), render("model.html", page=model_page).encode("utf-8")
+
+
+def audit_file(site: ctx.SiteBoard, main: ctx.SiteBoard) -> str:
+    """A board's audit page: ``audit.html`` for the main board, else beside its page."""
+    return AUDIT_FILE if site is main else site.file.removesuffix(".html") + "-audit.html"
 
 
 def publish_site(
@@ -473,7 +493,11 @@ def publish_site(
     # one read transaction of its own, like every job (the caller holds none)
     with engine.connect() as conn:
         sites = _load_site_boards(conn, snapshot_id, max_boards)
-        audit = load_audit(conn, sites[0].board.snapshot.id)
+        audits = {
+            s.file: doc
+            for s in sites
+            if (doc := latest_audit(conn, s.board.snapshot.board, s.board.snapshot.id))
+        }
         agreements = agreement_views(conn, sites)
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = publish_lock(out.parent)
@@ -484,7 +508,7 @@ def publish_site(
             sites,
             top=top,
             attribution=attribution,
-            audit=audit,
+            audits=audits,
             agreements=agreements,
             base_url=base_url,
         )

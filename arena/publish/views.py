@@ -190,6 +190,8 @@ class ModelPage:
     og_image: str | None = None
     #: the page's absolute address (``arena publish --base-url``), else None
     og_url: str | None = None
+    #: one snapshot is not a history: a sentence instead of a chart with a lone dot
+    history_note: str = ""
 
 
 @dataclass
