@@ -291,6 +291,14 @@ def test_whole_board_menu_on_screen(seen, page, width, theme):
     assert f["menu"][-1]["text"].startswith("All "), "the menu ends with the all-boards link"
 
 
+@pytest.mark.parametrize(("page", "width", "theme"), views("cut"))
+def test_no_text_cut_at_its_edge(seen, page, width, theme):
+    """Organisation and licence, opponents' names and headline numbers are whole
+    (issue 39 item 8): wrapped, never cut with an ellipsis or by the screen's edge."""
+    cut = seen[page, width, theme].facts["cut"]
+    assert cut == [], f"{page} at {width} px ({theme}): text cut:\n" + "\n".join(cut)
+
+
 @pytest.mark.parametrize(("page", "width", "theme"), views("chart-text"))
 def test_chart_text_at_least_11_px(seen, page, width, theme):
     """No chart draws its text smaller than 11 CSS pixels (phones included)."""

@@ -66,6 +66,15 @@
         }),
       99
     ),
+    // text cut at its box's edge (issue 39 item 8): a board row's organisation and
+    // licence line, an opponent's name, a headline number of the model and audit pages
+    cut: [...document.querySelectorAll(
+      "table.board .sub, table.record .name, dl.stats dd, table.agreement-pairs .name"
+    )]
+      .filter((el) => el.getBoundingClientRect().width > 0 &&
+        (el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > vw + 0.5))
+      .slice(0, 10)
+      .map((el) => `${describe(el)}: ${el.innerText.slice(0, 60)}`),
     title: document.title,
     heading: (document.querySelector("main h1") || {}).innerText || "",
     // the board's Raw / Style-controlled switch: the entry this page is
