@@ -20,6 +20,10 @@ from arena.publish.fmt import (
 )
 from arena.publish.views import BoardSummary, HistoryRow, Link, ModelPage, OpponentView, SiteBoard
 
+#: The history chart's width in CSS pixels: a 390 px phone shows it whole at
+#: 11 px text; a desktop draws it at most 4/3 larger (``.chart.history``).
+HISTORY_WIDTH = 360
+
 
 def _alone(site: SiteBoard, r: BoardRow) -> str:
     got = site.rank_alone.get(r.model) if r.ranked else None
@@ -115,6 +119,8 @@ def model_page(
     elif points:
         chart = svg.history_chart(
             points,
+            # drawn for a phone's width (390 px): 11 px text, nothing past the edge
+            width=HISTORY_WIDTH,
             title=f"Rating history of {label} ({primary.label})",
             desc=f"Rating and interval at each of {len(hist)} snapshots, oldest first; "
             "the same numbers are in the table below.",
