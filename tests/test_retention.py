@@ -141,7 +141,7 @@ def test_nightly_prunes_only_after_a_good_night(run_cli, db_url, tmp_path):
     assert detail_counts(db_url) == before
 
     synth_battles(incoming / "c.csv", n=300, models=5, seed=3, extra_id=2000)
-    good = json.loads(run_cli(*args, "--format", "json").output)
+    good = json.loads(run_cli(*args, "--format", "json").stdout)  # warnings go to stderr
     assert good["exit_code"] == EXIT_OK
     assert sorted(good["pruned"]["snapshot_ids"]) == sorted(before)  # the first night's boards
     after = detail_counts(db_url)

@@ -483,7 +483,12 @@ def _rebuild(
         if kept:
             runs = kept
             plain = RebuildOptions().to_dict()
-            unused = [f"{k}={v}" for k, v in opts.to_dict().items() if plain.get(k) != v]
+            # an option given that some kept board was built without (equal ones are used)
+            unused = [
+                f"{k}={v}"
+                for k, v in opts.to_dict().items()
+                if plain.get(k) != v and any(r.to_dict().get(k) != v for r, _ in kept)
+            ]
     out: RebuildResult | None = None
     for run_opts, all_categories in runs:
         part = rebuild(
