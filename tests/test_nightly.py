@@ -146,3 +146,20 @@ def test_documented_crontab_line_runs_as_written(tmp_path):
     assert json.loads((www / "status.json").read_text())["battles_added"] == 200
     assert (home / "drop" / "done" / "votes.csv").is_file()
     assert "nightly ok: 200 battles added" in (home / "nightly.log").read_text()
+
+
+def test_night_publishes_the_latest_stored_audit(run_cli, drop):
+    """Issue 39 item 6: a night's rebuild makes a new snapshot; the site still shows
+    the board's latest stored audit and says which snapshot it audited."""
+    tmp_path, incoming = drop
+    run_cli("ingest", str(tmp_path / "seen.csv"), "-q")
+    run_cli("rebuild", "--rounds", "20", "-q")
+    run_cli("audit", "--rounds", "20")
+    for name in ("bad.csv", "empty.csv"):
+        (incoming / name).unlink()
+    run_cli(*nightly_args(tmp_path, incoming))
+    site = tmp_path / "site"
+    assert '<a href="audit.html">Vote audit</a>' in (site / "index.html").read_text()
+    page = (site / "audit.html").read_text()
+    assert "<h1>Vote audit: Overall</h1>" in page and "probes flagged" in page
+    assert "This audit is of snapshot 1, the latest one audited" in page
