@@ -7,6 +7,7 @@ work before or after the command name.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -130,6 +131,12 @@ def cli(ctx: click.Context, db_url: str, quiet: bool, wait: float) -> None:
 
 
 def main() -> None:
+    # One OpenBLAS thread unless the user chose otherwise, set before numpy loads:
+    # the engine limits BLAS to one thread while it works anyway (its matrices are
+    # small and its rounds already run in parallel: engine/resampling/blas.py), and
+    # starting OpenBLAS's thread pool costs a short command ~60 ms of wall time
+    # (benchmarks/bench_cli_latency.py).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     cli(prog_name="arena")
 
 
