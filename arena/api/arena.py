@@ -220,20 +220,10 @@ class Arena(DatabaseMethods, DemoMethods):
             not an arena database.
         """
         if self._engine is None or (create and not self._created):
-            from arena.db.errors import describe
-            from arena.db.session import DatabaseError, open_engine
+            from arena.db.session import open_engine
 
-            try:
-                engine = open_engine(
-                    self.url, migrate_new=create, wait=self.wait, notice=self.notice
-                )
-            except DatabaseError:
-                raise
-            except Exception as exc:  # not a database file, a read-only one, ...: one line
-                message = describe(exc)
-                if message is None:
-                    raise
-                raise DatabaseError(message) from exc
+            # not a database file, a read-only one, ...: one line, by _one_line_failures
+            engine = open_engine(self.url, migrate_new=create, wait=self.wait, notice=self.notice)
             if self._engine is not None:
                 self._engine.dispose()
             self._engine = engine
@@ -506,15 +496,10 @@ class Arena(DatabaseMethods, DemoMethods):
         from arena.jobs.all_sources import rebuild_all_sources
         from arena.jobs.rebuild import RebuildError, rebuild
 
-        if category is not None:  # a key or a label, any case
-            from arena.boards.resolve import check_category
-            from arena.boards.snapshots import SnapshotError
-
-            try:
-                with self.engine().connect() as conn:
-                    category = check_category(conn, category)
-            except SnapshotError as exc:
-                raise OptionError.about("category", f"{exc}; no snapshot was written") from None
+        try:
+            category = self._category_key(category)
+        except OptionError as exc:
+            raise exc.extended("; no snapshot was written") from None
         excluded: tuple[str, ...] = ()
         if exclude_flagged:
             excluded = self._flagged_judges(category, source)
@@ -548,6 +533,20 @@ class Arena(DatabaseMethods, DemoMethods):
                 return tuple(latest_flagged_judges(conn, key))
         except AuditError as exc:
             raise OptionError.about("exclude_flagged", str(exc)) from None
+
+    def _category_key(self, category: str | None) -> str | None:
+        """The key ``category`` names (a key or a label, any case); an unknown one is an
+        :class:`OptionError` with "did you mean" and the known categories."""
+        if category is None:
+            return None
+        from arena.boards.resolve import check_category
+        from arena.boards.snapshots import SnapshotError
+
+        with self.engine().connect() as conn:
+            try:
+                return check_category(conn, category)
+            except SnapshotError as exc:
+                raise OptionError.about("category", str(exc)) from None
 
     def _check_selection(self, category: str | None, source: str | None) -> None:
         """A category or source the database does not know: say so, with the known ones."""
@@ -801,14 +800,7 @@ class Arena(DatabaseMethods, DemoMethods):
         from arena.audit.read import audit_snapshot
         from arena.boards.keys import BoardKey
 
-        if category is not None:  # a key or a label, any case
-            from arena.boards.resolve import check_category
-
-            with self.engine().connect() as conn:
-                try:
-                    category = check_category(conn, category)
-                except LookupError as exc:
-                    raise OptionError.about("category", str(exc)) from None
+        category = self._category_key(category)
         if component is not None or source is not None:
             with self.engine().connect() as conn:
                 snapshot = self._board(
