@@ -321,17 +321,25 @@ def check_known(revision: str | None, url: str) -> None:
         )
 
 
-def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
-    """Migrate under a lock, so that concurrent first runs take turns (see the module doc)."""
-    from alembic import command
-
-    cfg = alembic_config(url)
+@contextmanager
+def migration_transaction(engine: Engine) -> Iterator[Connection]:
+    """A transaction holding the schema-migration locks: concurrent first runs take
+    turns (see the module doc)."""
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             with announce_wait(conn, "schema migration"):
                 key = advisory_key(conn, "migrate")
                 conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
         take_write_lock(conn, "schema migration")
+        yield conn
+
+
+def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
+    """Migrate under the migration locks (:func:`migration_transaction`)."""
+    from alembic import command
+
+    cfg = alembic_config(url)
+    with migration_transaction(engine) as conn:
         check_known(_revision(conn), url)
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, revision)

@@ -52,18 +52,13 @@ def install() -> Callable[[], None]:
     """Route :func:`arena.db.session.upgrade` of empty databases to head through the
     record; returns the function that restores the real one."""
     from arena.db import session
-    from arena.db.advisory import advisory_key
 
     real = session.upgrade
 
     def upgrade(engine: Engine, url: str, revision: str = "head") -> None:
         if revision == "head" and engine.dialect.name in _RECORDED:
-            with engine.begin() as conn:
-                # the same locks as the real upgrade: concurrent first runs take turns
-                if conn.dialect.name == "postgresql":
-                    key = advisory_key(conn, "migrate")
-                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(key)s)", {"key": key})
-                session.take_write_lock(conn, "schema migration")
+            # the same locks as the real upgrade: concurrent first runs take turns
+            with session.migration_transaction(engine) as conn:
                 if _empty(conn):
                     for sql, params in _RECORDED[engine.dialect.name]:
                         conn.exec_driver_sql(sql, params)
