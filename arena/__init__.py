@@ -20,7 +20,7 @@ Arena
     The database object; methods ``ingest``, ``rebuild``, ``leaderboard``,
     ``compare``, ``diff``, ``snapshots``, ``prune_snapshots``, ``audit``,
     ``plan``, ``plan_power``, ``publish``, ``nightly``, ``models``,
-    ``annotate``, ``categories``, ``label_category``.
+    ``annotate``, ``alias``, ``unalias``, ``aliases``, ``categories``, ``label_category``.
 demo_data
     The bundled LMArena votes (135,634 battles, CC-BY-4.0).
 evaluate, FileEvaluation
@@ -37,7 +37,7 @@ bootstrap_ci, paired_bootstrap, significant
     (``n_boot=2000``, positional ``rng``): :mod:`arena.evals.bootstrap`.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
 Agreement, AuditResult, PlanWeights, PlanDraws, PlanPower, Published, NightResult, Models,
-Annotated, Categories, Labelled
+Annotated, Aliased, Aliases, Categories, Labelled
     The methods' results (:mod:`arena.api.results`).
 __version__
     The package version.
@@ -55,6 +55,8 @@ from arena.core.version import __version__
 if TYPE_CHECKING:
     from arena.api import (
         Agreement,
+        Aliased,
+        Aliases,
         Annotated,
         Arena,
         AuditResult,
@@ -91,6 +93,8 @@ if TYPE_CHECKING:
 
 _API = (
     "Agreement",
+    "Aliased",
+    "Aliases",
     "Annotated",
     "Arena",
     "AuditResult",
@@ -113,6 +117,8 @@ _API = (
 
 __all__ = [
     "Agreement",
+    "Aliased",
+    "Aliases",
     "Annotated",
     "Arena",
     "ArenaError",

@@ -13,6 +13,8 @@ import shlex
 
 import pytest
 
+from arena.core.resources import demo_aliases
+from arena.store.aliases import read_aliases
 from tests.helpers.cli import cli_for
 from tests.helpers.paths import ROOT
 
@@ -40,7 +42,14 @@ def _table_head(out: str) -> list[str]:
     return re.split(r"\s{2,}", lines[i - 1].strip())
 
 
-def _check_models(out, _):
+def _check_models(out, args):
+    if args[1:2] == ["aliases"]:
+        assert _table_head(out) == ["alias", "canonical", "reason"]
+        bundled = [a for a in read_aliases(demo_aliases())]
+        assert len(bundled) >= 8
+        for a in bundled:  # both models of every bundled alias are in the demo data
+            assert re.search(rf"^{re.escape(a.alias)}\s+{re.escape(a.canonical)}\s+\S", out, re.M)
+        return
     head = _table_head(out)
     assert head[:2] == ["model", "battles"] and {"wins", "losses", "ties", "organisation"} <= set(
         head
@@ -109,6 +118,12 @@ def _check_agreement(out, args):
     assert f"{len(doc['models'])} shared ranked models: " in out
     assert f"{len(doc['left_out'])} models left out" in out
     assert all(d["model"] in listed for d in doc["left_out"])
+    # every bundled alias whose two models both boards rank is compared as one model
+    matched = {(d["reference"], d["candidate"]) for d in doc["aliased"]}
+    assert f"{len(matched)} of them matched by alias" in out
+    assert ("claude-3-7-sonnet-20250219", "claude-3.7-sonnet") in matched
+    apart = {d["model"] for d in doc["left_out"] if d["reason"].startswith("only on")}
+    assert not apart & {n for a in read_aliases(demo_aliases()) for n in (a.alias, a.canonical)}
 
 
 def _check_publish(out, _):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arena.api.aliases import Aliased, Aliases
 from arena.api.arena import Arena, database_url, open_arena
 from arena.api.results import (
     Annotated,
@@ -60,6 +61,8 @@ __all__ = [
     "LockHeld",
     "NightlyError",
     "describe_failure",
+    "Aliased",
+    "Aliases",
     "Annotated",
     "Arena",
     "AuditResult",

@@ -25,6 +25,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from arena.api.aliases import AliasMethods
 from arena.api.database import DatabaseMethods
 from arena.api.demo import DemoMethods
 from arena.api.results import (
@@ -172,7 +173,7 @@ def _rebuild_options(values: Mapping[str, object]) -> RebuildOptions:
     return RebuildOptions.from_values(flat)
 
 
-class Arena(DatabaseMethods, DemoMethods):
+class Arena(DatabaseMethods, DemoMethods, AliasMethods):
     """One arena database; its methods are the ``arena`` commands.
 
     Use :func:`arena.open` to make one. The engine is opened at the first

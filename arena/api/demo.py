@@ -102,6 +102,8 @@ class DemoMethods:
             (report,) = self.ingest(data, source=source, progress=file_progress).files
             files.append((data.name, report))
         self._annotate_demo_models(engine, resources.demo_models())
+        # One model spelled two ways by the two sources: matched by `arena agreement`.
+        self._alias_demo_models(engine, resources.demo_aliases())
         # The human votes on the overall board and its categories; the judge's verdicts
         # (the only battles that name a judge) on their own source boards.
         runs = [(RebuildOptions(rounds=rounds, exclude_judges=(resources.DEMO_JUDGE,)), True)]
@@ -141,3 +143,17 @@ class DemoMethods:
         with engine.begin() as conn:
             known = set(conn.execute(select(Model.name)).scalars())
             annotate(conn, [a for a in read_annotations(path) if a.model in known])
+
+    @staticmethod
+    def _alias_demo_models(engine: Engine, path: PathLike[str]) -> None:
+        """The bundled aliases whose two models are in the database."""
+        from sqlalchemy import select
+
+        from arena.db.models import Model
+        from arena.db.session import take_write_lock
+        from arena.store.aliases import define_aliases, read_aliases
+
+        with engine.begin() as conn:
+            take_write_lock(conn, "alias models")
+            known = set(conn.execute(select(Model.name)).scalars())
+            define_aliases(conn, [a for a in read_aliases(path) if {a.alias, a.canonical} <= known])

@@ -19,6 +19,7 @@ model pair.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -41,6 +42,7 @@ from arena.engine.agreement import (
     vote_agreement,
 )
 from arena.engine.inference.rank_sets import board_inference
+from arena.store.aliases import canonical_names
 
 __all__ = ["Agreement", "PairAgreement", "board_agreement", "parse_selector"]
 
@@ -114,6 +116,9 @@ class Agreement:
     reference: dict
     candidate: dict
     models: list[str]
+    #: shared models spelled differently on the two boards, matched by an alias
+    #: (:mod:`arena.store.aliases`): ``{"reference": name, "candidate": name}``
+    aliased: list[dict]
     left_out: list[dict]
     spearman: Estimate
     kendall: Estimate
@@ -171,21 +176,37 @@ def _verdict(sign: int) -> str:
     return {1: "a better", -1: "b better", 0: "not separated"}[int(sign)]
 
 
-def _left_out(ref: Board, cand: Board, shared: set[str]) -> list[dict]:
+def _left_out(ref: Board, cand: Board, shared: set[str], key: Callable[[str], str], ambiguous: dict[str, list[str]]) -> list[dict]:  # fmt: skip
+    """Rows not compared, each with why; names are matched through ``key`` (aliases)."""
     out = []
     for label, board, other in (("reference", ref, cand), ("candidate", cand, ref)):
-        names_other = {r.model for r in other.rows}
+        keys_other = {key(r.model) for r in other.rows}
         for r in board.rows:
-            if r.model in shared:
+            k = key(r.model)
+            if k in shared:
                 continue
-            if not (r.ranked and r.rating is not None):
+            if k in ambiguous:
+                why = f"one model by alias with {', '.join(n for n in ambiguous[k] if n != r.model)} on one board"  # fmt: skip
+            elif not (r.ranked and r.rating is not None):
                 why = f"unranked on the {label} board" + (f": {r.unranked_reason}" if r.unranked_reason else "")  # fmt: skip
-            elif r.model not in names_other:
+            elif k not in keys_other:
                 why = f"only on the {label} board"
             else:
                 continue  # reported from the other side (unranked there)
             out.append({"model": r.model, "board": label, "reason": why})
     return sorted(out, key=lambda d: (d["model"], d["board"]))
+
+
+def _by_key(rows: list, key: Callable[[str], str], ambiguous: dict[str, list[str]]) -> dict:
+    """Ranked rows by their canonical name; two rows of one board with one canonical
+    name (a model and its alias rated apart) are left out, not merged."""
+    groups: dict[str, list] = {}
+    for r in rows:
+        groups.setdefault(key(r.model), []).append(r)
+    for k, rs in groups.items():
+        if len(rs) > 1:
+            ambiguous[k] = sorted(r.model for r in rs)
+    return {k: rs[0] for k, rs in groups.items() if len(rs) == 1}
 
 
 def board_agreement(
@@ -222,9 +243,16 @@ def board_agreement(
         raise SnapshotError(f"reference and candidate are the same snapshot ({ref_board.snapshot.id})")  # fmt: skip
     ref_s, ref_ranked = _side(conn, ref_board)
     cand_s, cand_ranked = _side(conn, cand_board)
-    cand_by = {r.model: r for r in cand_ranked}
-    shared_rows = [(r, cand_by[r.model]) for r in ref_ranked if r.model in cand_by]
-    shared = {r.model for r, _ in shared_rows}
+    names = canonical_names(conn)
+
+    def key(model: str) -> str:
+        return names.get(model, model)
+
+    ambiguous: dict[str, list[str]] = {}
+    ref_by = _by_key(ref_ranked, key, ambiguous)
+    cand_by = _by_key(cand_ranked, key, ambiguous)
+    shared_rows = [(r, cand_by[k]) for k, r in ref_by.items() if k in cand_by]
+    shared = {key(r.model) for r, _ in shared_rows}
     if len(shared_rows) < 2:
         raise SnapshotError(
             f"snapshots {ref_board.snapshot.id} and {cand_board.snapshot.id} share "
@@ -304,14 +332,19 @@ def board_agreement(
             )  # fmt: skip
         )
     if votes:
-        per_vote, votes_reason = _votes(conn, ref_board, cand_board, shared)
+        per_vote, votes_reason = _votes(conn, ref_board, cand_board, shared, key)
     else:
         per_vote, votes_reason = None, "not computed (votes=False)"
     return Agreement(
         reference=_describe(ref_board),
         candidate=_describe(cand_board),
         models=models,
-        left_out=_left_out(ref_board, cand_board, shared),
+        aliased=[
+            {"reference": r.model, "candidate": c.model}
+            for r, c in shared_rows
+            if r.model != c.model
+        ],
+        left_out=_left_out(ref_board, cand_board, shared, key, ambiguous),
         spearman=spearman,
         kendall=kendall,
         separability=separability,
@@ -333,10 +366,10 @@ _TIE_CODES = {TIE, TIE_BOTH_BAD}
 _A_CODE = A_WINS
 
 
-def _keyed(votes, shared: set[str]):
-    """(question, first model, second model) keys in name order and 0/1/2 votes."""
+def _keyed(votes, shared: set[str], key: Callable[[str], str]):
+    """(question, first model, second model) keys in canonical-name order and 0/1/2 votes."""
     keys, out = [], []
-    names = votes.names
+    names = [key(n) for n in votes.names]
     for n in range(votes.a.size):
         q = votes.question[n]
         a, b = names[votes.a[n]], names[votes.b[n]]
@@ -353,7 +386,7 @@ def _keyed(votes, shared: set[str]):
     return keys, out
 
 
-def _votes(conn: Connection, ref: Board, cand: Board, shared: set[str]):
+def _votes(conn: Connection, ref: Board, cand: Board, shared: set[str], key: Callable[[str], str]):  # fmt: skip
 
     rs, cs = ref.snapshot.source, cand.snapshot.source
     if rs is None or cs is None or rs == cs:
@@ -361,8 +394,8 @@ def _votes(conn: Connection, ref: Board, cand: Board, shared: set[str]):
             "per-vote agreement needs two boards of different sources "
             f"(reference source {rs!r}, candidate source {cs!r})"
         )
-    rk, rv = _keyed(snapshot_votes(conn, ref.snapshot), shared)
-    ck, cv = _keyed(snapshot_votes(conn, cand.snapshot), shared)
+    rk, rv = _keyed(snapshot_votes(conn, ref.snapshot), shared, key)
+    ck, cv = _keyed(snapshot_votes(conn, cand.snapshot), shared, key)
     va = vote_agreement(rk, rv, ck, cv)
     if va.vote_pairs == 0:
         return None, (

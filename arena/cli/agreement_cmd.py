@@ -23,10 +23,18 @@ def _left_out_lines(left_out: list[dict]) -> list[str]:
     lines += [f"  {why} ({len(names)}): {', '.join(names)}" for why, names in groups.items()]
     if any(w.startswith("only on") for w in groups):
         lines.append(
-            "  (a model spelled differently on the two boards is two models here: "
-            "compare the names above)"
+            "  (a model spelled differently on the two boards is two models unless an "
+            "alias links them: `arena models alias NAME CANONICAL`)"
         )
     return lines
+
+
+def _aliased_lines(aliased: list[dict]) -> list[str]:
+    """The shared models matched through an alias, reference name first."""
+    if not aliased:
+        return []
+    pairs = ", ".join(f"{d['reference']} = {d['candidate']}" for d in aliased)
+    return [f"{len(aliased)} of them matched by alias (reference = candidate): {pairs}"]
 
 
 def _text(ag) -> list[str]:
@@ -36,6 +44,7 @@ def _text(ag) -> list[str]:
         f"reference: snapshot {ref['snapshot']} (board {ref['board']})",
         f"candidate: snapshot {cand['snapshot']} (board {cand['board']})",
         f"{len(ag.models)} shared ranked models: {', '.join(ag.models)}",
+        *_aliased_lines(ag.aliased),
         *_left_out_lines(ag.left_out),
         "",
         f"Spearman {_num(ag.spearman.estimate)} ({pct}% basic bootstrap {_num(ag.spearman.ci_low)} to {_num(ag.spearman.ci_high)})",  # fmt: skip

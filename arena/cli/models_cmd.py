@@ -8,7 +8,17 @@ from arena.cli.options import source_option
 from arena.cli.output import emit, format_option
 
 #: Columns around the per-source ones (``source:NAME``, one per source, after battles).
-COLUMNS = ["model", "battles", "wins", "losses", "ties", "excluded", "organisation", "hidden"]
+COLUMNS = [
+    "model",
+    "battles",
+    "wins",
+    "losses",
+    "ties",
+    "excluded",
+    "organisation",
+    "hidden",
+    "same_as",
+]
 
 
 @click.group("models", invoke_without_command=True)
@@ -42,3 +52,8 @@ COMMANDS = [models_group]
 from arena.cli.annotate_cmd import annotate_command  # noqa: E402
 
 models_group.add_command(annotate_command)
+from arena.cli.alias_cmd import alias_command, aliases_command, unalias_command  # noqa: E402
+
+models_group.add_command(alias_command)
+models_group.add_command(unalias_command)
+models_group.add_command(aliases_command)

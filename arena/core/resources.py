@@ -49,6 +49,11 @@ def demo_models() -> Path:
 
 
 #: The demo's sources: (source name, file) -- human votes first, then judge verdicts.
+def demo_aliases() -> Path:
+    """The demo's model aliases: one model spelled two ways by its two sources (``model-aliases.csv``)."""
+    return _PACKAGE / "data" / "model-aliases.csv"
+
+
 DEMO_SOURCES = (("lmarena-140k", demo_data), ("ko-arena-hard", demo_judge_data))
 
 #: The judge of the ko-arena-hard battles (left out of the demo's human-vote boards).

@@ -100,6 +100,24 @@ class Model(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class ModelAlias(Base):
+    """Another spelling of a model (``arena models alias ALIAS CANONICAL``, migration 0016).
+
+    Two sources may name one release differently (``claude-3.7-sonnet`` and
+    ``claude-3-7-sonnet-20250219``). An alias never merges battles or boards:
+    each board rates the names its battles carry. It says only that two
+    boards' rows are one model where boards are matched (``arena agreement``),
+    and ``arena models`` shows it. ``reason`` says why the two are the same.
+    """
+
+    __tablename__ = "model_aliases"
+
+    alias: Mapped[str] = mapped_column(String(MODEL_NAME_MAX), primary_key=True)
+    canonical: Mapped[str] = mapped_column(String(MODEL_NAME_MAX), index=True)
+    reason: Mapped[str] = mapped_column(String(1024), default="", server_default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 class IngestBatch(Base):
     __tablename__ = "ingest_batches"
 

@@ -18,6 +18,7 @@ from sqlalchemy import Connection, func, select
 from arena.core.errors import OptionError, escape
 from arena.core.outcomes import Outcome
 from arena.db.models import Battle, Model
+from arena.store.aliases import canonical_names
 
 __all__ = ["NO_SOURCE", "ModelRecord", "model_records", "record_sources"]
 
@@ -44,6 +45,9 @@ class ModelRecord:
     licence: str | None
     hidden: bool
     by_source: dict[str, int] = field(default_factory=dict)
+    #: the canonical name when this name is an alias of another model
+    #: (:mod:`arena.store.aliases`), else None
+    same_as: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +61,7 @@ class ModelRecord:
             "licence": self.licence,
             "hidden": self.hidden,
             "by_source": dict(self.by_source),
+            "same_as": self.same_as,
         }
 
 
@@ -110,6 +115,7 @@ def model_records(conn: Connection, *, source: str | None = None) -> list[ModelR
                 t["wins"] += n
             else:
                 t["losses"] += n
+    same_as = canonical_names(conn)
     out = []
     for m in conn.execute(
         select(Model.id, Model.name, Model.organisation, Model.licence, Model.hidden)
@@ -129,6 +135,7 @@ def model_records(conn: Connection, *, source: str | None = None) -> list[ModelR
                 licence=m.licence,
                 hidden=bool(m.hidden),
                 by_source=dict(sorted(per.get(m.id, {}).items())),
+                same_as=same_as.get(m.name),
             )
         )
     out.sort(key=lambda r: (-r.battles, r.model))
