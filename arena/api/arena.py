@@ -45,6 +45,7 @@ from arena.api.results import (
     Pruned,
     Published,
     Rebuilt,
+    Refitted,
     Snapshots,
 )
 from arena.core.defaults import (
@@ -63,6 +64,7 @@ from arena.core.defaults import (
     DEFAULT_NIGHTLY_BOARDS,
     DEFAULT_PLAN_RULE,
     DEFAULT_POWER,
+    DEFAULT_PROVISIONAL_METHOD,
     DEFAULT_READ,
     DEFAULT_ROUNDS,
     DEFAULT_SEED,
@@ -84,6 +86,7 @@ if TYPE_CHECKING:
     from arena.engine.board import TierMethod, TierRule
     from arena.ingest.loader import IngestReport
     from arena.ingest.rejects import RejectSink
+    from arena.jobs.provisional import Refitter
     from arena.jobs.rebuild import RebuildOptions
     from arena.plan.store import PlanInputs
     from arena.store.annotate import Annotation
@@ -190,6 +193,8 @@ class Arena(DatabaseMethods, DemoMethods, AliasMethods):
         self.notice = notice
         self._engine: Engine | None = None
         self._created = False
+        #: provisional refitters by interval method (each keeps its boards' last fits)
+        self._refitters: dict[str, Refitter] = {}
 
     def __repr__(self) -> str:
         from arena.db.session import mask_passwords
@@ -597,17 +602,38 @@ class Arena(DatabaseMethods, DemoMethods, AliasMethods):
         style_control: bool = False,
         component: int | None = None,
         include_hidden: bool = False,
+        provisional: bool = False,
     ) -> Leaderboard:
         """One snapshot of a board (``arena leaderboard``): the latest overall by default.
 
         ``include_hidden`` is ``--all``: also the models hidden from the site.
+        ``provisional``: the provisional board ``arena serve`` keeps current (the
+        latest snapshot refitted on the battles stored since, analytic
+        intervals; its document says so under ``provisional``), or the latest
+        snapshot itself when none is newer (``provisional`` is null then).
+        Without it a provisional board is never shown.
 
         Raises
         ------
         arena.boards.snapshots.SnapshotError
             No such snapshot, or the board has none yet.
+        arena.core.errors.OptionError
+            ``provisional`` with a snapshot id, style control or another comparable set.
         """
         _declared(locals())
+        if provisional:
+            for name, given in (
+                ("snapshot", snapshot is not None),
+                ("style_control", style_control),
+                ("component", component not in (None, 1)),
+            ):
+                if given:
+                    raise OptionError(
+                        name,
+                        "{name} and {provisional} do not go together: a provisional board is "
+                        "the latest raw board of the main comparable set",
+                        also=("provisional",),
+                    )
         with self.engine().connect() as conn:
             board = self._board(
                 conn,
@@ -617,7 +643,38 @@ class Arena(DatabaseMethods, DemoMethods, AliasMethods):
                 style_control=style_control,
                 component=component,
             )
-        return Leaderboard(board, include_hidden)
+            if provisional:
+                from arena.boards.provisional import load_provisional
+
+                board = load_provisional(conn, board) or board
+        return Leaderboard(board, include_hidden, provisional=provisional)
+
+    def refit_provisional(
+        self,
+        *,
+        category: str | None = None,
+        source: str | None = None,
+        force: bool = False,
+        provisional_method: str = DEFAULT_PROVISIONAL_METHOD,
+    ) -> Refitted:
+        """Refit a board's provisional board when battles came since its last board
+        (``arena serve`` does this every few seconds, one process per arena).
+
+        The board's latest snapshot refitted on every battle stored since, with
+        ``provisional_method`` intervals (:mod:`arena.jobs.provisional`); each
+        call after the first of this ``Arena`` warm-starts from the previous
+        fit. ``force``: refit even without new battles. A board that cannot have
+        one (no snapshot yet, too many models) is not refitted and the result says why.
+        """
+        from arena.boards.keys import BoardKey
+        from arena.jobs.provisional import Refitter
+
+        refitter = self._refitters.get(provisional_method)
+        if refitter is None:
+            refitter = Refitter(self.engine(), method=provisional_method)
+            self._refitters[provisional_method] = refitter
+        key = BoardKey(category=category, source=source)
+        return Refitted(refitter.refit(key, force=force))
 
     def snapshots(self) -> Snapshots:
         """Every snapshot, oldest first (``arena snapshots``)."""

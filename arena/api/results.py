@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from arena.boards.snapshots import Board, BoardRow, SnapshotInfo
     from arena.ingest.loader import IngestReport
     from arena.jobs.nightly import NightlyResult
+    from arena.jobs.provisional import Refit
     from arena.jobs.rebuild import RebuildResult
     from arena.jobs.retention import PruneResult
     from arena.publish.site import PublishReport
@@ -46,6 +47,7 @@ __all__ = [
     "Published",
     "Pruned",
     "Rebuilt",
+    "Refitted",
     "Snapshots",
 ]
 
@@ -129,6 +131,9 @@ class Leaderboard:
 
     board: Board
     include_hidden: bool = False
+    #: asked for the provisional board: the document has ``provisional`` (null when
+    #: the board shown is the latest full snapshot, no vote having come since)
+    provisional: bool = False
 
     @property
     def snapshot(self) -> SnapshotInfo:
@@ -140,7 +145,10 @@ class Leaderboard:
         return self.board.rows if self.include_hidden else self.board.visible_rows()
 
     def to_dict(self) -> dict[str, Any]:
-        return _tidy(self.board.to_dict(include_hidden=self.include_hidden))
+        doc = self.board.to_dict(include_hidden=self.include_hidden)
+        if self.provisional:
+            doc.setdefault("provisional", None)
+        return _tidy(doc)
 
     @staticmethod
     def row_fields() -> list[str]:
@@ -166,6 +174,26 @@ class Leaderboard:
         from arena.boards.words import tier_sentence
 
         return tier_sentence(self.snapshot.options)
+
+
+@dataclass(frozen=True)
+class Refitted:
+    """``Arena.refit_provisional``: one look at a board for its provisional board."""
+
+    refit: Refit
+
+    @property
+    def provisional_id(self) -> int | None:
+        """The stored provisional board, or None when nothing was refitted."""
+        return self.refit.provisional_id
+
+    @property
+    def reason(self) -> str:
+        """Why nothing was refitted ("" when it was)."""
+        return self.refit.reason
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.refit.to_dict()
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,10 @@ class SnapshotInfo:
     n_excluded: int
     n_models: int
     diagnostics: dict[str, Any]
+    #: ``full`` (a rebuild's snapshot) or ``provisional`` (:mod:`arena.boards.provisional`)
+    kind: str = "full"
+    #: of a provisional board: ``since_snapshot``, ``battles_since``, ``computed_at``, ``method``
+    provisional: dict[str, Any] | None = None
 
     @property
     def key(self) -> BoardKey:
@@ -197,9 +201,10 @@ class Board:
         s = self.snapshot
         key = s.key
         rows = self.rows if include_hidden else self.visible_rows()
-        return {
+        doc: dict[str, Any] = {
             "snapshot": {
                 "id": s.id,
+                "kind": s.kind,
                 "created_at": iso_utc(s.created_at),
                 "board": s.board,
                 "category": s.category,
@@ -238,6 +243,9 @@ class Board:
             },
             "rows": [r.to_dict() for r in rows],
         }
+        if s.provisional is not None:
+            doc["provisional"] = dict(s.provisional)
+        return doc
 
 
 def _info(s: Snapshot) -> SnapshotInfo:
@@ -372,45 +380,44 @@ def _board_rows(conn: Connection, snapshot_id: int, info: SnapshotInfo) -> list[
             .join(Model, Model.id == SnapshotRow.model_id)
             .where(SnapshotRow.snapshot_id == snapshot_id)
         ).all()
-    out = []
-    for r in rows:
-        sr = r[0]
-        out.append(
-            BoardRow(
-                model=r.name,
-                model_id=sr.model_id,
-                position=sr.position,
-                rating=sr.rating,
-                ci_low=sr.ci_low,
-                ci_high=sr.ci_high,
-                rank=sr.rank,
-                rank_ub=sr.rank_ub,
-                rank_lb=sr.rank_lb,
-                rank_low=sr.rank_low,
-                rank_high=sr.rank_high,
-                unranked_reason=None
-                if sr.ranked
-                else unranked_reason(
-                    r.name,
-                    tuple(f for f in sr.flags.split(",") if f),
-                    sr.battles,
-                    min_battles=int(info.options.get("min_battles", 1)),
-                ),
-                tier=sr.tier,
-                battles=sr.battles,
-                wins=sr.wins,
-                losses=sr.losses,
-                ties=sr.ties,
-                flags=tuple(f for f in sr.flags.split(",") if f),
-                ranked=sr.ranked,
-                hidden=bool(r.hidden),
-                display_name=r.display_name,
-                organisation=r.organisation,
-                licence=r.licence,
-                link=r.link,
-            )
-        )
-    return out
+    return [board_row(r[0], r, info) for r in rows]
+
+
+def board_row(sr: Any, model: Any, info: SnapshotInfo) -> BoardRow:
+    """One :class:`BoardRow` from stored row values ``sr`` (the columns of
+    ``snapshot_rows``, as attributes) and the model's record ``model`` (``name``,
+    ``hidden``, ``display_name``, ``organisation``, ``licence``, ``link``)."""
+    flags = tuple(f for f in sr.flags.split(",") if f)
+    return BoardRow(
+        model=model.name,
+        model_id=sr.model_id,
+        position=sr.position,
+        rating=sr.rating,
+        ci_low=sr.ci_low,
+        ci_high=sr.ci_high,
+        rank=sr.rank,
+        rank_ub=sr.rank_ub,
+        rank_lb=sr.rank_lb,
+        rank_low=sr.rank_low,
+        rank_high=sr.rank_high,
+        unranked_reason=None
+        if sr.ranked
+        else unranked_reason(
+            model.name, flags, sr.battles, min_battles=int(info.options.get("min_battles", 1))
+        ),
+        tier=sr.tier,
+        battles=sr.battles,
+        wins=sr.wins,
+        losses=sr.losses,
+        ties=sr.ties,
+        flags=flags,
+        ranked=sr.ranked,
+        hidden=bool(model.hidden),
+        display_name=model.display_name,
+        organisation=model.organisation,
+        licence=model.licence,
+        link=model.link,
+    )
 
 
 def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCoefficient, ...]:

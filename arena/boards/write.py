@@ -26,7 +26,7 @@ from arena.db.models import (
 if TYPE_CHECKING:
     from arena.engine.board import BoardRating
 
-__all__ = ["write_snapshot"]
+__all__ = ["row_values", "write_snapshot"]
 
 
 def _finite(x: float) -> float | None:
@@ -81,33 +81,7 @@ def write_snapshot(
         )
         .returning(Snapshot.id)
     ).scalar_one()
-    rec = result.record
-    rows = []
-    for i, mid in enumerate(model_ids.tolist()):
-        ranked = bool(result.ranked[i])
-        flags = result.flags[i] + (("hidden",) if mid in hidden else ())
-        rows.append(
-            dict(
-                snapshot_id=snapshot_id,
-                model_id=mid,
-                position=i,
-                rating=_finite(ratings.rating[i]),
-                ci_low=_finite(ratings.ci_low[i]),
-                ci_high=_finite(ratings.ci_high[i]),
-                rank=int(result.rank[i]) if ranked else None,
-                rank_ub=int(result.rank_ub[i]) if ranked else None,
-                rank_lb=int(result.rank_lb[i]) if ranked and result.rank_lb is not None else None,
-                rank_low=_rank(result.rank_low, i, ranked),
-                rank_high=_rank(result.rank_high, i, ranked),
-                tier=int(result.tier[i]) if ranked else None,
-                battles=float(rec[i, 0]),
-                wins=float(rec[i, 1]),
-                losses=float(rec[i, 2]),
-                ties=float(rec[i, 3]),
-                flags=",".join(flags)[:255],
-                ranked=ranked,
-            )
-        )
+    rows = [dict(snapshot_id=snapshot_id, **r) for r in row_values(result, model_ids, hidden)]
     conn.execute(insert(SnapshotRow), rows)
     p = result.pairs
     # up to M (M - 1) / 2 rows (432,000 at 1,000 models): columns as Python lists and
@@ -145,6 +119,38 @@ def write_snapshot(
             [dict(snapshot_id=snapshot_id, position=k, **c) for k, c in enumerate(coefficients)],
         )
     return snapshot_id
+
+
+def row_values(result: BoardRating, model_ids: np.ndarray, hidden: set[int]) -> list[dict[str, Any]]:
+    """The ``snapshot_rows`` columns of every model of ``result`` (all but ``snapshot_id``);
+    the provisional board (:mod:`arena.boards.provisional`) stores the same values."""
+    ratings, rec = result.ratings, result.record
+    rows = []
+    for i, mid in enumerate(model_ids.tolist()):
+        ranked = bool(result.ranked[i])
+        flags = result.flags[i] + (("hidden",) if mid in hidden else ())
+        rows.append(
+            dict(
+                model_id=mid,
+                position=i,
+                rating=_finite(ratings.rating[i]),
+                ci_low=_finite(ratings.ci_low[i]),
+                ci_high=_finite(ratings.ci_high[i]),
+                rank=int(result.rank[i]) if ranked else None,
+                rank_ub=int(result.rank_ub[i]) if ranked else None,
+                rank_lb=int(result.rank_lb[i]) if ranked and result.rank_lb is not None else None,
+                rank_low=_rank(result.rank_low, i, ranked),
+                rank_high=_rank(result.rank_high, i, ranked),
+                tier=int(result.tier[i]) if ranked else None,
+                battles=float(rec[i, 0]),
+                wins=float(rec[i, 1]),
+                losses=float(rec[i, 2]),
+                ties=float(rec[i, 3]),
+                flags=",".join(flags)[:255],
+                ranked=ranked,
+            )
+        )
+    return rows
 
 
 def _rank(values: np.ndarray | None, i: int, ranked: bool) -> int | None:

@@ -117,10 +117,11 @@ def _unranked_lines(rows: list[dict], min_battles) -> list[str]:
 @style_control_option("Use the style-controlled board (answer length and markdown held fixed).")
 @component_option
 @declared("ranks")
+@declared("provisional")
 @format_option
 @click.pass_obj
 def leaderboard_command(
-    app, snapshot_id, category, source, show_all, style_control, component, ranks, fmt
+    app, snapshot_id, category, source, show_all, style_control, component, ranks, provisional, fmt
 ):
     """Show a snapshot: rank set, tier, rating with its interval, battles.
 
@@ -137,6 +138,9 @@ def leaderboard_command(
     With --component N: the board of comparable set N written by the same
     rebuild (`arena rebuild --components separate`); the main board's header
     lists the other sets' boards.
+    With --provisional: the provisional board `arena serve` keeps current
+    (the latest snapshot refitted on the votes stored since, analytic
+    intervals); the header says so. Without it one is never shown.
 
     \b
     Example:
@@ -144,6 +148,7 @@ def leaderboard_command(
         arena leaderboard --category math --format json
         arena leaderboard --style-control --format json
         arena leaderboard --component 2
+        arena leaderboard --provisional --format json
         arena leaderboard --source gpt-4-judge   # after arena rebuild --source gpt-4-judge
     """
     result = app.arena().leaderboard(
@@ -153,6 +158,7 @@ def leaderboard_command(
         style_control=style_control == "on",
         component=component,
         include_hidden=show_all,
+        provisional=provisional,
     )
     if fmt != "table":
         doc = result.to_dict()
@@ -163,9 +169,21 @@ def leaderboard_command(
     doc = board.to_dict(include_hidden=show_all)
     s = doc["snapshot"]
     opts = s["options"]
+    prov = result.to_dict().get("provisional")
+    if prov:
+        title = (
+            f"provisional board ({s['board']}) computed {prov['computed_at']}: snapshot "
+            f"{prov['since_snapshot']} refitted with the {_count(prov['battles_since'])} battles "
+            f"since snapshot {prov['since_snapshot']} (up to battle {s['watermark']}); the next "
+            "full rebuild replaces it\n"
+        )
+    else:
+        title = f"snapshot {s['id']} ({s['board']}) {s['created_at']}  "
+        if provisional:
+            click.echo("(no vote came since the latest snapshot: no provisional board is newer)")
     click.echo(
-        f"snapshot {s['id']} ({s['board']}) {s['created_at']}  "
-        f"{_count(s['counts']['battles'])} battles, {_count(s['counts']['models'])} models, "
+        title
+        +         f"{_count(s['counts']['battles'])} battles, {_count(s['counts']['models'])} models, "
         f"{opts.get('ci')} {round(100 * opts.get('level', DEFAULT_LEVEL))}% intervals, "
         f"tiers: {opts.get('tiers', 'maxt')}"
     )

@@ -130,6 +130,13 @@ DEFAULT_ANONYMOUS_RATE = 20.0
 DEFAULT_MAX_BATTLES = 100_000
 #: ``arena serve``: largest request line plus headers in bytes.
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+#: Provisional boards (``arena serve``): their analytic interval methods and the default.
+PROVISIONAL_METHODS = ("sandwich", "fisher")
+DEFAULT_PROVISIONAL_METHOD: Final = "sandwich"
+#: ``arena serve``: seconds between two looks for new votes to refit the provisional board.
+DEFAULT_REFIT_EVERY = 2.0
+#: ``arena serve``: most open ``/v1/leaderboard/events`` streams per worker (503 beyond).
+DEFAULT_MAX_SUBSCRIBERS = 100
 #: Longest ``keep_days`` of retention (100 years): beyond it nothing is ever
 #: pruned, and the cut-off date would overflow.
 KEEP_DAYS_MAX = 36_525
@@ -142,6 +149,10 @@ URL_ENV = "ARENA_DATABASE_URL"
 
 __all__ = [
     "ANCHOR_MAX",
+    "DEFAULT_MAX_SUBSCRIBERS",
+    "DEFAULT_PROVISIONAL_METHOD",
+    "DEFAULT_REFIT_EVERY",
+    "PROVISIONAL_METHODS",
     "DEFAULT_ANONYMOUS_RATE",
     "DEFAULT_MAX_BATTLES",
     "DEFAULT_MAX_HEADER_BYTES",

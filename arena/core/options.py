@@ -485,6 +485,14 @@ OPTIONS: dict[str, Option] = {
         ),
         Option("top", int, None, "List only the N most probable pairs.", low=1, optional=True),
         Option("n", int, None, "Draw N battles instead.", low=1, optional=True),
+        Option(
+            "provisional",
+            bool,
+            False,
+            "The provisional board `arena serve` keeps current: the latest snapshot "
+            "refitted on the votes stored since, with analytic intervals (the full "
+            "snapshot when no vote came since).",
+        ),
         # ---- every command: the database
         Option(
             "wait",

@@ -19,7 +19,7 @@ from arena.core.errors import ArgumentError
 __all__ = ["LOCK_NAMES", "advisory_key", "arena_identity"]
 
 #: The advisory locks arena takes, by name (the file lock adds the file's sha256).
-LOCK_NAMES = ("migrate", "nightly", "battle-ids", "file", "serve")
+LOCK_NAMES = ("migrate", "nightly", "battle-ids", "file", "serve", "provisional")
 
 
 def arena_identity(conn: Connection) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
@@ -99,4 +99,78 @@ def database_lock(engine: Engine, *, wait: float, what: str = "arena nightly") -
         os.close(fd)  # closing drops the flock
 
 
-__all__ = ["LockHeld", "database_lock", "lock_file_path"]
+class HeldLock:
+    """A lock of this arena taken without waiting and held until released or the
+    process ends: which one process does a job every process could do (``arena
+    serve``'s provisional refits).
+
+    PostgreSQL: a session advisory lock on a connection of its own (the server
+    drops it when that connection goes, a kill -9 included); SQLite:
+    ``flock(2)`` on ``DATABASE.NAME.lock`` (the kernel drops it with the
+    process); an in-memory database belongs to one process, which always holds it.
+    Not thread-safe: one owner thread per process.
+    """
+
+    def __init__(self, engine: Engine, name: str) -> None:
+        self.engine = engine
+        self.name = name
+        self._conn: Connection | None = None
+        self._fd: int | None = None
+        self.held = False
+
+    def try_take(self) -> bool:
+        """Take the lock if nobody holds it; True if this process holds it now."""
+        if self.held:
+            return True
+        if self.engine.dialect.name == "postgresql":
+            conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+            key = advisory_key(conn, self.name)
+            got = bool(
+                conn.exec_driver_sql("SELECT pg_try_advisory_lock(%(key)s)", {"key": key}).scalar()
+            )
+            if got:
+                self._conn = conn
+            else:
+                conn.close()
+            self.held = got
+            return got
+        path = lock_file_path(self.engine, self.name)
+        if path is None:
+            self.held = True
+            return True
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd, self.held = fd, True
+        return True
+
+    def still_held(self) -> bool:
+        """Whether the lock is still ours: on PostgreSQL, its connection still answers
+        (a server restart or a dropped connection loses the lock; then it is released)."""
+        if not self.held:
+            return False
+        if self._conn is not None:
+            try:
+                self._conn.exec_driver_sql("SELECT 1")
+            except Exception:  # any failure of the connection: the lock went with it
+                self.release()
+                return False
+        return True
+
+    def release(self) -> None:
+        """Give the lock up (nothing if not held)."""
+        conn, fd = self._conn, self._fd
+        self._conn, self._fd, self.held = None, None, False
+        if conn is not None:
+            try:
+                conn.close()  # the session ends: its advisory locks go with it
+            except Exception:  # a broken connection holds nothing any more
+                pass
+        if fd is not None:
+            os.close(fd)
+
+
+__all__ = ["HeldLock", "LockHeld", "database_lock", "lock_file_path"]

@@ -492,3 +492,37 @@ class ServeSecret(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     secret: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+
+
+class ProvisionalSnapshot(Base):
+    """A provisional board kept current by ``arena serve`` between two full rebuilds.
+
+    Never a snapshot: its own table, so nothing that reads ``snapshots`` (diff,
+    history, publish, audit, the nightly's kept boards) can take it for a full
+    rebuild. It is the board of ``since_snapshot`` (a full snapshot, whose
+    options it reuses) refitted on every battle up to ``watermark`` with
+    analytic intervals (``method``: sandwich or fisher); ``battles_since`` of
+    those came after ``since_snapshot``.  Rows are stored as one JSON list (the
+    columns of ``snapshot_rows``); only the latest of each board is kept.
+    """
+
+    __tablename__ = "provisional_snapshots"
+    __table_args__ = (CheckConstraint("kind = 'provisional'", name="kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: Board key, as :attr:`Snapshot.board`.
+    board: Mapped[str] = mapped_column(String(1600), index=True)
+    kind: Mapped[str] = mapped_column(String(16), default="provisional")
+    since_snapshot: Mapped[int] = mapped_column(ForeignKey("snapshots.id", ondelete="CASCADE"))
+    computed_at: Mapped[datetime] = mapped_column(UtcDateTime, default=utcnow)
+    method: Mapped[str] = mapped_column(String(16))
+    watermark: Mapped[int] = mapped_column(BigInteger)
+    battles_since: Mapped[int] = mapped_column(BigInteger)
+    options_json: Mapped[str] = mapped_column(Text)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    code_version: Mapped[str] = mapped_column(String(64))
+    n_battles: Mapped[float] = mapped_column(Float)
+    n_excluded: Mapped[int] = mapped_column(Integer)
+    n_models: Mapped[int] = mapped_column(Integer)
+    diagnostics_json: Mapped[str] = mapped_column(Text)
+    rows_json: Mapped[str] = mapped_column(Text)

@@ -213,6 +213,7 @@ def rate_board(
     progress: Callable[[str], None] | None = None,
     names: Sequence[str] | None = None,
     path: str = "auto",
+    start: np.ndarray | None = None,
 ) -> BoardRating:
     """Ratings with intervals, records, ranks and tiers of one board.
 
@@ -229,6 +230,8 @@ def rate_board(
     path : {"auto", "dense", "sparse"}
         The engine path (see :func:`arena.engine.rate.rate`); on the sparse
         path paired tiers use :func:`arena.engine.sparse.tiers.tiers_bounded`.
+    start : ndarray, shape (M,), optional
+        Log-strengths to warm-start the point fit from (see :func:`arena.engine.rate.rate`).
 
     Returns
     -------
@@ -248,6 +251,7 @@ def rate_board(
         progress=progress,
         names=names,
         path=path,
+        start=start,
     )
     return rank_board(table, ratings, opts, progress=progress)
 

@@ -99,6 +99,8 @@ class RateRun:
     sparse: bool = False
     #: a design of exactly this table and model, to reuse in the fit
     design: Design | None = None
+    #: log-strengths of the table's models to warm-start the dense point fit from
+    start: np.ndarray | None = None
 
     def say(self, message: str) -> None:
         if self.progress is not None:

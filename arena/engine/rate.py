@@ -59,6 +59,7 @@ def rate(
     progress: Callable[[str], None] | None = None,
     names: Sequence[str] | None = None,
     path: str = "auto",
+    start: np.ndarray | None = None,
     **overrides: Any,
 ) -> Ratings:
     """Fit ratings and put confidence intervals on them.
@@ -106,6 +107,10 @@ def rate(
         The engine: dense solvers, or the sparse comparison graph
         (:mod:`arena.engine.sparse.fit`; bootstrap intervals only); ``"auto"``
         takes the sparse path from ``SPARSE_MIN_MODELS`` models on.
+    start : ndarray, shape (M,), optional
+        Log-strengths to warm-start the dense point fit from (a previous fit of
+        the board): the same estimate in fewer Newton steps; NaN for models
+        without one.  The sparse path starts as usual.
     **overrides
         Fields of :class:`FitOptions` given directly (``ties="davidson"``).
 
@@ -135,6 +140,7 @@ def rate(
         progress=progress,
         names=check_names(names, table.n_models),
         sparse=sparse,
+        start=None if start is None else np.asarray(start, dtype=np.float64),
     )
     if comparable == "largest":
         design = _design(table, model)
@@ -161,12 +167,18 @@ def _rate_all(
     simultaneous = run.simultaneous
     run.say(f"fit: {table.n_models} models")
     sparse = run.sparse
-    point = (sparse_fit if sparse else fit)(
-        table,
-        replace(run.model, anchor=anchor),
-        names=run.names,
-        design=run.design,
-    )
+    if sparse:
+        point = sparse_fit(
+            table, replace(run.model, anchor=anchor), names=run.names, design=run.design
+        )
+    else:
+        point = fit(
+            table,
+            replace(run.model, anchor=anchor),
+            names=run.names,
+            design=run.design,
+            start=run.start,
+        )
     warnings = list(point.warnings)
     diag = base_diagnostics(point, ci, level, simultaneous, clusters, rounds, seed)
     diag.update(
@@ -245,6 +257,9 @@ def _rate_comparable(
     sub, cells = subtable(table, main)
     sub_clusters = None if clusters is None else sp.csr_matrix(clusters)[:, cells]
     sub_names = None if names is None else [names[i] for i in main]
-    inner = _rate_all(sub, sub_clusters, sub_anchor, replace(run, names=sub_names))
+    sub_start = None if run.start is None else run.start[main]
+    inner = _rate_all(
+        sub, sub_clusters, sub_anchor, replace(run, names=sub_names, start=sub_start)
+    )
 
     return extend_to_all(table, design, comps, inner, run)
