@@ -121,7 +121,9 @@ def write_snapshot(
     return snapshot_id
 
 
-def row_values(result: BoardRating, model_ids: np.ndarray, hidden: set[int]) -> list[dict[str, Any]]:
+def row_values(
+    result: BoardRating, model_ids: np.ndarray, hidden: set[int]
+) -> list[dict[str, Any]]:
     """The ``snapshot_rows`` columns of every model of ``result`` (all but ``snapshot_id``);
     the provisional board (:mod:`arena.boards.provisional`) stores the same values."""
     ratings, rec = result.ratings, result.record

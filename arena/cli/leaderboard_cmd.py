@@ -183,7 +183,7 @@ def leaderboard_command(
             click.echo("(no vote came since the latest snapshot: no provisional board is newer)")
     click.echo(
         title
-        +         f"{_count(s['counts']['battles'])} battles, {_count(s['counts']['models'])} models, "
+        + f"{_count(s['counts']['battles'])} battles, {_count(s['counts']['models'])} models, "
         f"{opts.get('ci')} {round(100 * opts.get('level', DEFAULT_LEVEL))}% intervals, "
         f"tiers: {opts.get('tiers', 'maxt')}"
     )

@@ -258,8 +258,6 @@ def _rate_comparable(
     sub_clusters = None if clusters is None else sp.csr_matrix(clusters)[:, cells]
     sub_names = None if names is None else [names[i] for i in main]
     sub_start = None if run.start is None else run.start[main]
-    inner = _rate_all(
-        sub, sub_clusters, sub_anchor, replace(run, names=sub_names, start=sub_start)
-    )
+    inner = _rate_all(sub, sub_clusters, sub_anchor, replace(run, names=sub_names, start=sub_start))
 
     return extend_to_all(table, design, comps, inner, run)
