@@ -82,8 +82,13 @@ def add_snapshot(
     options: dict | None = None,
     diagnostics: dict | None = None,
     pair_density: float = 1.0,
+    baseline: int | None = None,
 ) -> int:
-    """Insert one snapshot of ``names``; the last ``unranked`` models get too few battles."""
+    """Insert one snapshot of ``names``; the last ``unranked`` models get too few battles.
+
+    ``baseline``: the index of a model every battle is played against (a baseline
+    design, as Arena-Hard's); no other pair meets.
+    """
     ids = _ensure_models(conn, names)
     m = len(names)
     # Head-to-head counts from the Bradley-Terry model with the given strengths.
@@ -92,6 +97,8 @@ def add_snapshot(
     for i in range(m):
         for j in range(i + 1, m):
             if pair_density < 1.0 and rng.random() > pair_density and j != i + 1:
+                continue
+            if baseline is not None and baseline not in (i, j):
                 continue
             n = 3 if (i >= m - unranked or j >= m - unranked) else int(rng.integers(20, 80))
             p = 1.0 / (1.0 + 10 ** (-(strength[i] - strength[j]) / 400))

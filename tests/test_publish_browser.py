@@ -161,8 +161,9 @@ def test_console_error_detection_is_not_vacuous(tmp_path):
 BROWSER_DIR = Path(__file__).parent / "browser"
 AXE = BROWSER_DIR / "node_modules" / "axe-core" / "axe.min.js"
 #: board: index.html, the style-controlled overall board (the site opens on it);
-#: category: Hard Prompts (a derived category); boards: the all-boards menu page
-PAGES = ("board", "category", "model", "audit", "boards")
+#: category: Hard Prompts (a derived category); boards: the all-boards menu page;
+#: baseline: a judge's board where every battle is against one model (issue 39 item 7)
+PAGES = ("board", "category", "model", "audit", "boards", "baseline")
 SIZES = {"390": (390, 844), "1280": (1280, 800)}
 THEMES = ("light", "dark")
 VIEWS = [(p, w, t) for p in PAGES for w in SIZES for t in THEMES]
@@ -271,7 +272,7 @@ def test_no_page_level_horizontal_scroll(seen, page, width, theme):
 @pytest.mark.parametrize(("page", "width", "theme"), views("first-screen"))
 def test_top_row_in_first_screen(seen, page, width, theme):
     f = seen[page, width, theme].facts
-    row = f["boardRow"] if page in ("board", "category") else f["firstRow"]
+    row = f["boardRow"] if page in ("board", "category", "baseline") else f["firstRow"]
     assert row is not None, f"{page}: no table row found"
     assert 0 <= row["top"] and row["bottom"] <= f["innerHeight"], (
         f"{page} at {width} px ({theme}): the top row ({row['selector']}: {row['text']!r}) "
@@ -337,6 +338,15 @@ def test_heatmap_cells_take_the_theme_colours(seen, page, width, theme):
     assert wrong == [], f"{page} {width} {theme}: cells not in the {theme} colours: {wrong[:3]}"
     if theme == "dark":  # and the dark colours differ from the light ones (not a no-op)
         assert any(c["light"] != c["dark"] for c in cells if c["dark"].startswith("#"))
+
+
+@pytest.mark.parametrize(("width", "theme"), [(w, t) for w in SIZES for t in THEMES])
+def test_baseline_design_draws_scores_not_empty_heatmaps(seen, width, theme):
+    """A judge's board where every battle is against one model (issue 39 item 7): two
+    interval charts (ratings, scores against the baseline) and no heatmap cells."""
+    f = seen["baseline", width, theme].facts
+    assert f["heatCells"] == [] and f["intervalCharts"] == 2
+    assert seen["board", width, theme].facts["intervalCharts"] == 1
 
 
 @pytest.mark.parametrize(("width", "theme"), [(w, t) for w in SIZES for t in THEMES])

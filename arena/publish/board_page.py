@@ -10,8 +10,10 @@ from markupsafe import Markup
 from arena.boards.components import same_set
 from arena.boards.diff import rank_move, rank_set
 from arena.boards.snapshots import BoardRow, StyleCoefficient
+from arena.core.defaults import DEFAULT_LEVEL
 from arena.core.words import flag_legend, flag_word
 from arena.publish import svg
+from arena.publish.baseline import baseline_chart, baseline_design
 from arena.publish.fmt import (
     display,
     fmt_count,
@@ -222,7 +224,13 @@ def _interval_chart(rows: Sequence[BoardRow], axis: svg.Axis, label: str, lvl: s
 
 
 def _heatmaps(site: SiteBoard, top: int) -> list[Chart]:
-    """The three head-to-head matrices of the top ``top`` models (:mod:`arena.publish.heatmaps`)."""
+    """The three head-to-head matrices of the top ``top`` models (:mod:`arena.publish.heatmaps`),
+    or, on a baseline design, every model's score against the baseline (:mod:`arena.publish.baseline`)."""
+    found = baseline_design(site.pairs)
+    if found is not None:
+        level = float(site.board.snapshot.options.get("level", DEFAULT_LEVEL))
+        chart = baseline_chart(site.board, site.pairs, found, level)
+        return [Chart(chart.heading, chart.svg, chart.note)]
     charts = board_heatmaps(site.board, site.pairs, top=top)
     if not charts:
         return []

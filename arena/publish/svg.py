@@ -18,16 +18,13 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from arena.publish.heatmaps import heatmap
 from arena.publish.svgkit import Axis, clip_all, num, tick_text
 from arena.publish.svgkit import title as tooltip
 
-# ``heatmap`` is re-exported for callers written before it moved to :mod:`heatmaps`.
 __all__ = [
     "Axis",
     "HistoryPoint",
     "IntervalItem",
-    "heatmap",
     "history_chart",
     "interval_bar",
     "interval_chart",
@@ -99,7 +96,16 @@ _ABOVE = 10
 
 
 def interval_chart(
-    items: Sequence[IntervalItem], axis: Axis, *, title: str, desc: str, width: int = 420
+    items: Sequence[IntervalItem],
+    axis: Axis,
+    *,
+    title: str,
+    desc: str,
+    width: int = 420,
+    ident: str = "ic",
+    value: str = "rating",
+    unit: str = "",
+    mark: float | None = None,
 ) -> Markup:
     """All models on one axis, top to bottom in board order, tiers as shaded bands.
 
@@ -107,7 +113,9 @@ def interval_chart(
     to the right), so the chart needs no label column and is narrow enough for a
     phone: drawn at 100 % to 120 % of its size (inline style), its text never
     shrinks below 11 px (a phone narrower than 420 px scrolls it a little). A name that fits on neither side gets a line of its own
-    above its interval.
+    above its interval. ``ident`` keeps the ids of two charts on one page apart;
+    ``value`` and ``unit`` name the numbers in the tooltips ("rating", "score" in "%");
+    ``mark``: a value drawn as a dashed line across the plot (50 % against a baseline).
     """
     # Tier names sit in their own right margin so they never cover an interval.
     row, top, left, right = 16, 24, 16, 52
@@ -126,8 +134,8 @@ def interval_chart(
     parts = [
         f'<svg class="chart intervals" viewBox="0 0 {width} {height}" '
         f'style="min-width:{width}px;max-width:{round(width * 1.2)}px" '
-        f'role="img" aria-labelledby="ic-t ic-d"><title id="ic-t">{escape(title)}</title>'
-        f'<desc id="ic-d">{escape(desc)}</desc>'
+        f'role="img" aria-labelledby="{ident}-t {ident}-d"><title id="{ident}-t">{escape(title)}</title>'
+        f'<desc id="{ident}-d">{escape(desc)}</desc>'
     ]
 
     def band_top(i: int) -> float:
@@ -163,6 +171,9 @@ def interval_chart(
             f'<line class="grid" x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 8}"/>'
             f'<text class="tick" x="{x}" y="{top - 8}">{tick_text(t)}</text>'
         )
+    if mark is not None:
+        x = num(axis.x(mark, plot_w, left))
+        parts.append(f'<line class="mark" x1="{x}" x2="{x}" y1="{top - 4}" y2="{height - 8}"/>')
     # One group per model: its <title> is the tooltip of the label, line and dot
     # (300 models: ~80 KB of the main page, so each row is written tersely).
     parts.append('</g><g text-anchor="end">')
@@ -170,7 +181,7 @@ def interval_chart(
         y = tops[i] + row / 2
         x0, x1, xr, (tx, anchor, dy) = places[i]
         tier = f"tier {it.tier}" if it.tier is not None else "not ranked"
-        tip = f"{it.label}: rating {_f1(it.rating)}, interval {_f1(it.low)} to {_f1(it.high)}"
+        tip = f"{it.label}: {value} {_f1(it.rating)}{unit}, interval {_f1(it.low)} to {_f1(it.high)}{unit}"  # fmt: skip
         side = ' text-anchor="start"' if anchor == "start" else ""
         parts.append(
             f"<g><title>{escape(tip)}, {tier}</title>"

@@ -49,6 +49,9 @@
     scrollHeight: document.documentElement.scrollHeight,
     offenders: offenders.slice(0, 20),
     boardRow: rect("table.board tbody tr:has(> th[scope=row])"),
+    // interval charts drawn (ratings; on a baseline design also scores against the baseline)
+    intervalCharts: [...document.querySelectorAll("main svg.chart.intervals")]
+      .filter((c) => c.getBoundingClientRect().width > 0).length,
     firstRow: rect("main table tbody tr:has(> th[scope=row]), main .probe, main .board-list li"),
     // every link of the header's board menu, where it is drawn
     menu: [...document.querySelectorAll("nav.boards-nav a")].map((a) => {

@@ -6,7 +6,7 @@ category keys as boards (so the navigation is as long as the real one), and a
 few hostile names from :data:`tests.publish_fixtures.EVIL_NAMES`. The main
 snapshot carries a stored vote audit (run for real on synthetic votes, one judge
 with a long name always picking the first-shown answer), so the site has its
-audit page.
+audit page, and a judge's board of a baseline design (every model against one).
 """
 
 from __future__ import annotations
@@ -142,6 +142,19 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
                     unranked=0,
                     diagnostics=diag,
                 )
+            # an LLM judge's board of a baseline design (every model against one, as
+            # Arena-Hard): the page draws scores against the baseline, not heatmaps
+            add_snapshot(
+                conn,
+                names=names,
+                strength=strength.copy(),
+                when=BASE_TIME + timedelta(days=30),
+                board="source:ko-arena-hard",
+                rng=rng,
+                unranked=1,
+                diagnostics=diag,
+                baseline=3,
+            )
             save_audit(conn, main, {"snapshot": main, **_audit(names[:8], rng)})
             conn.execute(
                 Model.__table__.update().where(Model.name == names[-1]).values(hidden=True)
@@ -165,6 +178,7 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
     category = next(f for f in report.files if f.startswith("board-category-hard-prompts"))
     raw = next(f for f in report.files if f.startswith("board-overall-") and f.endswith(".html"))
     model = next(f for f in report.files if f.startswith("models/gemini-2-5-flash-lite"))
+    judge = next(f for f in report.files if f.startswith("board-source-ko-arena-hard-") and f.endswith(".html"))  # fmt: skip
     return {
         "board": out / "index.html",
         "category": out / category,
@@ -172,4 +186,5 @@ def build_browser_site(db_path: Path, out: Path) -> dict[str, Path]:
         "audit": out / "audit.html",
         "raw": out / raw,
         "boards": out / "boards.html",
+        "baseline": out / judge,
     }
