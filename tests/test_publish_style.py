@@ -149,3 +149,33 @@ def test_style_change_words_never_give_an_unranked_model_a_change():
     # the words name both rank sets; the overlap rank (99 here) is never used
     assert got["up"][1] == "up from rank 4\u20136 to 2\u20135 against the raw board"
     assert style_change_of(row("up", None, None), raw)[0] == "\u2013"
+
+
+def test_a_model_without_style_metadata_shows_its_raw_battles(run_cli, tmp_path):
+    """Not ranked under style control because none of its battles carry style
+    metadata: the page says "0 of N" (N its battles on the raw board), never a bare
+    "0, 0/0/0" that reads as a model that never played (issue 39)."""
+    import gzip
+
+    rows = [json.loads(line) for line in gzip.open(SLICE, "rt", encoding="utf-8")]
+    for r in rows:
+        if "command-a" in (r["model_a"], r["model_b"]):
+            r.pop("conv_metadata")
+    path = tmp_path / "slice.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run_cli("ingest", str(path))
+    run_cli("rebuild", "--rounds", str(ROUNDS))
+    run_cli("publish", str(tmp_path / "site"), "-q")
+    root = parse(tmp_path / "site" / "index.html")  # the style-controlled board
+    board = next(root.find_all("table", "board"))
+    heads = [th.text().strip() for th in board.find("thead").iter("th")]
+    col = heads.index("Model")
+    cells = next(
+        _cells(tr)
+        for tr in board.iter("tr")
+        if len(_cells(tr)) == len(heads)
+        and "command-a" == _cells(tr)[col].text().strip().split()[0]
+    )
+    raw = sum(1 for r in rows if "command-a" in (r["model_a"], r["model_b"]))
+    assert cells[heads.index("Battles")].text().strip() == f"0 of {raw}"
+    assert cells[heads.index("Battles") + 1].text().strip() == "–/–/–"

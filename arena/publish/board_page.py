@@ -157,6 +157,21 @@ def _row_view(
     )
 
 
+def _battles_without_style(
+    rows: Sequence[BoardRow], views: list[RowView], raw: Mapping[str, BoardRow]
+) -> list[RowView]:
+    """A style-controlled row with no battle in the fit says how many the model has
+    on the raw board ("0 of 1,000"): its battles carry no style metadata, and a bare
+    "0, 0/0/0" would read as a model that never played."""
+    out = []
+    for r, v in zip(rows, views, strict=True):
+        other = raw.get(r.model)
+        if not r.battles and other is not None and other.battles:
+            v = replace(v, battles=f"0 of {fmt_count(other.battles)}", wins="–", losses="–", ties="–")  # fmt: skip
+        out.append(v)
+    return out
+
+
 def _groups(rows: Sequence[BoardRow], views: Sequence[RowView]) -> tuple[TierGroup, ...]:
     groups: list[TierGroup] = []
     current: list[tuple[BoardRow, RowView]] = []
@@ -275,6 +290,8 @@ def leaderboard_page(
             replace(v, style_change=c, style_change_text=t)
             for v, (c, t) in zip(views, (style_change_of(r, raw) for r in rows), strict=True)
         ]
+    if board.style_controlled and site.paired is not None:
+        views = _battles_without_style(rows, views, site.paired.rows_by_name)
     label = site.label
     date = fmt_date(info.created_at)[:10]
     notes = [site.rule] if site.rule else []
