@@ -14,7 +14,8 @@ from arena.db.models import SnapshotAudit
 from tests.helpers.files import judged_battles
 
 
-def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
+def test_audit_table_json_and_stored(run_cli, engine, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")  # the terminal's width (also the default when piped)
     path = tmp_path / "votes.csv"
     judged_battles(path)
     run_cli("ingest", str(path), "-q", "--map", "question=question_id")
@@ -23,6 +24,10 @@ def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
     run_cli("rebuild", "--rounds", "50")
     table = run_cli("audit", "--rounds", "50").output
     assert "position" in table and "anomaly" in table and "flagged judges: j00" in table
+    # the verdicts wrap to the terminal (100 columns when not one): no 300-character lines
+    probes = table.split("flagged judges:")[0]
+    assert max(len(line) for line in probes.splitlines()) <= 100
+    assert table.splitlines()[0].endswith("25 judges")
     doc = json.loads(run_cli("audit", "--rounds", "50", "--format", "json").output)
     assert doc["snapshot"] == 1 and doc["judges"] == 25 and isinstance(doc["votes"], int)
     assert doc["flagged_judges"] == ["j00"]
@@ -40,8 +45,9 @@ def test_audit_table_json_and_stored(run_cli, engine, tmp_path):
     assert bad.exit_code != 0 and "--level" in bad.output and "Traceback" not in bad.output
 
 
-def test_position_flag_names_the_judge_in_table_and_json(run_cli, tmp_path):
+def test_position_flag_names_the_judge_in_table_and_json(run_cli, tmp_path, monkeypatch):
     """One judge of 150 always picks the first shown; pooled, the bias is inside the band."""
+    monkeypatch.setenv("COLUMNS", "400")  # a wide terminal: each verdict on one line
     rng = np.random.default_rng(5)
     n, models = 30000, 8
     strength = np.linspace(1.2, -1.2, models)
@@ -116,8 +122,9 @@ def test_rebuild_exclude_flagged(run_cli, engine, tmp_path):
     assert doc["snapshot"] == 2 and doc["judges"] == 24 and doc["flagged_judges"] == []
 
 
-def test_audit_opens_with_the_judges_per_outcome(run_cli, tmp_path):
+def test_audit_opens_with_the_judges_per_outcome(run_cli, tmp_path, monkeypatch):
     """Issue 40: the counts per outcome come first, then what the unchecked judges need."""
+    monkeypatch.setenv("COLUMNS", "400")  # a wide terminal: each sentence on one line
     path = tmp_path / "votes.csv"
     judged_battles(path)
     run_cli("ingest", str(path), "-q")

@@ -387,7 +387,7 @@ def anomalous_judges(board: Board) -> Probe:
     if flagged:
         verdict = f"{len(flagged)} of {len(rows)} judges vote unlike the board (random, reversed, position-driven or favouring one model or organisation; false discovery rate {alpha:g} over judges, estimate outside the innocent band): {', '.join(flagged[:10])}{' ...' if len(flagged) > 10 else ''}."
     else:
-        verdict = f"No judge's votes deviate materially from the board (false discovery rate {alpha:g} over {len(rows)} judges)."
+        verdict = f"No judge's votes deviate materially from the board (false discovery rate {alpha:g} over {len(rows)} judge{'s' if len(rows) != 1 else ''})."
     summary = outcome_summary(counts)
     too_few = [r for r in rows if r["outcome"] == "too few votes"]
     hint = (

@@ -16,7 +16,7 @@ from arena.cli.options import (
     snapshot_option,
     source_option,
 )
-from arena.cli.output import emit
+from arena.cli.output import emit, terminal_width
 from arena.cli.progress import phase_reporter
 from arena.core.vocabulary import PROBE_NAMES
 
@@ -126,16 +126,17 @@ def audit_command(
         emit(rows, COLUMNS, fmt, rounded=True)
         return
     click.echo(
-        f"audit of snapshot {info.id} ({info.board}): {report.n_votes} votes, "
-        f"{report.n_models} models, {report.n_judges} judges"
+        f"audit of snapshot {info.id} ({info.board}): {report.n_votes:,} votes, "
+        f"{report.n_models:,} models, {report.n_judges:,} judge{'s' if report.n_judges != 1 else ''}"
     )
     anomaly = next((p for p in doc["probes"] if p["name"] == "anomaly" and not p["skipped"]), None)
     if anomaly is not None and anomaly["details"].get("summary"):
-        click.echo(anomaly["details"]["summary"])
+        width = terminal_width()
+        click.echo(click.wrap_text(anomaly["details"]["summary"], width))
         if anomaly["details"].get("hint"):
-            click.echo(anomaly["details"]["hint"])
-        click.echo(f"(material: {anomaly['details']['material']['sentence']})")
-    emit(rows, COLUMNS, "table")
+            click.echo(click.wrap_text(anomaly["details"]["hint"], width))
+        click.echo(click.wrap_text(f"(material: {anomaly['details']['material']['sentence']})", width))  # fmt: skip
+    emit(rows, COLUMNS, "table", wrap=True)
     if report.flagged_judges:
         click.echo(f"flagged judges: {', '.join(report.flagged_judges)}")
         judges = next(p for p in doc["probes"] if p["name"] == "anomaly")["details"]["judges"]

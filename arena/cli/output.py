@@ -27,6 +27,7 @@ def emit(
     *,
     json_obj: Any = None,
     rounded: bool = False,
+    wrap: bool = False,
 ) -> None:
     """Write ``rows`` to stdout in ``fmt``.
 
@@ -34,6 +35,7 @@ def emit(
     has a richer document to offer (a snapshot header plus rows, say).
     ``rounded``: floats to :data:`arena.core.formats.DIGITS` significant digits in
     JSON and CSV (the rating commands; tables have their own short formats).
+    ``wrap``: a table's last column (long sentences) wraps to fit the terminal.
     """
     if rounded and fmt != "table":
         rows = [tidy(dict(r)) for r in rows]
@@ -45,4 +47,12 @@ def emit(
         sys.stdout.flush()
     else:
         # words for people (the site's), keys for machines (JSON, CSV)
-        click.echo(render_table(rows, columns, [column_word(c) for c in columns]))
+        width = terminal_width() if wrap else None
+        click.echo(render_table(rows, columns, [column_word(c) for c in columns], width=width))
+
+
+def terminal_width() -> int:
+    """The terminal's columns ($COLUMNS, else the terminal, else 100 when piped)."""
+    import shutil
+
+    return max(shutil.get_terminal_size((100, 24)).columns, 60)

@@ -83,6 +83,10 @@ def tidy(value: Any) -> Any:
     return value
 
 
+#: The narrowest a wrapped last column gets (:func:`render_table`'s ``width``).
+WRAP_MIN = 30
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -103,6 +107,8 @@ def render_table(
     rows: Sequence[Mapping[str, Any]],
     columns: Sequence[str],
     headers: Sequence[str] | None = None,
+    *,
+    width: int | None = None,
 ) -> str:
     """Plain aligned text table: numbers right-aligned, booleans as ``yes``/``no``.
 
@@ -114,6 +120,10 @@ def render_table(
         Keys to show, in order; they are also the header unless ``headers`` is given.
     headers : sequence of str, optional
         The header's words, one per column.
+    width : int, optional
+        Fit the table in this many characters by wrapping its last column (at
+        word breaks, continuation lines under the column, never narrower than
+        :data:`WRAP_MIN`); other columns are never cut.
 
     Returns
     -------
@@ -134,6 +144,18 @@ def render_table(
         ]
         return "  ".join(parts).rstrip()
 
+    last = len(widths) - 1
+    room = None if width is None else width - sum(widths[:-1]) - 2 * last
+    if room is not None and widths[last] > room and not numeric[last]:
+        import textwrap
+
+        widths[last] = max(room, WRAP_MIN)
+        out = [line(heads), line(["-" * w for w in widths])]
+        for row in cells:
+            parts = textwrap.wrap(row[last], widths[last], break_on_hyphens=False) or [""]
+            out.append(line([*row[:-1], parts[0]]))
+            out.extend(line([*([""] * last), more]) for more in parts[1:])
+        return "\n".join(out)
     out = [line(heads), line(["-" * w for w in widths])]
     out.extend(line(row) for row in cells)
     return "\n".join(out)
