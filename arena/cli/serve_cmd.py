@@ -20,6 +20,9 @@ KEY_COLUMNS = ["name", "scope", "rate", "created_at", "revoked_at"]
 @declared("max_battles")
 @declared("max_header_bytes")
 @declared("anonymous_rate")
+@declared("refit_every")
+@declared("provisional_method")
+@declared("max_subscribers")
 @seed_option
 @click.pass_obj
 def serve_command(
@@ -33,6 +36,9 @@ def serve_command(
     max_battles,
     max_header_bytes,
     anonymous_rate,
+    refit_every,
+    provisional_method,
+    max_subscribers,
     seed,
 ):
     """Serve the arena over HTTP: pairs out, votes in, leaderboard JSON.
@@ -47,11 +53,18 @@ def serve_command(
     request waits for the database's write lock (then 503 with Retry-After).
     With --workers N, the workers stop when this process dies, even by kill -9.
 
+    Every --refit-every seconds one process per arena (whichever worker holds
+    the arena's lock; another takes over if it dies) looks for votes stored
+    since the provisional board and refits it: GET
+    /v1/leaderboard?provisional=true serves it, GET /v1/leaderboard/events
+    announces each one (server-sent events). The full rebuild stays the reference.
+
     \b
     Example:
         arena keys create web --scope vote
         arena serve --port 8000
         curl -H "Authorization: Bearer $TOKEN" localhost:8000/v1/pair
+        curl -H "Authorization: Bearer $READ" "localhost:8000/v1/leaderboard?provisional=true"
     """
     try:
         import uvicorn
@@ -82,6 +95,9 @@ def serve_command(
         wait=app.wait,
         seed=seed,
         per_worker_seed=workers > 1,
+        refit_every=refit_every,
+        provisional_method=provisional_method,
+        max_subscribers=max_subscribers,
     )
     os.environ[CONFIG_ENV] = config.to_env()
     if workers > 1:  # the workers end with this process, the supervisor

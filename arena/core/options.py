@@ -550,6 +550,28 @@ OPTIONS: dict[str, Option] = {
             low=1024,
         ),
         Option(
+            "refit_every",
+            float,
+            d.DEFAULT_REFIT_EVERY,
+            "Seconds between two looks for new votes; then one process per arena refits "
+            "the provisional board (0: no provisional board).",
+            low=0,
+        ),
+        Option(
+            "provisional_method",
+            str,
+            d.DEFAULT_PROVISIONAL_METHOD,
+            "Analytic intervals of the provisional board.",
+            choices=d.PROVISIONAL_METHODS,
+        ),
+        Option(
+            "max_subscribers",
+            int,
+            d.DEFAULT_MAX_SUBSCRIBERS,
+            "Most open /v1/leaderboard/events streams per worker (503 beyond).",
+            low=1,
+        ),
+        Option(
             "anonymous_rate",
             float,
             d.DEFAULT_ANONYMOUS_RATE,

@@ -23,6 +23,7 @@ holds a lock while it fits, and the write is one short transaction.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -228,6 +229,8 @@ class Refitter:
                     "read": job.source,
                     "warm_start": warm,
                     "iterations": iterations,
+                    # which process refitted (arena serve: the worker holding the lock)
+                    "pid": os.getpid(),
                 },
             )
 

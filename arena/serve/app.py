@@ -6,7 +6,9 @@ Bearer TOKEN`` of a key whose scope allows it; ``admin`` keys may use all):
 * ``GET  /v1/pair``        (vote)   the next pair to show, as a signed battle token;
 * ``POST /v1/votes``       (vote)   a vote on that token, acknowledged once committed;
 * ``POST /v1/battles``     (ingest) one record or a list, all stored or none;
-* ``GET  /v1/leaderboard`` (read)   ``arena leaderboard --format json``, with an ETag;
+* ``GET  /v1/leaderboard`` (read)   ``arena leaderboard --format json``, with an ETag
+  (``?provisional=true``: the provisional board, :mod:`arena.serve.provisional`);
+* ``GET  /v1/leaderboard/events`` (read) server-sent events, one per new provisional board;
 * ``GET  /v1/models``      (read)   ``arena models --format json``;
 * ``GET  /healthz``, ``GET /metrics`` (Prometheus), OpenAPI at ``/docs``.
 

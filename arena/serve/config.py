@@ -16,8 +16,11 @@ from arena.core.defaults import (
     DEFAULT_MAX_BATTLES,
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_HEADER_BYTES,
+    DEFAULT_MAX_SUBSCRIBERS,
     DEFAULT_MIN_BATTLES,
+    DEFAULT_PROVISIONAL_METHOD,
     DEFAULT_RATE,
+    DEFAULT_REFIT_EVERY,
     DEFAULT_SEED,
 )
 from arena.db.session import DEFAULT_WAIT
@@ -65,6 +68,15 @@ class ServeConfig:
         Seed of the pair draws.
     per_worker_seed
         Mix the process id into the seed (several workers must not draw alike).
+    refit_every
+        Seconds between two looks for new votes to refit the provisional board
+        (one process per arena refits; 0: none).
+    provisional_method
+        Analytic intervals of the provisional board (sandwich or fisher).
+    max_subscribers
+        Most open ``/v1/leaderboard/events`` streams per worker (503 beyond).
+    heartbeat
+        Seconds between two heartbeat comments on an idle event stream.
     """
 
     url: str
@@ -84,6 +96,10 @@ class ServeConfig:
     new_share: float = 0.25
     uniform_share: float = 0.1
     min_battles: int = DEFAULT_MIN_BATTLES
+    refit_every: float = DEFAULT_REFIT_EVERY
+    provisional_method: str = DEFAULT_PROVISIONAL_METHOD
+    max_subscribers: int = DEFAULT_MAX_SUBSCRIBERS
+    heartbeat: float = 15.0
 
     def to_env(self) -> str:
         """The configuration as the text of :data:`CONFIG_ENV`."""

@@ -36,6 +36,23 @@ class Metrics:
             "arena_write_queue", "Writes waiting for a commit", registry=self.registry
         )
 
+        self.refits = Histogram(
+            "arena_provisional_refit_seconds",
+            "Refits of the provisional board by this worker (read, fit, write)",
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=self.registry,
+        )
+        self.refitter = Gauge(
+            "arena_provisional_refitter",
+            "1 while this worker holds the arena's refit lock",
+            registry=self.registry,
+        )
+        self.subscribers = Gauge(
+            "arena_event_subscribers",
+            "Open /v1/leaderboard/events streams of this worker",
+            registry=self.registry,
+        )
+
     def committed(self, votes: int, battles: int) -> None:
         """The writer's callback after each commit."""
         self.votes.inc(votes)

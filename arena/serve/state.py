@@ -27,6 +27,7 @@ from arena.serve.errors import RETRY_AFTER_BUSY, ApiError, database_failure
 from arena.serve.keys import KeyInfo, authenticate
 from arena.serve.metrics import Metrics
 from arena.serve.pairs import PairPicker, PairRule
+from arena.serve.provisional import Hub, ProvisionalEvent, RefitLoop, latest_event
 from arena.serve.tokens import TokenSigner, load_secret
 from arena.serve.writer import BatchJob, GroupWriter, QueueFull, VoteJob
 
@@ -83,8 +84,35 @@ class ServeState:
             anonymous_rate=config.anonymous_rate,
             cache_size=config.key_cache_size,
         )
-        #: leaderboard documents by (category, source, style): (built at, body, etag)
-        self.boards: dict[tuple[str | None, str | None, bool], tuple[float, bytes, str]] = {}
+        #: leaderboard documents by (category, source, style, provisional): (built at, body, etag)
+        self.boards: dict[tuple[str | None, str | None, bool, bool], tuple[float, bytes, str]] = {}
+        #: provisional-board events of this worker (the watcher starts with the loop)
+        self.hub = Hub(
+            self.engine, max_subscribers=config.max_subscribers, heartbeat=config.heartbeat
+        )
+        #: the refitter thread: refits while this worker holds the arena's lock
+        self.refit = (
+            RefitLoop(
+                self.arena,
+                self.engine,
+                every=config.refit_every,
+                method=config.provisional_method,
+                on_refit=self.metrics.refits.observe,
+            )
+            if config.refit_every > 0
+            else None
+        )
+
+    async def latest_provisional(self) -> ProvisionalEvent | None:
+        """The overall board's stored provisional board, as its event."""
+        return await self.database(latest_event, self.engine)
+
+    def start(self) -> None:
+        """Start the watcher (on the running loop) and the refitter thread."""
+        self.hub.start(self.latest_provisional)
+        self.hub.close_on_signals()
+        if self.refit is not None:
+            self.refit.start()
 
     def _find_key(self, token: str) -> KeyInfo | None:
         with self.engine.connect() as conn:
@@ -119,7 +147,10 @@ class ServeState:
             raise failure from None
 
     def close(self) -> None:
-        """Store what is queued, then release the database."""
+        """Store what is queued, stop refitting, then release the database
+        (the event streams were ended on the loop: :meth:`Hub.close`)."""
+        if self.refit is not None:
+            self.refit.stop()
         self.writer.close()
         self.arena.close()
 
@@ -130,7 +161,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     requests in flight) store what is still queued."""
     config: ServeConfig = app.state.config
     app.state.serve = await run_in_threadpool(ServeState, config)
+    app.state.serve.start()
     try:
         yield
     finally:
+        app.state.serve.hub.close()
         await run_in_threadpool(app.state.serve.close)

@@ -1,9 +1,11 @@
-"""``GET /v1/leaderboard`` and ``GET /v1/models``: the CLI's JSON documents, read-only.
+"""``GET /v1/leaderboard`` (``?provisional=true``), ``GET /v1/leaderboard/events`` and
+``GET /v1/models``: the CLI's JSON documents, read-only, and provisional-board events.
 
 Leaderboards are cached per board until a newer snapshot can have appeared
-(the picker's refresh period) and answered with a strong ``ETag``; a client's
+(the picker's refresh period; a provisional board also as soon as this
+worker's watcher has seen a newer one) and answered with a strong ``ETag``; a client's
 ``If-None-Match`` is compared as RFC 9110 section 13.1.2 says (weak comparison,
-a list of tags, ``*``).
+a list of tags, ``*``).  The event stream is :mod:`arena.serve.provisional`'s.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import time
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 
 from arena.boards.snapshots import SnapshotError
+from arena.core.errors import OptionError
 from arena.core.formats import to_json
 from arena.serve.auth import requires
 from arena.serve.boards import UnknownBoard
@@ -31,6 +34,13 @@ router = APIRouter(tags=["read"])
 ReadKey = Annotated[KeyInfo, Depends(requires("read"))]
 Category = Annotated[str | None, Query(description="Board: a category key or label.")]
 Source = Annotated[str | None, Query(description="Board: a source that has a board.")]
+Provisional = Annotated[
+    bool,
+    Query(
+        description="The provisional board `arena serve` keeps current (the latest snapshot "
+        "refitted on the votes since, analytic intervals), with `provisional` in the document."
+    ),
+]
 
 #: One entity-tag of an If-None-Match list: optional W/, then a quoted opaque tag
 #: (which may hold commas, so the list is not split on them).
@@ -59,15 +69,18 @@ def none_match(header: str, etag: str) -> bool:
 
 
 def _document(
-    state: ServeState, category: str | None, source: str | None, style: bool
+    state: ServeState, category: str | None, source: str | None, style: bool, provisional: bool
 ) -> tuple[float, bytes, str]:
-    """(built at, body, etag) of a board's leaderboard."""
+    """(built at, body, etag) of a board's leaderboard (built at: before it was read)."""
+    started = time.monotonic()
     if source is not None:
         state.names.source(source)
-    doc = state.arena.leaderboard(category=category, source=source, style_control=style)
+    doc = state.arena.leaderboard(
+        category=category, source=source, style_control=style, provisional=provisional
+    )
     body = to_json(doc.to_dict()).encode()
     etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-    return time.monotonic(), body, etag
+    return started, body, etag
 
 
 @router.get("/v1/leaderboard")
@@ -77,16 +90,24 @@ async def leaderboard(
     category: Category = None,
     source: Source = None,
     style_control: bool = False,
+    provisional: Provisional = False,
 ) -> Response:
-    """The document of ``arena leaderboard --format json`` for that board (ETag, 304)."""
+    """The document of ``arena leaderboard --format json`` for that board (ETag, 304);
+    with ``provisional=true`` that of ``arena leaderboard --provisional``."""
     state: ServeState = request.app.state.serve
-    cache_key = (category, source, style_control)
+    cache_key = (category, source, style_control, provisional)
     hit = state.boards.get(cache_key)
-    if hit is None or time.monotonic() - hit[0] > state.picker.rule.refresh:
+    # a provisional document is old once the watcher has seen a newer board
+    fresh = hit is not None and (not provisional or hit[0] >= state.hub.seen_at)
+    if hit is None or not fresh or time.monotonic() - hit[0] > state.picker.rule.refresh:
         try:
-            hit = await state.database(_document, state, category, source, style_control)
+            hit = await state.database(
+                _document, state, category, source, style_control, provisional
+            )
         except (SnapshotError, UnknownBoard) as exc:
             raise ApiError(404, str(exc)) from None
+        except OptionError as exc:
+            raise ApiError(400, str(exc)) from None
         if len(state.boards) >= 1024:  # bounded: any text may be asked for
             state.boards.clear()
         state.boards[cache_key] = hit
@@ -95,6 +116,21 @@ async def leaderboard(
     if none_match(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
+
+
+@router.get("/v1/leaderboard/events", response_class=StreamingResponse)
+async def leaderboard_events(request: Request, key: ReadKey) -> StreamingResponse:
+    """Server-sent events: ``event: provisional`` with a small JSON message (id, board,
+    since_snapshot, watermark, battles_since, computed_at, method) each time a new
+    provisional overall board is stored; ``: heartbeat`` comments while idle;
+    ``event: close`` when the server shuts down. 503 beyond the worker's subscribers."""
+    state: ServeState = request.app.state.serve
+    queue = state.hub.subscribe()
+    return StreamingResponse(
+        state.hub.stream(queue),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
 
 @router.get("/v1/models", response_model=None)

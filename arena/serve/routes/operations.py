@@ -44,4 +44,6 @@ async def metrics(request: Request) -> Response:
     """This worker's Prometheus metrics."""
     state: ServeState = request.app.state.serve
     state.metrics.queue.set(state.writer.depth())
+    state.metrics.refitter.set(1 if state.refit is not None and state.refit.holding else 0)
+    state.metrics.subscribers.set(state.hub.subscribers)
     return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)
