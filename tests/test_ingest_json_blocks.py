@@ -84,7 +84,7 @@ def _parse(path: str, *, rows: int) -> list:
             out.append(
                 (
                     chunk.rows_read,
-                    list(chunk.battles),
+                    chunk.columns.battles() if chunk.columns is not None else list(chunk.battles),
                     list(chunk.where),
                     [(loc, str(err)) for loc, err, _ in chunk.errors],
                 )

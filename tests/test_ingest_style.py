@@ -125,6 +125,35 @@ def test_column_fast_path_stores_the_same_style(
     assert stored_style(engine) == EXPECTED
 
 
+@pytest.mark.parametrize("sub_columns", [False, True])
+def test_rows_without_metadata_stay_on_the_column_path(
+    run_cli, engine, tmp_path, monkeypatch, sub_columns
+):
+    """A block where some rows have all style cells empty (LMArena's battles without
+    metadata) is still validated by columns, and stores what the row path stores; a
+    row with only some cells empty goes to the row path, which names its field."""
+    import arena.ingest.records as records
+
+    taken = []
+    real = records.parse_columns
+    monkeypatch.setattr(
+        records, "parse_columns", lambda *a: taken.append(real(*a) is not None) or real(*a)
+    )
+    base = ("id", "model_a", "model_b", "winner")
+    header, rows = flat_rows(RECORDS, sub_columns=sub_columns, base=base)
+    header, rows = header[:-2], [row[:-2] for row in rows]  # no user covariate
+    run_cli("ingest", write_csv(tmp_path / "c.csv", header, rows))
+    assert taken == [True]
+    assert stored_style(engine) == EXPECTED[:3]
+    half = [list(row) for row in rows]
+    half[2][5] = 4  # s3: one cell of side a given, the rest empty
+    half[0][0], half[1][0], half[3][0] = "h1", "h2", "h4"
+    taken.clear()
+    res = run_cli("ingest", write_csv(tmp_path / "h.csv", header, half), ok=False)
+    assert taken == [False]
+    assert "line 4" in res.output and "missing (style metadata needs both sides)" in res.output
+
+
 @pytest.mark.parametrize(
     ("mutate", "field", "fragment"),
     [

@@ -9,7 +9,7 @@ be reported with its line.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -21,6 +21,7 @@ from arena.ingest.records import (
     csv_block_parser,
     csv_parser,
     json_block_parser,
+    merge_blocks,
     parse_json_object,
     resolve_schema,
 )
@@ -112,40 +113,133 @@ def _jsonl_chunks(
     max_expand: int,
     rows: int,
     skip_lines: int = 0,
+    decoder: str | None = None,
 ) -> Iterator[Chunk]:
-    """JSON lines in blocks: parsed in one call and validated column-wise where the
-    block allows (:func:`arena.ingest.records.json_block_parser`), else line by
-    line -- the same battles, and the same errors with their lines."""
+    """JSON lines in blocks: decoded in one call and validated column-wise, each set
+    of records sharing their keys (in order) apart
+    (:func:`arena.ingest.records.json_block_parser`); the records no column parser
+    takes (a bad value, an unusual shape) go line by line -- the same battles,
+    in the file's order, and the same errors with their lines."""
     schemas: Schemas = {}
     parsers: dict[tuple[str, ...], Any] = {}
-    for block in jsonl_blocks(source, binary, rows=rows, first_line=skip_lines):
-        battles = None
+
+    def parser_for(obj: dict[str, Any]) -> Any:
+        keys = tuple(obj)
+        parser = parsers.get(keys)
+        if parser is None and keys not in parsers:
+            schema = _schema_of(obj, mapping, max_expand, schemas)
+            parser = None if isinstance(schema, RowError) else json_block_parser(schema, keys)
+            parsers[keys] = parser
+        return parser
+
+    for block in jsonl_blocks(source, binary, rows=rows, first_line=skip_lines, decoder=decoder):
         objects = block.objects
-        if objects and objects[0].__class__ is dict and not block.spaced:
-            keys = tuple(objects[0])
-            parser = parsers.get(keys)
-            if parser is None and keys not in parsers:
-                schema = _schema_of(objects[0], mapping, max_expand, schemas)
-                parser = None if isinstance(schema, RowError) else json_block_parser(schema, keys)
-                parsers[keys] = parser
-            if parser is not None:
-                battles = parser(objects, block.key_marks())
-        if battles is not None:
-            yield Chunk(
-                battles=battles,
-                where=[f"line {n}" for n in block.lines],
-                records=objects,
-                rows_read=len(battles),
-            )
-            continue
+        n = len(block.lines)
+        results: list[Any] = [None] * n
+        slow: Sequence[int] = range(n)  # positions for the line-by-line path
+        if objects is not None and not block.spaced:
+            groups: dict[tuple[str, ...], list[int]] = {}
+            odd = []
+            for i, obj in enumerate(objects):
+                if obj.__class__ is dict:
+                    groups.setdefault(tuple(obj), []).append(i)
+                else:
+                    odd.append(i)
+            marks = block.key_marks()
+            parts: list[tuple[list[int], ColumnBlock]] = []
+            slow_list = odd
+            for positions in groups.values():
+                parser = parser_for(objects[positions[0]])
+                columns = None
+                if parser is not None:
+                    if len(positions) == n:
+                        columns = parser(objects, marks)
+                    else:
+                        columns = parser(
+                            [objects[i] for i in positions], [marks[i] for i in positions]
+                        )
+                if columns is None:
+                    slow_list.extend(positions)
+                else:
+                    parts.append((positions, columns))
+            merged = None
+            if not slow_list:
+                merged = parts[0][1] if len(parts) == 1 else merge_blocks(parts, n)
+            if merged is not None:
+                yield Chunk(
+                    columns=merged,
+                    where=_Lines(block.lines),
+                    records=_LineRecords(block.texts, texts=True),
+                    rows_read=n,
+                )
+                continue
+            for positions, columns in parts:
+                for i, battle in zip(positions, columns.battles(), strict=True):
+                    results[i] = battle
+            slow = sorted(slow_list)
+        if slow:
+            items = ((f"line {block.lines[i]}", parse_jsonl_line(block.texts[i])) for i in slow)
+            parsed = _json_items(items, mapping, max_expand, schemas)
+            for i, (location, record, result) in zip(slow, parsed, strict=True):
+                results[i] = (location, record, result)
         chunk = Chunk()
-        items = (
-            (f"line {n}", parse_jsonl_line(t))
-            for n, t in zip(block.lines, block.texts, strict=True)
-        )
-        for location, record, parsed in _json_items(items, mapping, max_expand, schemas):
-            _add(chunk, location, record, parsed)
+        if len(slow) == n:
+            for location, record, result in results:
+                _add(chunk, location, record, result)
+            yield chunk
+            continue
+        assert objects is not None  # the column parsers took some records
+        slow_set = set(slow)
+        for i, result in enumerate(results):
+            if i in slow_set:
+                _add(chunk, *result)
+            else:
+                chunk.rows_read += 1
+                chunk.battles.append(result)
+                chunk.where.append(f"line {block.lines[i]}")
+                chunk.records.append(_LineRecord(block.texts[i]))
+        chunk.records = _LineRecords(chunk.records)
         yield chunk
+
+
+class _LineRecord:
+    """The text of one line whose record was parsed column-wise (decoded if reported)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class _LineRecords:
+    """The raw records of a block, decoded again by the standard library only for
+    the few that are reported, so a report shows what ``json.loads`` reads
+    whichever decoder parsed the block."""
+
+    def __init__(self, items: list[Any], *, texts: bool = False) -> None:
+        self.items = items
+        self.texts = texts  # every item is a line's text
+
+    def __getitem__(self, i: int) -> Any:
+        item = self.items[i]
+        if self.texts:
+            return parse_jsonl_line(item)
+        if item.__class__ is _LineRecord:
+            return parse_jsonl_line(item.text)
+        return item
+
+
+class _Lines:
+    """``line N`` of each record of a block, made only for the few that are reported."""
+
+    def __init__(self, lines: list[int]) -> None:
+        self.lines = lines
+
+    def __getitem__(self, i: int) -> str:
+        return f"line {self.lines[i]}"
+
+    def __len__(self) -> int:
+        return len(self.lines)
 
 
 @dataclass
@@ -158,8 +252,8 @@ class Chunk:
 
     columns: ColumnBlock | None = None
     battles: list[ParsedBattle] = field(default_factory=list)
-    where: list[Location] = field(default_factory=list)
-    records: Any = field(default_factory=list)  # a list, or _BlockRecords
+    where: Any = field(default_factory=list)  # list[Location], or _Lines
+    records: Any = field(default_factory=list)  # a list, _BlockRecords or _LineRecords
     errors: list[tuple[Location, RowError, Any]] = field(default_factory=list)
     rows_read: int = 0
 
@@ -242,17 +336,19 @@ def read_chunks(
     *,
     rows: int,
     skip_lines: int = 0,
+    decoder: str | None = None,
 ) -> Iterator[Chunk]:
     """The file's records in chunks of about ``rows`` battles, parsed, errors kept beside them.
 
     ``skip_lines``: lines of the file not in ``binary`` (a stored prefix, see
     :mod:`arena.ingest.prefix`), so that line numbers stay those of the file.
+    ``decoder``: the JSON-lines block decoder (see :data:`arena.ingest.sources.BLOCK_DECODERS`).
     """
     if fmt == "csv":
         yield from _csv_chunks(source, binary, mapping, max_expand, rows, skip_lines)
         return
     if fmt == "jsonl":
-        yield from _jsonl_chunks(source, binary, mapping, max_expand, rows, skip_lines)
+        yield from _jsonl_chunks(source, binary, mapping, max_expand, rows, skip_lines, decoder)
         return
     chunk = Chunk()
     records = _json_records(source, fmt, binary, mapping, max_expand, skip_lines)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
-from itertools import compress, repeat
+from itertools import compress
 from operator import eq, itemgetter
 from typing import Any, NamedTuple, cast
 
@@ -191,12 +190,100 @@ class ColumnBlock:
     self_play: list[int]
     #: style metadata of every row, if the file has style columns
     style: StyleColumns | None = None
+    #: per-row weights (verdicts: a strong one weighs more); None: all 1
+    weight: list[float] | None = None
+    #: question and judge of every row (JSON lines), if the file has them
+    question: Sequence[str] | None = None
+    judge: Sequence[str] | None = None
 
     @property
     def names(self) -> set[str]:
         found = set(self.model_a)
         found.update(self.model_b)
         return found
+
+    def battles(self) -> list[ParsedBattle]:
+        """The block as one :class:`ParsedBattle` per row (what the row path gives)."""
+        n = self.n
+        none = [None] * n
+        excluded: list[str | None] = list(none)
+        for pos in self.self_play:
+            excluded[pos] = SELF_PLAY
+        categories: list[list[str]] = [[] for _ in range(n)]
+        for name, positions in self.tags:
+            for pos in positions:
+                categories[pos].append(name)
+        style: list[Style | None] = list(none)
+        if self.style is not None:
+            counts = self.style.counts or none
+            for pos in range(n):
+                covs = tuple((c, a[pos], b[pos]) for c, a, b in self.style.covariates)
+                if counts[pos] is not None or covs:
+                    style[pos] = Style(counts[pos], covs)
+        return [
+            ParsedBattle(*row)
+            for row in zip(
+                self.external_id or none,
+                self.model_a,
+                self.model_b,
+                self.outcome,
+                self.weight or [1.0] * n,
+                self.question or none,
+                self.judge or none,
+                none,
+                none,
+                map(tuple, categories),
+                excluded,
+                style,
+                strict=True,
+            )
+        ]
+
+
+def merge_blocks(parts: list[tuple[list[int], ColumnBlock]], n: int) -> ColumnBlock | None:
+    """Column blocks of records sharing keys, put back in the order of their block of
+    ``n`` records (``parts``: each block's positions in it); None if their columns
+    differ in kind (ids in one and not another, user covariates)."""
+    blocks = [b for _, b in parts]
+    optional = ("external_id", "question", "judge")
+    for name in optional:
+        if len({getattr(b, name) is None for b in blocks}) > 1:
+            return None
+    if any(b.style is not None and b.style.covariates for b in blocks) or any(
+        b.tags for b in blocks
+    ):
+        return None
+
+    def merged(get: Callable[[ColumnBlock], Sequence[Any] | None], fill: Any) -> list[Any]:
+        out: list[Any] = [fill] * n
+        for positions, block in parts:
+            values = get(block)
+            if values is None:
+                continue
+            for pos, value in zip(positions, values, strict=True):
+                out[pos] = value
+        return out
+
+    style = None
+    if any(b.style is not None and b.style.counts is not None for b in blocks):
+        style = StyleColumns(merged(lambda b: b.style.counts if b.style else None, None), [])
+    weights = None
+    if any(b.weight is not None for b in blocks):
+        weights = merged(lambda b: b.weight or [1.0] * b.n, 1.0)
+    first = blocks[0]
+    return ColumnBlock(
+        n,
+        merged(lambda b: b.model_a, None),
+        merged(lambda b: b.model_b, None),
+        merged(lambda b: b.outcome, None),
+        None if first.external_id is None else merged(lambda b: b.external_id, None),
+        [],
+        sorted(positions[p] for positions, b in parts for p in b.self_play),
+        style,
+        weights,
+        None if first.question is None else merged(lambda b: b.question, None),
+        None if first.judge is None else merged(lambda b: b.judge, None),
+    )
 
 
 def csv_block_parser(
@@ -287,12 +374,11 @@ def parse_json_object(schema: Schema, obj: Mapping[str, Any]) -> ParsedBattle | 
 _JSON_BLOCK_FIELDS = frozenset(
     {"model_a", "model_b", "winner", "verdict", "id", "question", "judge"}
 )
-_new_battle = partial(tuple.__new__, ParsedBattle)
 
 
 def json_block_parser(
     schema: Schema, keys: Sequence[str]
-) -> Callable[[list[Any], list[int]], list[ParsedBattle] | None] | None:
+) -> Callable[[list[Any], list[int]], ColumnBlock | None] | None:
     """Column-wise parser for a block of JSON-lines records with the keys ``keys``, or
     None when the shape needs per-record parsing.
 
@@ -324,7 +410,7 @@ def json_block_parser(
     text_columns = {c for _, c, _ in text_fields}
     str_columns = [cols["model_a"], cols["model_b"], cols[outcome_field], *text_columns]
 
-    def block(objects: list[Any], key_marks: list[int]) -> list[ParsedBattle] | None:
+    def block(objects: list[Any], key_marks: list[int]) -> ColumnBlock | None:
         n = len(objects)
         if not n or set(map(type, objects)) != {dict} or len(set(map(tuple, objects))) != 1:
             return None
@@ -335,11 +421,12 @@ def json_block_parser(
         values = {c: column(c) for c in str_columns}
         if any(set(map(type, v)) != {str} for v in values.values()):
             return None
-        style: Any = repeat(None, n)
+        style = None
         if style_shape is not None:
-            style = style_column(style_shape, lambda name: values.get(name) or column(name))
-            if style is None:
+            counts = style_column(style_shape, lambda name: values.get(name) or column(name))
+            if counts is None:
                 return None
+            style = StyleColumns(counts, [])
         # every line names exactly its object's keys: no key twice, no value across lines
         if set(key_marks) != {key_count(objects[0])}:
             return None
@@ -364,27 +451,18 @@ def json_block_parser(
             if not fields.text_column_ok(values[c], limit=limit):
                 return None
             text[f] = values[c]
-        excluded = [SELF_PLAY if a == b else None for a, b in zip(ca, cb, strict=True)]
-        none = repeat(None, n)
-        return list(
-            map(
-                _new_battle,
-                zip(
-                    text.get("id", none),
-                    ca,
-                    cb,
-                    outcome,
-                    weight,
-                    text.get("question", repeat(None, n)),
-                    text.get("judge", repeat(None, n)),
-                    repeat(None, n),
-                    repeat(None, n),
-                    repeat((), n),
-                    excluded,
-                    style,
-                    strict=True,
-                ),
-            )
+        return ColumnBlock(
+            n,
+            ca,
+            cb,
+            outcome,
+            text.get("id"),
+            [],
+            list(compress(range(n), map(eq, ca, cb))),
+            style,
+            None if set(weight) == {1.0} else weight,
+            text.get("question"),
+            text.get("judge"),
         )
 
     return block

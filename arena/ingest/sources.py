@@ -513,18 +513,75 @@ class JsonlBlock:
     @property
     def spaced(self) -> bool:
         """Some line has white space between a key and its colon (or a value looks so)."""
-        return any(map(_SPACED_KEY_END.search, self.texts))
+        return any(map(_spaced, self.texts))
 
 
-def jsonl_blocks(
-    source: InputFile, binary: IO[bytes], *, rows: int, first_line: int = 0
-) -> Iterator[JsonlBlock]:
-    """The file in blocks of ``rows`` non-blank lines, each parsed in one C call when it can be.
+def _stdlib_block(texts: list[str]) -> list[Any] | None:
+    """The standard library's block decoder: the lines joined into one array, one call.
 
     Strings cannot span lines (each text keeps its line break, which JSON
     forbids inside a string), so a joined parse can only mis-split lines
     through brackets left open; see :class:`JsonlBlock`.
     """
+    try:
+        objects = json.loads("[" + ",".join(texts) + "]")
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    return objects if len(objects) == len(texts) else None
+
+
+def _orjson_block(texts: list[str]) -> list[Any] | None:
+    """orjson, line by line; None (the standard library decides) on any error.
+
+    orjson reads what the standard library reads, with one difference: an
+    integer beyond 64 bits becomes a float.  No stored value can come from
+    one: every field the column parsers store must be a string or an ``int``
+    (a float sends its block line by line, through the standard library), and
+    a reported record is decoded again from its line by the standard library
+    (see ``records`` of :class:`arena.ingest.chunks.Chunk`).
+    """
+    import orjson
+
+    try:
+        return list(map(orjson.loads, texts))
+    except (orjson.JSONDecodeError, RecursionError):
+        return None
+
+
+#: Block decoders of JSON lines by name (``arena.ingest.sources.JSON_DECODER``
+#: picks one; the benchmark ``bench_ingest_parsers.py`` compares them).
+BLOCK_DECODERS: dict[str, Callable[[list[str]], list[Any] | None]] = {
+    "json": _stdlib_block,
+    "orjson": _orjson_block,
+}
+
+
+def _default_decoder() -> str:
+    try:
+        import orjson  # noqa: F401
+    except ImportError:
+        return "json"
+    return "orjson"
+
+
+#: The block decoder in use: orjson where installed (the ``fast`` extra), else
+#: the standard library.  Either gives the same records: a block either
+#: decodes exactly as ``json.loads`` would, or is handed back (None) to it.
+JSON_DECODER = _default_decoder()
+
+
+def jsonl_blocks(
+    source: InputFile,
+    binary: IO[bytes],
+    *,
+    rows: int,
+    first_line: int = 0,
+    decoder: str | None = None,
+) -> Iterator[JsonlBlock]:
+    """The file in blocks of ``rows`` non-blank lines, each decoded in one go when it
+    can be (``decoder``: a name of :data:`BLOCK_DECODERS`; default :data:`JSON_DECODER`).
+    """
+    decode = BLOCK_DECODERS[decoder or JSON_DECODER]
     lines = _Utf8Lines(binary, source.display)
     lines.line_no = first_line
     it = iter(lines)
@@ -541,13 +598,7 @@ def jsonl_blocks(
                 break
         if not texts:
             return
-        try:
-            objects = json.loads("[" + ",".join(texts) + "]")
-        except (json.JSONDecodeError, RecursionError):
-            objects = None
-        if objects is not None and len(objects) != len(texts):
-            objects = None
-        yield JsonlBlock(numbers, texts, objects)
+        yield JsonlBlock(numbers, texts, decode(texts))
 
 
 def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
@@ -595,6 +646,14 @@ class DuplicateKey(ArenaError, ValueError):
 
 #: A key's closing quote with white space before its colon (``"k" : 1``).
 _SPACED_KEY_END = re.compile(r'"[ \t\r\n]+:')
+
+
+def _spaced(text: str) -> bool:
+    """:data:`_SPACED_KEY_END` in ``text`` (one line: a quote and its line break end
+    it, so only a quote before a space, tab or carriage return can start it)."""
+    return ('" ' in text or '"\t' in text or '"\r' in text) and (
+        _SPACED_KEY_END.search(text) is not None
+    )
 
 
 def key_count(obj: dict[str, Any]) -> int:

@@ -32,7 +32,8 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import add, itemgetter
+from itertools import chain
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from arena.db.models import STYLE_FEATURES as FEATURES
@@ -248,8 +249,9 @@ class StyleShape:
 class StyleColumns:
     """Style metadata of a whole block of rows (the column form of :meth:`StyleShape.parse`)."""
 
-    #: the eight standard counts per row (STYLE_COLUMNS order), or None without them
-    counts: list[tuple[int, ...]] | None
+    #: the eight standard counts per row (STYLE_COLUMNS order; None for a row whose
+    #: style cells are all empty: stored without metadata), or None without them
+    counts: list[tuple[int, ...] | None] | None
     #: (name, side-a values, side-b values) per user covariate
     covariates: list[tuple[str, list[float], list[float]]]
 
@@ -265,16 +267,49 @@ def _column(values: Sequence[str], rule: Callable[[Any, str], Any], where: str) 
     return list(map(known.__getitem__, values))
 
 
+def _empty_rows(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> list[int] | None:
+    """Positions of the rows whose style cells are all empty (stored without
+    metadata), when every other row has none empty; None otherwise (the row path
+    decides: half a battle's metadata is an error, an empty sub-count is left out)."""
+    names = sorted(shape.columns)
+    first = column(names[0])
+    empty = [i for i, value in enumerate(first) if value == ""]
+    if not empty:
+        return [] if all("" not in column(name) for name in names[1:]) else None
+    for name in names[1:]:
+        values = column(name)
+        if values.count("") != len(empty) or any(values[i] != "" for i in empty):
+            return None
+    return empty
+
+
 def parse_columns(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> StyleColumns | None:
     """Flat style columns of one block, validated column by column.
 
-    None when the block needs the row path: nested metadata, or any cell that
-    is empty or invalid (the row path then stores battles without metadata,
-    or names the line and field of the error).  Same rules as :meth:`StyleShape.parse`.
+    None when the block needs the row path: nested metadata, user covariates
+    with an empty cell, a row with some style cells empty and others not, or
+    an invalid cell (the row path then names the line and field of the
+    error).  A row whose style cells are all empty has no metadata (its counts
+    are None).  Same rules as :meth:`StyleShape.parse`.
     """
     if shape.nested is not None:
         return None
-    counts = None
+    empty: list[int] = []
+    if not shape.covariates:
+        found = _empty_rows(shape, column)
+        if found is None:
+            return None
+        empty = found
+    if empty:
+        drop = set(empty)
+        keep = [i for i in range(len(column(next(iter(shape.columns))))) if i not in drop]
+        full = column
+
+        def column(name: str) -> Sequence[str]:
+            values = full(name)
+            return [values[i] for i in keep]
+
+    counts: list[tuple[int, ...] | None] | None = None
     present = [k for k in STANDARD_KEYS if k in shape.keys]
     if present:
         if len(present) < len(STANDARD_KEYS):
@@ -293,6 +328,11 @@ def parse_columns(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> 
                 return None
             values.append(got)
         counts = list(zip(*values, strict=True))
+        if empty:
+            full_counts: list[tuple[int, ...] | None] = [None] * (len(counts) + len(empty))
+            for i, row in zip(keep, counts, strict=True):
+                full_counts[i] = row
+            counts = full_counts
     covariates = []
     for name in shape.covariates:
         key_a, key_b = shape.keys[f"{name}_a"], shape.keys[f"{name}_b"]
@@ -344,7 +384,7 @@ def resolve_style(names: Iterable[str]) -> StyleShape | None:
 
 def _count_column(values: list[Any]) -> list[int] | None:
     """The column form of :func:`_plain_counts` for one key: whole numbers, or
-    non-empty objects of whole numbers (all with the same keys), summed; None
+    non-empty objects of whole numbers, summed; None
     when any value is otherwise (the row path then decides and names it).
 
     Checked by exact type on whole columns (``bool`` is not ``int`` here, as
@@ -356,25 +396,22 @@ def _count_column(values: list[Any]) -> list[int] | None:
         return values
     if kinds != {dict}:
         return None
-    shapes = set(map(tuple, values))
-    if len(shapes) != 1:
-        return None
-    (subs,) = shapes
-    if not subs:
+    if not values or min(map(len, values)) == 0:
         return None  # {} is absent metadata: the row path decides
-    total: list[int] | None = None
-    for sub in subs:
-        part = list(map(itemgetter(sub), values))
-        if set(map(type, part)) != {int} or min(part) < 0:
-            return None
-        total = part if total is None else list(map(add, total, part))
-    assert total is not None
+    inner = chain.from_iterable(map(dict.values, values))
+    if set(map(type, inner)) != {int}:
+        return None
+    if min(chain.from_iterable(map(dict.values, values))) < 0:
+        return None
+    total = list(map(sum, map(dict.values, values)))
     if max(total) > COUNT_MAX:
         return None
     return total
 
 
-def style_column(shape: StyleShape, values: Callable[[str], list[Any]]) -> list[Style] | None:
+def style_column(
+    shape: StyleShape, values: Callable[[str], list[Any]]
+) -> list[tuple[int, ...] | None] | None:
     """The standard style counts of a block of JSON records, column by column.
 
     ``values(column)`` gives a top-level column of the block.  Only the plain
@@ -419,4 +456,4 @@ def style_column(shape: StyleShape, values: Callable[[str], list[Any]]) -> list[
         if got is None:
             return None
         counts.append(got)
-    return list(map(Style, zip(*counts, strict=True)))
+    return list(zip(*counts, strict=True))

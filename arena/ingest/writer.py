@@ -393,7 +393,7 @@ class BattleWriter:
             self._rows(
                 "battle_style",
                 ("battle_id", *STYLE_COLUMNS),
-                [(ids[p], *counts[p]) for p in keep],
+                [(ids[p], *row) for p in keep if (row := counts[p]) is not None],
             )
         for name, a, b in style.covariates:
             feature = self._id_for(StyleFeature, self.features, name)
@@ -437,14 +437,30 @@ class BattleWriter:
                 excluded[pos] = SELF_PLAY
             columns.append("excluded_reason")
             cols.append(excluded)
-        copy_text = self.rows.copy_text(
-            ids,
-            a_ids,
-            b_ids,
-            block.outcome,
-            block.external_id,
-            excluded if block.self_play else None,
-            n,
+        more = [
+            (name, values)
+            for name, values in (
+                ("question", block.question),
+                ("judge", block.judge),
+                ("weight", block.weight),
+            )
+            if values is not None
+        ]
+        for name, values in more:
+            columns.append(name)
+            cols.append(values)
+        copy_text = (
+            None
+            if more  # rendered from the rows
+            else self.rows.copy_text(
+                ids,
+                a_ids,
+                b_ids,
+                block.outcome,
+                block.external_id,
+                excluded if block.self_play else None,
+                n,
+            )
         )
         inserted = self._insert(
             columns,
@@ -462,10 +478,19 @@ class BattleWriter:
             skipped = [pos for pos, battle_id in enumerate(ids) if battle_id not in inserted]
             ext = block.external_id
             assert ext is not None  # only keyed rows can be skipped
+            weight = block.weight
             repeated, duplicates = self._classify_skipped(
                 [ext[pos] for pos in skipped],
                 skipped,
-                [(block.model_a[p], block.model_b[p], block.outcome[p], 1.0) for p in skipped],
+                [
+                    (
+                        block.model_a[p],
+                        block.model_b[p],
+                        block.outcome[p],
+                        1.0 if weight is None else weight[p],
+                    )
+                    for p in skipped
+                ],
             )
         if block.style is not None:
             self._write_style_columns(block, ids, inserted)
@@ -484,6 +509,7 @@ class BattleWriter:
             b_ids,
             block.outcome,
             not_rated=block.self_play,
+            weights=block.weight,
             stored=_stored_mask(ids, inserted),
             tags=tags,
         )
