@@ -32,6 +32,20 @@ seconds of each command and the load average beside it.  Peak MB is the
 command's own peak RSS; ``worker`` the largest forked bootstrap worker's
 (which shares most pages with its parent: the sum is an upper bound).
 
+``--end-to-end`` (issue 42): the whole path a user runs, at ``--e2e-battles``
+(5M) style-carrying battles: the JSON lines (nested ``conv_metadata``, as
+LMArena exports it) generated once and kept under ``--work`` (default
+/tmp/arena-bench-style-e2e; written column by column from numpy arrays, no
+dict per battle), then per engine ``arena ingest``, ``arena rebuild
+--style-control on`` (the default intervals: bootstrap, ``--rounds``) and
+``arena rebuild --style-control on --ci sandwich``, each a fresh process.
+Prints battles x engine x phase (seconds, CPU seconds, peak MB) and the load
+average.  Targets on the 2-core machine: ingest <= 60 s, rebuild with 1,000
+rounds <= 150 s, peak < 4 GB::
+
+    python benchmarks/bench_style_scale.py --end-to-end                # 5M, SQLite then PostgreSQL
+    python benchmarks/bench_style_scale.py --end-to-end --engines sqlite --e2e-battles 1000000
+
 ``--side`` (at the first size): FastChat's method (``fastchat_style_reference``,
 one L-BFGS-B per round on an index resample) for ``--ref-rounds`` rounds on the
 same battles, next to the engine's exact and one-step rounds, per round.
@@ -359,6 +373,91 @@ def side_by_side(n: int, m: int, seed: int, ref_rounds: int, engine_rounds: int)
     return out
 
 
+# ---------------------------------------------------------------- end to end
+#: one JSON line, LMArena's nested conv_metadata (h4..h6 are always 0 here)
+_E2E_LINE = (
+    '{{"id":"e{}","model_a":"{}","model_b":"{}","winner":"{}","conv_metadata":{{'
+    '"sum_assistant_a_tokens":{},"header_count_a":{{"h1":{},"h2":{},"h3":{},"h4":0,"h5":0,'
+    '"h6":0}},"list_count_a":{{"ordered":{},"unordered":{}}},"bold_count_a":{{"**":{},'
+    '"__":{}}},"sum_assistant_b_tokens":{},"header_count_b":{{"h1":{},"h2":{},"h3":{},'
+    '"h4":0,"h5":0,"h6":0}},"list_count_b":{{"ordered":{},"unordered":{}}},'
+    '"bold_count_b":{{"**":{},"__":{}}}}}}}\n'
+)
+
+
+def write_e2e(path: Path, n: int, m: int, seed: int) -> float:
+    """The battles of :func:`battles` as JSON lines, column by column: each column a
+    list of numbers from numpy, one ``str.format`` per line over them (no dict per
+    battle); written under a temporary name, so a cached file is always whole."""
+    t0 = time.perf_counter()
+    names = np.array([f"model-{i:03d}" for i in range(m)])
+    part = path.with_suffix(".part")
+    with open(part, "w") as fh:
+        for lo in range(0, n, BLOCK):
+            k = min(BLOCK, n - lo)
+            a, b, win, sa, sb = battles(k, m, seed + lo)
+            columns = [
+                range(lo, lo + k),
+                names[a].tolist(),
+                names[b].tolist(),
+                np.array(WINNERS)[win].tolist(),
+                *(sa[:, j].tolist() for j in range(8)),
+                *(sb[:, j].tolist() for j in range(8)),
+            ]
+            fh.write("".join(map(_E2E_LINE.format, *columns)))
+    part.rename(path)
+    return time.perf_counter() - t0
+
+
+def end_to_end(args: argparse.Namespace) -> None:
+    n = args.e2e_battles
+    work = args.work or Path("/tmp/arena-bench-style-e2e")
+    work.mkdir(parents=True, exist_ok=True)
+    data = work / f"e2e_{n}_{args.models}.jsonl"
+    print(f"bench_style_scale --end-to-end: {os.cpu_count()} CPUs, {load()}", flush=True)
+    if not data.exists():
+        secs = write_e2e(data, n, args.models, 7)
+        print(f"  wrote {data} in {secs:.0f} s", flush=True)
+    print(f"  data: {data} ({data.stat().st_size / 2**20:,.0f} MiB, cached)", flush=True)
+    table = [
+        "| battles | engine | phase | seconds | CPU s | peak MB | worker MB | load | detail |",
+        "|---:|---|---|---:|---:|---:|---:|---:|---|",
+    ]
+    results = []
+    for eng in args.engines.split(","):
+        if eng == "sqlite":
+            dbfile = work / f"e2e_{n}.db"
+            dbfile.unlink(missing_ok=True)
+            url, drop = f"sqlite:///{dbfile}", dbfile.unlink
+        else:
+            url, drop = pg_schema_url(f"bench_e2e_{n}")
+        try:
+            r = run(["ingest", str(data), "-q"], db=url)
+            table.append(
+                fmt_row(n, eng, "ingest (JSONL, nested)", r, f"{n / r['seconds']:,.0f} rows/s")
+            )
+            print(table[-1], flush=True)
+            results.append({"engine": eng, "phase": "ingest", **r, "lines": None})
+            for label, extra in (
+                (
+                    f"rebuild --style-control (bootstrap {args.rounds})",
+                    ["--rounds", str(args.rounds)],
+                ),
+                ("rebuild --style-control --ci sandwich", ["--ci", "sandwich"]),
+            ):
+                r = run(["rebuild", "--style-control", "on", *extra], db=url)
+                ph = phases(r["lines"])
+                table.append(fmt_row(n, eng, label, r, detail(ph)))
+                print(table[-1], flush=True)
+                results.append({"engine": eng, "phase": label, **r, "phases": ph})
+        finally:
+            drop()
+    print("\n" + "\n".join(table))
+    print(f"\n({load()}; peak MB: the command's own RSS; worker: its largest bootstrap worker)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=str))
+
+
 # ---------------------------------------------------------------- main
 def fmt_row(size, eng, phase, r, extra="") -> str:
     return (
@@ -384,7 +483,12 @@ def main() -> None:
         default="sqlite",
         help="engines that also ingest flat metadata (first size)",
     )
+    ap.add_argument("--end-to-end", action="store_true", help="generate, ingest, rebuild")
+    ap.add_argument("--e2e-battles", type=int, default=5_000_000)
     args = ap.parse_args()
+    if args.end_to_end:
+        end_to_end(args)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     engines = args.engines.split(",")
     rounds = 10 if args.quick else args.rounds

@@ -512,8 +512,11 @@ class JsonlBlock:
 
     @property
     def spaced(self) -> bool:
-        """Some line has white space between a key and its colon (or a value looks so)."""
-        return any(map(_spaced, self.texts))
+        """Some line has white space between a key and its colon (or a value looks so).
+
+        Looked for in the block's text at once: a line ends with its line break and
+        the next begins a record, so no match spans two lines of a block that decodes."""
+        return _spaced("".join(self.texts))
 
 
 def _stdlib_block(texts: list[str]) -> list[Any] | None:
@@ -649,9 +652,9 @@ _SPACED_KEY_END = re.compile(r'"[ \t\r\n]+:')
 
 
 def _spaced(text: str) -> bool:
-    """:data:`_SPACED_KEY_END` in ``text`` (one line: a quote and its line break end
-    it, so only a quote before a space, tab or carriage return can start it)."""
-    return ('" ' in text or '"\t' in text or '"\r' in text) and (
+    """:data:`_SPACED_KEY_END` in ``text``, looked for only where a quote is followed
+    by a space, tab, carriage return or line break (a fast scan clears the rest)."""
+    return ('" ' in text or '"\t' in text or '"\r' in text or '"\n' in text) and (
         _SPACED_KEY_END.search(text) is not None
     )
 
