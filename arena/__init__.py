@@ -20,7 +20,8 @@ Arena
     The database object; methods ``ingest``, ``rebuild``, ``leaderboard``,
     ``compare``, ``diff``, ``snapshots``, ``prune_snapshots``, ``audit``,
     ``plan``, ``plan_power``, ``publish``, ``nightly``, ``models``,
-    ``annotate``, ``alias``, ``unalias``, ``aliases``, ``categories``, ``label_category``.
+    ``annotate``, ``alias``, ``unalias``, ``aliases``, ``sampling``, ``categories``,
+    ``label_category``.
 demo_data
     The bundled LMArena votes (135,634 battles, CC-BY-4.0).
 evaluate, FileEvaluation
@@ -37,7 +38,7 @@ bootstrap_ci, paired_bootstrap, significant
     (``n_boot=2000``, positional ``rng``): :mod:`arena.evals.bootstrap`.
 Ingested, Rebuilt, Leaderboard, Comparison, DiffResult, Snapshots, Pruned,
 Agreement, AuditResult, PlanWeights, PlanDraws, PlanPower, Published, NightResult, Models,
-Annotated, Aliased, Aliases, Categories, Labelled
+Annotated, Aliased, Aliases, Categories, Labelled, Sampling
     The methods' results (:mod:`arena.api.results`).
 __version__
     The package version.
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
         Pruned,
         Published,
         Rebuilt,
+        Sampling,
         Snapshots,
     )
     from arena.api import open_arena as open  # noqa: A004 -- arena.open, as sqlite-utils
@@ -112,6 +114,7 @@ _API = (
     "Published",
     "Pruned",
     "Rebuilt",
+    "Sampling",
     "Snapshots",
 )
 
@@ -142,6 +145,7 @@ __all__ = [
     "Published",
     "Pruned",
     "Rebuilt",
+    "Sampling",
     "Snapshots",
     "__version__",
     "bootstrap_ci",

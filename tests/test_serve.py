@@ -277,3 +277,26 @@ def test_killed_or_stopped_under_load_loses_no_acknowledged_vote(how, db_url, tm
         # re-raises SIGTERM so a process manager sees why it stopped
         assert proc.returncode in (0, -signal.SIGTERM)
     assert counts_current(db_url)
+
+
+def test_sampling_ledger_counts_the_pairs_served(server):
+    """``GET /v1/sampling``: pairs handed out reach the ledger (workers add their counts
+    every few seconds; the document is cached for seconds), shares add up."""
+    import time as _time
+
+    reader, voter = server.client("reader"), server.client("voter")
+    before = reader.get("/v1/sampling")
+    assert before.status_code == 200, before.text
+    for _ in range(40):
+        assert voter.get("/v1/pair").status_code == 200
+    deadline = _time.monotonic() + 40
+    doc = before.json()
+    while doc["served"] < before.json()["served"] + 40 and _time.monotonic() < deadline:
+        _time.sleep(1)
+        doc = reader.get("/v1/sampling").json()
+    assert doc["served"] >= before.json()["served"] + 40
+    assert sum(m["served"] for m in doc["models"]) == 2 * doc["served"] == 2 * sum(doc["drawn_by"].values())  # fmt: skip
+    assert sum(m["share"] for m in doc["models"]) == pytest.approx(1.0)
+    missing = reader.get("/v1/sampling", params={"source": "nope"})
+    assert missing.status_code == 404 and "nope" in missing.json()["error"]["message"]
+    assert voter.get("/v1/sampling").status_code == 403  # a vote key reads no ledger

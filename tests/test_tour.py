@@ -126,6 +126,14 @@ def _check_agreement(out, args):
     assert not apart & {n for a in read_aliases(demo_aliases()) for n in (a.alias, a.canonical)}
 
 
+def _check_sampling(out, args):
+    assert out.splitlines()[0] == "135,624 battles of source lmarena-140k"
+    head = _table_head(out)
+    assert head[:4] == ["name", "models", "battles", "share"]
+    doc = json.loads(RUN[0](*args, "--format", "json").stdout)
+    assert sum(r["battles"] for r in doc["organisations"]) == 2 * doc["battles"]
+
+
 def _check_publish(out, _):
     assert "published snapshot" in out and "index.html" in out
 
@@ -143,6 +151,7 @@ CHECKS = {
     "audit": _check_audit,
     "plan": _check_plan,
     "agreement": _check_agreement,
+    "sampling": _check_sampling,
     "publish": _check_publish,
 }
 
@@ -161,5 +170,6 @@ def test_every_tour_command_runs_in_order_and_says_what_the_readme_claims(tmp_pa
     # the site the Tour published: absolute link previews, as the comment says
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert 'content="https://example.org/arena/' in page
+    assert 'href="sampling.html"' in page and (tmp_path / "site" / "sampling.html").is_file()
     doc = json.loads((tmp_path / "site" / "leaderboard.json").read_text(encoding="utf-8"))
     assert doc["snapshot"]["board"] == "overall"

@@ -28,6 +28,7 @@ from arena.api.results import (
     Rebuilt,
     Snapshots,
 )
+from arena.api.sampling import Sampling
 
 
 def describe_failure(exc: BaseException) -> str | None:
@@ -80,6 +81,7 @@ __all__ = [
     "Published",
     "Pruned",
     "Rebuilt",
+    "Sampling",
     "Snapshots",
     "database_url",
     "open_arena",

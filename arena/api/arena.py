@@ -48,6 +48,7 @@ from arena.api.results import (
     Refitted,
     Snapshots,
 )
+from arena.api.sampling import SamplingMethods
 from arena.core.defaults import (
     DEFAULT_AUDIT_ALPHA,
     DEFAULT_BOTH_BAD,
@@ -176,7 +177,7 @@ def _rebuild_options(values: Mapping[str, object]) -> RebuildOptions:
     return RebuildOptions.from_values(flat)
 
 
-class Arena(DatabaseMethods, DemoMethods, AliasMethods):
+class Arena(DatabaseMethods, DemoMethods, AliasMethods, SamplingMethods):
     """One arena database; its methods are the ``arena`` commands.
 
     Use :func:`arena.open` to make one. The engine is opened at the first

@@ -159,6 +159,7 @@ def _register() -> None:
         plan_cmd,
         publish_cmd,
         rebuild_cmd,
+        sampling_cmd,
         serve_cmd,
         snapshots_cmd,
     )
@@ -168,6 +169,7 @@ def _register() -> None:
         ingest_cmd,
         irt_cmd,
         models_cmd,
+        sampling_cmd,
         categories_cmd,
         rebuild_cmd,
         leaderboard_cmd,

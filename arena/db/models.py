@@ -7,13 +7,14 @@ these models and the migrations agree.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
     CheckConstraint,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -526,3 +527,30 @@ class ProvisionalSnapshot(Base):
     n_models: Mapped[int] = mapped_column(Integer)
     diagnostics_json: Mapped[str] = mapped_column(Text)
     rows_json: Mapped[str] = mapped_column(Text)
+
+
+class ServedPair(Base):
+    """Pairs ``arena serve`` handed out (``GET /v1/pair``), counted per day, board,
+    pair (sides as shown) and how the pair rule drew it (migration 0018).
+
+    The sampling ledger (``arena sampling``) reads it beside the battles: who was
+    shown how often, and by which part of the rule (``plan``: the planner's
+    weights, ``uniform``: a uniform draw, ``new``: a model with few battles).
+    Each worker counts in memory and adds its counts every few seconds
+    (:mod:`arena.serve.ledger`).
+    """
+
+    __tablename__ = "served_pairs"
+    __table_args__ = (
+        CheckConstraint(
+            "drawn_by = 'plan' OR drawn_by = 'uniform' OR drawn_by = 'new'", name="drawn_by"
+        ),
+    )
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    #: the board's key text (:class:`arena.boards.keys.BoardKey`: ``overall``, ``category:math``)
+    board: Mapped[str] = mapped_column(String(1024), primary_key=True)
+    model_a_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    model_b_id: Mapped[int] = mapped_column(ForeignKey("models.id"), primary_key=True)
+    drawn_by: Mapped[str] = mapped_column(String(16), primary_key=True)
+    served: Mapped[int] = mapped_column(BigInteger)

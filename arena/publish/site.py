@@ -5,6 +5,7 @@ Layout of OUT_DIR::
     index.html                 the main board (latest overall, or --snapshot ID)
     og.svg, og.png             the main board's card (SVG; PNG for link previews)
     boards.html                every board, grouped (when the header menu leaves some out)
+    sampling.html              who got how many battles: the sampling ledger, per source
     leaderboard.json|csv       its downloads, same schema as ``arena leaderboard``
     board-<slug>-<hash>.html   one page per other board (categories), with downloads
     models/<slug>-<hash>.html  one page per visible model
@@ -63,6 +64,7 @@ from arena.publish.atomic import (
 )
 from arena.publish.audit_page import AUDIT_FILE, audit_page
 from arena.publish.render import render
+from arena.publish.sampling_page import SAMPLING_FILE, SamplingPage, sampling_page
 from arena.publish.views import BoardsPage
 from arena.store.categories import label_for, stored_labels
 from arena.store.derived import Rule, load_rules
@@ -372,6 +374,7 @@ def _files(
     audits: Mapping[str, dict[str, Any]] | None = None,
     agreements: tuple[AgreementView, ...] = (),
     base_url: str | None = None,
+    sampling: SamplingPage | None = None,
 ) -> Iterator[tuple[str, bytes]]:
     """Every file of the site as (relative path, bytes), in a fixed order.
 
@@ -412,6 +415,7 @@ def _files(
         # main board's page also links the sources' agreement (on the same page).
         audit_href = audit_file(site, sites[0]) if site.file in audits else None
         agreement_href = AUDIT_FILE if agreements and site is sites[0] else None
+        sampling_href = SAMPLING_FILE if sampling is not None and site is sites[0] else None
         yield (
             site.file,
             render(
@@ -419,11 +423,15 @@ def _files(
                 page=page,
                 audit_href=audit_href,
                 agreement_href=agreement_href,
+                sampling_href=sampling_href,
             ).encode("utf-8"),
         )
         yield site.downloads[0], _download_json(site)
         rows = [tidy(r.to_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
+    if sampling is not None:
+        page = replace(sampling, nav=_nav(sites, None, ""), attribution=attribution_text)
+        yield SAMPLING_FILE, render("sampling.html", page=page).encode("utf-8")
     if _has_boards_page(sites):
         boards_page = _boards_page(sites, attribution_text)
         yield BOARDS_FILE, render("boards.html", page=boards_page).encode("utf-8")
@@ -499,6 +507,7 @@ def publish_site(
             if (doc := latest_audit(conn, s.board.snapshot.board, s.board.snapshot.id))
         }
         agreements = agreement_views(conn, sites)
+        sampling = sampling_page(conn, nav=(), attribution=None)
     out.parent.mkdir(parents=True, exist_ok=True)
     lock = publish_lock(out.parent)
     try:
@@ -511,6 +520,7 @@ def publish_site(
             audits=audits,
             agreements=agreements,
             base_url=base_url,
+            sampling=sampling if sampling.sources else None,
         )
         if extra_files:
             late = ((k, v() if callable(v) else v) for k, v in extra_files.items())

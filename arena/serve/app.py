@@ -10,6 +10,8 @@ Bearer TOKEN`` of a key whose scope allows it; ``admin`` keys may use all):
   (``?provisional=true``: the provisional board, :mod:`arena.serve.provisional`);
 * ``GET  /v1/leaderboard/events`` (read) server-sent events, one per new provisional board;
 * ``GET  /v1/models``      (read)   ``arena models --format json``;
+* ``GET  /v1/sampling``    (read)   ``arena sampling --format json``: battles and pairs
+  served per model and organisation (``?source=``);
 * ``GET  /healthz``, ``GET /metrics`` (Prometheus), OpenAPI at ``/docs``.
 
 This module only assembles: the worker's state (:mod:`arena.serve.state`, on
@@ -29,14 +31,14 @@ from arena.core.version import __version__
 from arena.serve.config import ServeConfig
 from arena.serve.errors import install_error_handlers
 from arena.serve.middleware import BodyLimitsAndMetrics, HotRoute
-from arena.serve.routes import battles, boards, operations, votes
+from arena.serve.routes import battles, boards, operations, sampling, votes
 from arena.serve.state import lifespan
 from arena.serve.workers import end_with_parent
 
 __all__ = ["PARENT_ENV", "create_app", "create_app_from_env"]
 
 #: The routers, one per job.
-ROUTERS = (operations, votes, battles, boards)
+ROUTERS = (operations, votes, battles, boards, sampling)
 #: Endpoints called by the middleware without FastAPI's routing (see
 #: arena.serve.middleware): the vote, the one request of every voter.
 HOT_ENDPOINTS = (votes.vote,)

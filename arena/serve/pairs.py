@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, Engine, select
 
+from arena.boards.keys import BoardKey
 from arena.boards.resolve import resolve_snapshot_id
 from arena.boards.snapshots import SnapshotError
 from arena.core.defaults import DEFAULT_MIN_BATTLES
@@ -36,6 +37,7 @@ from arena.core.errors import ArenaError
 from arena.db.models import Model
 from arena.plan.pairs import plan_pairs
 from arena.plan.store import plan_inputs
+from arena.serve.ledger import ServedCounter
 
 __all__ = ["NoPair", "PairPicker", "PairRule"]
 
@@ -74,10 +76,17 @@ class PairPicker:
     """Draws pairs for boards of one database; safe to share between threads."""
 
     def __init__(
-        self, engine: Engine, *, rule: PairRule | None = None, seed: int | list[int] | None = None
+        self,
+        engine: Engine,
+        *,
+        rule: PairRule | None = None,
+        seed: int | list[int] | None = None,
+        served: ServedCounter | None = None,
     ):
         self.engine = engine
         self.rule = rule or PairRule()
+        #: counts every pair drawn for the sampling ledger (:mod:`arena.serve.ledger`)
+        self.served = served
         self._rng = np.random.default_rng(seed)
         self._lock = threading.Lock()
         self._plans: dict[tuple[str | None, str | None], _BoardPlan] = {}
@@ -85,7 +94,11 @@ class PairPicker:
     def pick(self, *, category: str | None = None, source: str | None = None) -> tuple[str, str]:
         plan = self._plan(category, source)
         with self._lock:
-            return self._draw(plan)
+            model_a, model_b, drawn_by = self._draw(plan)
+        if self.served is not None:
+            board = str(BoardKey(category=category, source=source))
+            self.served.add(board, model_a, model_b, drawn_by)
+        return model_a, model_b
 
     # -- plans -----------------------------------------------------------------
     def _plan(self, category: str | None, source: str | None) -> _BoardPlan:
@@ -163,7 +176,8 @@ class PairPicker:
         return plan
 
     # -- draws -----------------------------------------------------------------
-    def _draw(self, plan: _BoardPlan) -> tuple[str, str]:
+    def _draw(self, plan: _BoardPlan) -> tuple[str, str, str]:
+        """The pair, sides as shown, and how it was drawn (``new``, ``uniform``, ``plan``)."""
         rng = self._rng
         names = plan.names
         pool = names if len(names) >= 2 else ()
@@ -172,15 +186,19 @@ class PairPicker:
             others = [n for n in (names or plan.few) if n != newcomer]
             if others:
                 pair = (newcomer, others[int(rng.integers(len(others)))])
-                return pair if rng.random() < 0.5 else (pair[1], pair[0])
+                a, b = pair if rng.random() < 0.5 else (pair[1], pair[0])
+                return a, b, "new"
         if len(pool) < 2:
             raise NoPair("fewer than two models to pair on this board")
         if plan.cumulative is None or rng.random() < self.rule.uniform_share:
             i, j = rng.choice(len(pool), size=2, replace=False)
             pair = (pool[int(i)], pool[int(j)])
+            drawn_by = "uniform"
         else:
             k = int(np.searchsorted(plan.cumulative, rng.random(), side="right"))
             k = min(k, plan.cumulative.size - 1)
             assert plan.plan_i is not None and plan.plan_j is not None  # set with cumulative
             pair = (names[int(plan.plan_i[k])], names[int(plan.plan_j[k])])
-        return pair if rng.random() < 0.5 else (pair[1], pair[0])
+            drawn_by = "plan"
+        a, b = pair if rng.random() < 0.5 else (pair[1], pair[0])
+        return a, b, drawn_by

@@ -25,6 +25,7 @@ from arena.serve.boards import BoardNames
 from arena.serve.config import ServeConfig
 from arena.serve.errors import RETRY_AFTER_BUSY, ApiError, database_failure
 from arena.serve.keys import KeyInfo, authenticate
+from arena.serve.ledger import ServedCounter
 from arena.serve.metrics import Metrics
 from arena.serve.pairs import PairPicker, PairRule
 from arena.serve.provisional import Hub, ProvisionalEvent, RefitLoop, latest_event
@@ -62,6 +63,8 @@ class ServeState:
         self.signer = TokenSigner(with_reconnect(load_secret, self.engine), ttl=config.battle_ttl)
         self.metrics = Metrics()
         self.names = BoardNames(self.engine)
+        #: pairs served, for the sampling ledger (added to the table every few seconds)
+        self.served = ServedCounter(self.engine)
         self.picker = PairPicker(
             self.engine,
             rule=PairRule(
@@ -74,6 +77,7 @@ class ServeState:
                 if config.per_worker_seed and config.seed is not None
                 else config.seed
             ),
+            served=self.served,
         )
         self.writer = GroupWriter(
             self.engine, max_queue=config.max_queue, on_commit=self.metrics.committed
@@ -86,6 +90,8 @@ class ServeState:
         )
         #: leaderboard documents by (category, source, style, provisional): (built at, body, etag)
         self.boards: dict[tuple[str | None, str | None, bool, bool], tuple[float, bytes, str]] = {}
+        #: sampling-ledger documents by source: (built at, document)
+        self.ledgers: dict[str | None, tuple[float, dict[str, Any]]] = {}
         #: provisional-board events of this worker (the watcher starts with the loop)
         self.hub = Hub(
             self.engine, max_subscribers=config.max_subscribers, heartbeat=config.heartbeat
@@ -111,6 +117,7 @@ class ServeState:
         """Start the watcher (on the running loop) and the refitter thread."""
         self.hub.start(self.latest_provisional)
         self.hub.close_on_signals()
+        self.served.start()
         if self.refit is not None:
             self.refit.start()
 
@@ -152,6 +159,10 @@ class ServeState:
         if self.refit is not None:
             self.refit.stop()
         self.writer.close()
+        try:
+            self.served.close()
+        except DBAPIError:  # the database is gone: the last seconds of counts are lost
+            pass
         self.arena.close()
 
 
