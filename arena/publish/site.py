@@ -430,8 +430,8 @@ def _files(
         rows = [tidy(r.to_dict()) for r in board.visible_rows()]
         yield site.downloads[1], render_csv(rows, ROW_FIELDS).encode("utf-8")
     if sampling is not None:
-        page = replace(sampling, nav=_nav(sites, None, ""), attribution=attribution_text)
-        yield SAMPLING_FILE, render("sampling.html", page=page).encode("utf-8")
+        ledger = replace(sampling, nav=_nav(sites, None, ""), attribution=attribution_text)
+        yield SAMPLING_FILE, render("sampling.html", page=ledger).encode("utf-8")
     if _has_boards_page(sites):
         boards_page = _boards_page(sites, attribution_text)
         yield BOARDS_FILE, render("boards.html", page=boards_page).encode("utf-8")
