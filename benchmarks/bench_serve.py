@@ -10,12 +10,29 @@ connections, no third-party client, so the load generator costs little CPU):
    group commit);
 3. ``POST /v1/battles`` in batches of B records from 4 clients: battles per second.
 
+With ``--live`` (issue 43) it measures the provisional board instead, on the
+bundled 53-model LMArena board (135,634 battles, rebuilt once):
+
+4. votes at a fixed rate (``--rate``, default 1,000/s, open loop: each client
+   sends on a schedule, late sends go at once and count) for ``--live-seconds``;
+   every ``--marker-every``-th vote is a marker, and a poller reads
+   ``GET /v1/leaderboard?provisional=true`` (with ``If-None-Match``) every
+   ``--poll`` seconds: a marker's delay is the time from its acknowledgement to
+   the first poll whose board's watermark covers its battle id. Run side by side
+   on the same database with refits off (``--refit-every 0``) and on, so the
+   vote path's p99 with and without the refitter is one run's ratio;
+5. the refit's cost (count table read, warm-started fit, sandwich intervals,
+   rank sets and tiers from Gaussian draws, write) on synthetic boards of 53,
+   300 and 1,000 models, in process: the first (cold) refit and warm ones.
+
 Server and load generator share the machine's cores, so the figures are a lower
 bound for a server with the machine to itself.  Run::
 
     python benchmarks/bench_serve.py                 # SQLite
     python benchmarks/bench_serve.py --postgres      # PostgreSQL too
     python benchmarks/bench_serve.py --votes 20000 --clients 32 --batch 500
+    python benchmarks/bench_serve.py --live                      # SQLite, 1,000 votes/s, 30 s
+    python benchmarks/bench_serve.py --live --postgres --no-sqlite --workers 2
 """
 
 from __future__ import annotations
@@ -23,9 +40,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import random
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -187,7 +206,7 @@ def prepare(url: str, tmp: Path, models: int = 30, battles: int = 20_000) -> dic
 SERVER_ROOT = ROOT
 
 
-def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
+def start(url: str, workers: int, *extra: str) -> tuple[subprocess.Popen, int]:
     port = _free_port()
     proc = subprocess.Popen(
         [
@@ -204,6 +223,7 @@ def start(url: str, workers: int) -> tuple[subprocess.Popen, int]:
             str(workers),
             "--seed",
             "1",
+            *extra,
         ],  # fmt: skip
         env={**os.environ, "PYTHONPATH": str(SERVER_ROOT)},
         cwd=SERVER_ROOT,  # `python -m` puts the working directory first on sys.path
@@ -364,6 +384,347 @@ def bench(engine: str, url: str, args, workers: int) -> dict:
     }
 
 
+# ------------------------------------------------------------------ --live (issue 43)
+
+
+def prepare_live(url: str) -> dict[str, str]:
+    """The bundled LMArena board (53 models) ingested and rebuilt; vote and read keys."""
+    from arena.core.resources import demo_data
+
+    _arena(url, "ingest", str(demo_data()))
+    _arena(url, "rebuild")
+    return {
+        scope: _arena(
+            url, "keys", "create", f"live-{scope}", "--scope", scope, "--rate", "0"
+        ).strip()
+        for scope in ("vote", "read")
+    }
+
+
+async def _poll_board(
+    port: int, token: str, every: float, stop: asyncio.Event, seen: list[tuple[float, int]]
+) -> int:
+    """Read the provisional board every ``every`` s until ``stop``; (time, watermark) of each
+    200 answer goes to ``seen`` (a 304 means the board did not change). Returns the polls."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    etag = b""
+    polls = 0
+    try:
+        while not stop.is_set():
+            head = (
+                b"GET /v1/leaderboard?provisional=true HTTP/1.1\r\nHost: x\r\n"
+                b"Authorization: Bearer " + token.encode() + b"\r\n"
+            )
+            if etag:
+                head += b"If-None-Match: " + etag + b"\r\n"
+            writer.write(head + b"\r\n")
+            raw = await reader.readuntil(b"\r\n\r\n")
+            now = time.perf_counter()
+            status = int(raw[9:12])
+            low = raw.lower()
+            at = low.find(b"content-length:")
+            length = int(raw[at + 15 : raw.index(b"\r\n", at)]) if at >= 0 else 0
+            body = await reader.readexactly(length) if length else b""
+            at = low.find(b"etag:")
+            if at >= 0:
+                etag = raw[at + 5 : raw.index(b"\r\n", at)].strip()
+            if status == 200:
+                seen.append((now, int(json.loads(body)["snapshot"]["watermark"])))
+            polls += 1
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=every)
+            except TimeoutError:
+                pass
+    finally:
+        writer.close()
+    return polls
+
+
+async def run_live(
+    port: int,
+    keys: dict[str, str],
+    tickets: list[str],
+    *,
+    rate: float,
+    clients: int,
+    limit_s: float,
+    marker_every: int,
+    poll: float,
+) -> dict:
+    """Votes at ``rate``/s (open loop) with a poller of the provisional board."""
+    conns = [Conn("127.0.0.1", port, keys["vote"]) for _ in range(clients)]
+    await asyncio.gather(*(c.open() for c in conns))
+    bodies = [b'{"battle":"%s","winner":"model_a"}' % t.encode() for t in tickets]
+    latencies: list[float] = []
+    late: list[float] = []
+    codes: dict[int, int] = {}
+    markers: list[tuple[str, float]] = []  # (external id, acknowledged at)
+    seen: list[tuple[float, int]] = []
+    stop = asyncio.Event()
+    clock = time.perf_counter
+    t0 = clock() + 0.2
+    n = min(len(bodies), int(rate * limit_s))
+
+    async def one(k: int, c: Conn) -> None:
+        for i in range(k, n, clients):  # vote i is due at t0 + i / rate
+            due = t0 + i / rate
+            wait = due - clock()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            else:
+                late.append(-wait)
+            t = clock()
+            status, data = await c.request("POST", "/v1/votes", bodies[i])
+            done = clock()
+            latencies.append(done - t)
+            codes[status] = codes.get(status, 0) + 1
+            if status == 201 and i % marker_every == 0:
+                markers.append((json.loads(data)["id"], done))
+
+    poller = asyncio.create_task(_poll_board(port, keys["read"], poll, stop, seen))
+    await asyncio.gather(*(one(k, c) for k, c in enumerate(conns)))
+    elapsed = clock() - t0
+    # markers acknowledged last get up to 30 s to show before they count as never shown
+    deadline = clock() + 30
+    while clock() < deadline:
+        await asyncio.sleep(0.5)
+        if markers and seen and seen[-1][0] > markers[-1][1] + 1 and len(seen) > 1:
+            break
+    stop.set()
+    polls = await poller
+    for c in conns:
+        c.close()
+    return {
+        "sent": n,
+        "elapsed": elapsed,
+        "latencies": latencies,
+        "late": late,
+        "codes": codes,
+        "markers": markers,
+        "seen": seen,
+        "polls": polls,
+    }
+
+
+def _battle_ids(url: str, external: list[str]) -> dict[str, int]:
+    from sqlalchemy import create_engine, select
+
+    from arena.db.models import Battle
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(
+                select(Battle.external_id, Battle.id).where(Battle.external_id.in_(external))
+            ).all()
+    finally:
+        engine.dispose()
+    return {e: int(i) for e, i in rows}
+
+
+def _refit_metrics(port: int, tries: int = 20) -> tuple[int, float]:
+    """(refits, seconds spent) of the worker that refitted: each scrape reaches one worker
+    (any of them), so several are made and the one with the most refits is taken."""
+    best = (0, 0.0)
+    for _ in range(tries):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            raw = b""
+            while chunk := s.recv(65536):
+                raw += chunk
+        values = dict(
+            line.rsplit(" ", 1)
+            for line in raw.decode().splitlines()
+            if line.startswith("arena_provisional_refit_seconds_")
+        )
+        count = int(float(values.get("arena_provisional_refit_seconds_count", 0)))
+        if count > best[0]:
+            best = (count, float(values["arena_provisional_refit_seconds_sum"]))
+    return best
+
+
+def live_one(engine: str, url: str, keys: dict[str, str], args, workers: int, refit: float) -> dict:
+    n = int(args.rate * args.live_seconds)
+    proc, port = start(url, workers, "--refit-every", str(refit))
+    try:
+        tickets, _ = _run(run_pairs(port, keys["vote"], n, args.clients))
+        with Meter(proc.pid) as meter:
+            out = _run(
+                run_live(
+                    port,
+                    keys,
+                    tickets,
+                    rate=args.rate,
+                    clients=args.clients,
+                    limit_s=args.live_seconds,
+                    marker_every=args.marker_every,
+                    poll=args.poll,
+                )
+            )
+        refits, refit_sum = _refit_metrics(port)
+    finally:
+        proc.terminate()
+        proc.wait(60)
+    ids = _battle_ids(url, [e for e, _ in out["markers"]])
+    delays, unseen = [], 0
+    for ext, acked in out["markers"]:
+        bid = ids.get(ext)
+        shown = next(
+            (t for t, w in out["seen"] if t >= acked and bid is not None and w >= bid), None
+        )
+        if shown is None:
+            unseen += 1
+        else:
+            delays.append(shown - acked)
+    lat = out["latencies"]
+    return {
+        "engine": engine,
+        "workers": workers,
+        "refit_every": refit,
+        "sent": out["sent"],
+        "acked": out["codes"].get(201, 0),
+        "votes_per_s": out["codes"].get(201, 0) / out["elapsed"],
+        "p50_ms": pct(lat, 0.50),
+        "p99_ms": pct(lat, 0.99),
+        "late_p99_ms": pct(out["late"], 0.99) if out["late"] else 0.0,
+        "markers": len(out["markers"]),
+        "unseen": unseen,
+        "delay_p50_s": pct(delays, 0.50) / 1000 if delays else float("nan"),
+        "delay_p99_s": pct(delays, 0.99) / 1000 if delays else float("nan"),
+        "delay_max_s": max(delays) if delays else float("nan"),
+        "refits": int(refits),
+        "refit_mean_s": refit_sum / refits if refits else float("nan"),
+        "codes": out["codes"],
+        "server_cpu_s": meter.server,
+        "client_cpu_s": meter.client,
+    }
+
+
+def _synthetic(path: Path, m: int, battles: int, seed: int, prefix: str = "") -> None:
+    rng = random.Random(m)  # the same strengths for every file of one board
+    strength = [rng.gauss(0, 1) for _ in range(m)]
+    rng = random.Random(seed)
+    with path.open("w") as f:
+        f.write("id,model_a,model_b,winner\n")
+        for k in range(battles):
+            i, j = rng.sample(range(m), 2)
+            p = 1 / (1 + math.exp(strength[j] - strength[i]))
+            u = rng.random()
+            winner = "tie" if u > 0.9 else ("model_a" if u < 0.9 * p else "model_b")
+            f.write(f"{prefix}{k},m{i:04d},m{j:04d},{winner}\n")
+
+
+def refit_costs(sizes: list[int], per_model: int, repeats: int) -> list[dict]:
+    """The refit's cost per board size, in process on SQLite: a cold refit (a new
+    refitter), then warm ones, each after 1% more battles were ingested."""
+    import arena
+
+    rows = []
+    for m in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            url = f"sqlite:///{tmp}/refit.db"
+            battles = per_model * m // 2
+            _synthetic(Path(tmp) / "battles.csv", m, battles, seed=0, prefix="base-")
+            _arena(url, "ingest", str(Path(tmp) / "battles.csv"))
+            _arena(url, "rebuild", "--ci", "sandwich")
+            with arena.open(url) as db:  # imports and first-call costs, not measured
+                db.refit_provisional(force=True)
+            cold, warm, iterations = 0.0, [], []
+            with arena.open(url) as db:
+                for k in range(repeats):
+                    if k:
+                        more = Path(tmp) / f"more{k}.csv"
+                        _synthetic(more, m, max(battles // 100, 1), seed=k, prefix=f"more{k}-")
+                        _arena(url, "ingest", str(more))
+                    t = time.perf_counter()
+                    done = db.refit_provisional(force=True)
+                    spent = time.perf_counter() - t
+                    assert done.provisional_id is not None, done.reason
+                    iterations.append(done.refit.iterations)
+                    if k:
+                        warm.append(spent)
+                    else:
+                        cold = spent
+        rows.append(
+            {
+                "models": m,
+                "battles": battles,
+                "cold_s": cold,
+                "warm_s": statistics.median(warm) if warm else float("nan"),
+                "iterations": iterations,
+            }
+        )
+    return rows
+
+
+def main_live(args) -> None:
+    print(f"server from {SERVER_ROOT}")
+    print(f"load before: {os.getloadavg()[0]:.2f} (1-min load average), {os.cpu_count()} cores")
+    rows = []
+    targets = []
+    if not args.no_sqlite:
+        targets.append(("sqlite", None, 1))
+    if args.postgres:
+        targets += [("postgresql", None, w) for w in args.workers]
+    for engine, _, workers in targets:
+        with tempfile.TemporaryDirectory() as tmp:
+            schema = None
+            if engine == "sqlite":
+                url = f"sqlite:///{tmp}/live.db"
+            else:
+                from sqlalchemy import create_engine, text
+
+                schema = f"live_{uuid.uuid4().hex[:10]}"
+                admin = create_engine(PG, isolation_level="AUTOCOMMIT")
+                with admin.connect() as conn:
+                    conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+                url = f"{PG}?options=-csearch_path%3D{schema}"
+            try:
+                keys = prepare_live(url)
+                for refit in (0.0, args.refit_every):  # off, then on: one run's ratio
+                    rows.append(live_one(engine, url, keys, args, workers, refit))
+                    print(f"  {rows[-1]}", flush=True)
+            finally:
+                if schema is not None:
+                    with admin.connect() as conn:
+                        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+                    admin.dispose()
+    costs = refit_costs(args.sizes, args.per_model, args.repeats) if args.sizes else []
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    print()
+    print(
+        f"target {args.rate:,.0f} votes/s for {args.live_seconds:g} s, {args.clients} clients, "
+        f"a marker every {args.marker_every} votes, board polled every {args.poll:g} s "
+        "(vis: acknowledged -> in the provisional board; late p99: how far behind its "
+        "schedule the load generator sent, i.e. whether the rate was sustained)"
+    )
+    print(
+        f"{'engine':<11}{'workers':>8}{'refit s':>8}{'votes/s':>9}{'p50 ms':>8}{'p99 ms':>8}"
+        f"{'markers':>9}{'unseen':>7}{'vis p50 s':>10}{'vis p99 s':>10}{'vis max s':>10}"
+        f"{'refits':>7}{'refit s':>9}{'late p99 s':>11}  statuses"
+    )
+    for r in rows:
+        print(
+            f"{r['engine']:<11}{r['workers']:>8}{r['refit_every']:>8g}{r['votes_per_s']:>9.0f}"
+            f"{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}{r['markers']:>9}{r['unseen']:>7}"
+            f"{r['delay_p50_s']:>10.2f}{r['delay_p99_s']:>10.2f}{r['delay_max_s']:>10.2f}"
+            f"{r['refits']:>7}{r['refit_mean_s']:>9.3f}{r['late_p99_ms'] / 1000:>11.2f}  "
+            f"{r['codes']}"
+        )
+    if costs:
+        print()
+        print("refit cost (read counts, warm-started fit, sandwich, rank sets/tiers, write):")
+        print(
+            f"{'models':>7}{'battles':>10}{'cold s':>9}{'warm s':>9}  "
+            "Newton iterations (cold, then warm after 1% more battles)"
+        )
+        for c in costs:
+            print(
+                f"{c['models']:>7}{c['battles']:>10,}{c['cold_s']:>9.3f}{c['warm_s']:>9.3f}  "
+                f"{c['iterations']}"
+            )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--votes", type=int, default=20_000, help="votes to send (bounded)")
@@ -379,10 +740,25 @@ def main() -> None:
         type=Path,
         help="serve from this checkout instead (e.g. an older commit, for before/after)",
     )
+    live = p.add_argument_group("--live: the provisional board under load (issue 43)")
+    live.add_argument("--live", action="store_true", help="measure the provisional board")
+    live.add_argument("--rate", type=float, default=1000.0, help="votes per second, open loop")
+    live.add_argument("--live-seconds", type=float, default=30.0, help="seconds of votes")
+    live.add_argument("--marker-every", type=int, default=50, help="every Nth vote is a marker")
+    live.add_argument("--poll", type=float, default=0.1, help="seconds between board reads")
+    live.add_argument("--refit-every", type=float, default=2.0, help="the server's --refit-every")
+    live.add_argument(
+        "--sizes", type=int, nargs="*", default=[53, 300, 1000], help="board sizes of refit costs"
+    )
+    live.add_argument("--per-model", type=int, default=400, help="battles per model (refit cost)")
+    live.add_argument("--repeats", type=int, default=4, help="refits per board size")
     args = p.parse_args()
     global SERVER_ROOT
     if args.server_root is not None:
         SERVER_ROOT = args.server_root.resolve()
+    if args.live:
+        main_live(args)
+        return
     print(f"server from {SERVER_ROOT}")
     print(f"load before: {os.getloadavg()[0]:.2f} (1-min load average), {os.cpu_count()} cores")
     rows = []
