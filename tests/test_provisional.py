@@ -154,3 +154,40 @@ def test_cli_leaderboard_provisional(board, tmp_path):
     assert "provisional board" in text and "the 60 battles since snapshot 1" in text
     plain = run("leaderboard").output
     assert "provisional" not in plain
+
+
+def _tagged(path, n: int, *, start: int):
+    """``n`` battles tagged ``math`` (the category of ``battles_csv(tags=True)``)."""
+    rng = np.random.default_rng(start)
+    lines = ["id,model_a,model_b,winner,math"]
+    for k in range(n):
+        i, j = rng.choice(len(MODELS), 2, replace=False)
+        winner = ("model_a", "model_b", "tie")[int(rng.integers(3))]
+        lines.append(f"tagged-{start + k},{MODELS[i]},{MODELS[j]},{winner},True")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_category_board_is_refitted_only_for_its_own_battles(db_url, tmp_path):
+    run = cli_for(db_url)
+    run("ingest", str(battles_csv(tmp_path / "b.csv", tags=True)), "-q")
+    run("rebuild", "--rounds", "50", "--all-categories", "-q")
+    with arena.open(db_url) as db:
+        assert db.refit_provisional(category="math").provisional_id is None
+        # battles of no category: the overall board moves, the math board does not
+        run("ingest", str(_more_battles(tmp_path / "m.csv", 40, seed=8)), "-q")
+        skipped = db.refit_provisional(category="math").refit
+        assert skipped.provisional_id is None and "no battle of this board" in skipped.reason
+        assert db.refit_provisional().provisional_id is not None
+        run("ingest", str(_tagged(tmp_path / "t.csv", 30, start=0)), "-q")
+        done = db.refit_provisional(category="math").refit
+        assert done.provisional_id is not None and done.battles_since == 30
+        prov = db.leaderboard(category="math", provisional=True).to_dict()
+        assert prov["provisional"]["battles_since"] == 30
+        assert db.leaderboard(provisional=True).to_dict()["provisional"]["battles_since"] == 40
+    run("rebuild", "--rounds", "50", "--all-categories", "-q")
+    with arena.open(db_url) as db:
+        full = db.leaderboard(category="math").to_dict()
+    got, want = _ratings(prov), _ratings(full)
+    assert full["snapshot"]["counts"] == prov["snapshot"]["counts"]
+    assert max(abs(got[m] - want[m]) for m in want) < 1e-6

@@ -23,6 +23,7 @@ pytest.importorskip("fastapi", reason="arena[serve] installs fastapi")
 
 from sqlalchemy import select  # noqa: E402
 
+from tests.helpers.cli import cli_for  # noqa: E402
 from tests.helpers.postgres import pg_schema  # noqa: E402
 from tests.helpers.serve import Server, pair_and_vote, prepare, start, stop  # noqa: E402
 
@@ -72,7 +73,8 @@ def _server(kind: str, tmp_path_factory, *extra: str):
     tmp = tmp_path_factory.mktemp("serve-provisional")
     urls = iter([f"sqlite:///{tmp / 'arena.db'}"]) if kind == "sqlite" else pg_schema()
     url = next(urls)
-    keys = prepare(url, tmp)
+    keys = prepare(url, tmp, tags=True)
+    cli_for(url)("rebuild", "--rounds", "50", "--all-categories", "-q")  # a math board too
     proc, base = start(url, "--refit-every", str(REFIT_EVERY), *extra)
     return Server(url, base, proc, keys), urls
 
@@ -85,17 +87,18 @@ def server(request, tmp_path_factory):
     next(urls, None)
 
 
-def _provisional(server: Server, **headers: str) -> httpx.Response:
-    return server.client("reader").get(
-        "/v1/leaderboard", params={"provisional": "true"}, headers=headers
-    )
+def _provisional(server: Server, category: str | None = None, **headers: str) -> httpx.Response:
+    params = {"provisional": "true", **({"category": category} if category else {})}
+    return server.client("reader").get("/v1/leaderboard", params=params, headers=headers)
 
 
-def _wait_for(server: Server, battles_since: int) -> tuple[dict, float]:
+def _wait_for(
+    server: Server, battles_since: int, category: str | None = None
+) -> tuple[dict, float]:
     """The provisional document once it has ``battles_since`` battles since its snapshot."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < BOUND:
-        doc = _provisional(server).json()
+        doc = _provisional(server, category).json()
         if doc["provisional"] is not None and doc["provisional"]["battles_since"] >= battles_since:
             return doc, time.monotonic() - t0
         time.sleep(0.05)
@@ -131,6 +134,16 @@ def test_votes_are_in_the_provisional_board_and_every_refit_is_announced(server)
         assert doc["snapshot"]["counts"]["battles"] == 600 + posted
         assert doc["provisional"]["since_snapshot"] == full["snapshot"]["id"]
         assert doc["provisional"]["method"] == "sandwich"
+    # a vote on a pair of the math board is in the math board's provisional board too
+    math_full = server.client("reader").get("/v1/leaderboard", params={"category": "math"}).json()
+    for _ in range(4):
+        assert pair_and_vote(voter, category="math")[1].status_code == 201
+    doc, _ = _wait_for(server, 4, "math")
+    assert doc["snapshot"]["board"] == "category:math"
+    assert doc["provisional"]["since_snapshot"] == math_full["snapshot"]["id"]
+    assert doc["snapshot"]["counts"]["battles"] == math_full["snapshot"]["counts"]["battles"] + 4
+    posted += 4
+    assert _wait_for(server, posted)[0]["provisional"]["battles_since"] == posted
     # the full board is untouched; the provisional one has an ETag of its own
     assert server.client("reader").get("/v1/leaderboard").json() == full
     r = _provisional(server)
@@ -146,8 +159,10 @@ def test_votes_are_in_the_provisional_board_and_every_refit_is_announced(server)
     assert len(first.events()) == refits
     ids = [e["id"] for e in first.events()]
     assert ids == sorted(set(ids))
-    last = first.events()[-1]
-    assert last["battles_since"] == posted and last["board"] == "overall"
+    boards = {e["board"] for e in first.events()}
+    assert boards == {"overall", "category:math"}
+    last = [e for e in first.events() if e["board"] == "overall"][-1]
+    assert last["battles_since"] == posted
 
 
 def test_event_streams_end_when_the_server_stops(tmp_path_factory):

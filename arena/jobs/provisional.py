@@ -151,6 +151,9 @@ class Refitter:
             return skip("no battle stored since the last board", info.id, last)
         try:
             opts = provisional_options(info.options, board, self.method)
+            if not force and not _battles_since(self.engine, opts.selection(), last, top):
+                # the battles since were another board's (another category or source)
+                return skip("no battle of this board stored since its last board", info.id, last)
             job = RebuildJob(opts, read_mode="counts")
             job.read(self.engine)
             job.check()

@@ -5,14 +5,15 @@ seconds each worker tries the arena's ``provisional`` lock
 (:class:`arena.db.lock.HeldLock`: a PostgreSQL advisory lock on a connection
 of its own, or ``flock`` beside an SQLite file) without waiting; the one
 worker that holds it refits the overall board when votes were stored since
-its last board (:meth:`arena.Arena.refit_provisional`).  A kill -9 of that
+its last board, then the other boards the arena has (categories, sources) in
+turns within the same time (:meth:`arena.Arena.refit_provisional`).  A kill -9 of that
 process drops its lock with its connection or file, and the next worker to
 look takes it over; nothing is lost, since the provisional board is made from
 the stored battles alone.  The refit holds no lock of the write path: it
 reads in one transaction and writes its board in one short one.
 
 Events (:class:`Hub`, one per worker, on the event loop): a watcher looks
-for a newer provisional board every :data:`POLL_SECONDS` and hands a small
+for newer provisional boards (of any board) every :data:`POLL_SECONDS` and hands a small
 message to every subscriber of ``GET /v1/leaderboard/events`` (at most
 ``max_subscribers`` per worker, 503 beyond; a heartbeat comment on an idle
 stream; every stream ends when the server shuts down).  The same watcher
@@ -33,15 +34,15 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine, select
 
-from arena.boards.keys import OVERALL
+from arena.boards.keys import OVERALL, BoardKey
 from arena.db.lock import HeldLock
-from arena.db.models import ProvisionalSnapshot
+from arena.db.models import ProvisionalSnapshot, Snapshot
 from arena.serve.errors import RETRY_AFTER_BUSY, ApiError
 
 if TYPE_CHECKING:
     from arena.api import Arena
 
-__all__ = ["POLL_SECONDS", "Hub", "ProvisionalEvent", "RefitLoop", "latest_event"]
+__all__ = ["POLL_SECONDS", "Hub", "ProvisionalEvent", "RefitLoop", "boards_to_refit", "new_events"]
 
 log = logging.getLogger("arena.serve")
 
@@ -53,7 +54,7 @@ QUEUE_SIZE = 16
 
 @dataclass(frozen=True)
 class ProvisionalEvent:
-    """The message of one new provisional board (``data`` of an ``provisional`` event)."""
+    """The message of one new provisional board (``data`` of a ``provisional`` event)."""
 
     id: int
     board: str
@@ -67,13 +68,17 @@ class ProvisionalEvent:
         return asdict(self)
 
 
-def latest_event(engine: Engine) -> ProvisionalEvent | None:
-    """The overall board's stored provisional board, as its event (None: none yet)."""
+def new_events(engine: Engine, after: int) -> list[ProvisionalEvent]:
+    """Provisional boards stored with ids above ``after`` (any board), oldest first.
+
+    Only the latest board of each board is kept, so a board replaced before it
+    was seen is no news: its successor is.
+    """
     from arena.core.formats import iso_utc
 
     p = ProvisionalSnapshot
     with engine.connect() as conn:
-        row = conn.execute(
+        rows = conn.execute(
             select(
                 p.id,
                 p.board,
@@ -83,21 +88,31 @@ def latest_event(engine: Engine) -> ProvisionalEvent | None:
                 p.computed_at,
                 p.method,
             )
-            .where(p.board == str(OVERALL))
-            .order_by(p.id.desc())
-            .limit(1)
-        ).first()
-    if row is None:
-        return None
-    return ProvisionalEvent(
-        id=row.id,
-        board=row.board,
-        since_snapshot=row.since_snapshot,
-        watermark=row.watermark,
-        battles_since=row.battles_since,
-        computed_at=iso_utc(row.computed_at),
-        method=row.method,
-    )
+            .where(p.id > after)
+            .order_by(p.id)
+        ).all()
+    return [
+        ProvisionalEvent(
+            id=row.id,
+            board=row.board,
+            since_snapshot=row.since_snapshot,
+            watermark=row.watermark,
+            battles_since=row.battles_since,
+            computed_at=iso_utc(row.computed_at),
+            method=row.method,
+        )
+        for row in rows
+    ]
+
+
+def boards_to_refit(engine: Engine) -> list[BoardKey]:
+    """The boards that may have a provisional board: every raw board of a main
+    comparable set that has a full snapshot, the overall board first."""
+    with engine.connect() as conn:
+        texts = conn.execute(select(Snapshot.board).distinct()).scalars().all()
+    keys = {BoardKey.parse(t) for t in texts}
+    raw = [k for k in keys if not k.style_controlled and k.component == 1]
+    return sorted(raw, key=lambda k: (k != OVERALL, str(k)))
 
 
 class RefitLoop:
@@ -116,7 +131,11 @@ class RefitLoop:
         self.every = every
         self.method = method
         self.on_refit = on_refit
+        self.engine = engine
         self.lock = HeldLock(engine, "provisional")
+        #: per board: the look count of its last turn (the least recent goes first)
+        self._turn: dict[str, int] = {}
+        self._looks = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="arena-refit", daemon=True)
 
@@ -129,12 +148,27 @@ class RefitLoop:
         return self.lock.held
 
     def look(self) -> None:
-        """One look: take the lock if free; refit if it is ours and votes came."""
+        """One look: take the lock if free; if it is ours, refit every board that got votes.
+
+        The overall board is refitted at every look; the other boards (categories,
+        sources) while the look has lasted less than ``every`` seconds, those
+        refitted longest ago first, so many boards share the refitter in turns.
+        """
         if not self.lock.try_take() or not self.lock.still_held():
             return
-        done = self.arena.refit_provisional(provisional_method=self.method)
-        if done.provisional_id is not None and self.on_refit is not None:
-            self.on_refit(done.refit.seconds)
+        started = time.monotonic()
+        boards = boards_to_refit(self.engine)
+        boards.sort(key=lambda k: (k != OVERALL, self._turn.get(str(k), 0)))
+        for key in boards:
+            if key != OVERALL and time.monotonic() - started > self.every:
+                break
+            done = self.arena.refit_provisional(
+                category=key.category, source=key.source, provisional_method=self.method
+            )
+            self._looks += 1
+            self._turn[str(key)] = self._looks
+            if done.provisional_id is not None and self.on_refit is not None:
+                self.on_refit(done.refit.seconds)
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -171,21 +205,25 @@ class Hub:
     def subscribers(self) -> int:
         return len(self._subscribers)
 
-    def start(self, look: Callable[[], Any]) -> None:
-        """Watch for new provisional boards on the running loop (``look`` reads the latest)."""
+    def start(self, look: Callable[[int], Any]) -> None:
+        """Watch for new provisional boards on the running loop (``look(after)``: those
+        stored with ids above ``after``, as :func:`new_events`)."""
         self._task = asyncio.get_running_loop().create_task(self._watch(look))
 
-    async def _watch(self, look: Callable[[], Any]) -> None:
-        primed = False  # the board stored before this worker started is no news
+    async def _watch(self, look: Callable[[int], Any]) -> None:
+        primed = False  # boards stored before this worker started are no news
+        after = 0
         while not self._closed:
             try:
-                event = await look()
+                events = await look(after)
             except Exception:  # the database away: the next look tries again
-                event = self.latest
-            if event is not None and (self.latest is None or event.id != self.latest.id):
-                self.latest, self.seen_at = event, time.monotonic()
+                events = []
+            if events:
+                after = events[-1].id
+                self.latest, self.seen_at = events[-1], time.monotonic()
                 if primed:
-                    self.publish(event)
+                    for event in events:
+                        self.publish(event)
             primed = True
             await asyncio.sleep(POLL_SECONDS)
 

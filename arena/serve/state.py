@@ -28,7 +28,7 @@ from arena.serve.keys import KeyInfo, authenticate
 from arena.serve.ledger import ServedCounter
 from arena.serve.metrics import Metrics
 from arena.serve.pairs import PairPicker, PairRule
-from arena.serve.provisional import Hub, ProvisionalEvent, RefitLoop, latest_event
+from arena.serve.provisional import Hub, ProvisionalEvent, RefitLoop, new_events
 from arena.serve.tokens import TokenSigner, load_secret
 from arena.serve.writer import BatchJob, GroupWriter, QueueFull, VoteJob
 
@@ -109,13 +109,13 @@ class ServeState:
             else None
         )
 
-    async def latest_provisional(self) -> ProvisionalEvent | None:
-        """The overall board's stored provisional board, as its event."""
-        return await self.database(latest_event, self.engine)
+    async def provisional_events(self, after: int) -> list[ProvisionalEvent]:
+        """Provisional boards stored with ids above ``after``, as their events."""
+        return await self.database(new_events, self.engine, after)
 
     def start(self) -> None:
         """Start the watcher (on the running loop) and the refitter thread."""
-        self.hub.start(self.latest_provisional)
+        self.hub.start(self.provisional_events)
         self.hub.close_on_signals()
         self.served.start()
         if self.refit is not None:

@@ -122,7 +122,7 @@ async def leaderboard(
 async def leaderboard_events(request: Request, key: ReadKey) -> StreamingResponse:
     """Server-sent events: ``event: provisional`` with a small JSON message (id, board,
     since_snapshot, watermark, battles_since, computed_at, method) each time a new
-    provisional overall board is stored; ``: heartbeat`` comments while idle;
+    provisional board (of any board) is stored; ``: heartbeat`` comments while idle;
     ``event: close`` when the server shuts down. 503 beyond the worker's subscribers."""
     state: ServeState = request.app.state.serve
     queue = state.hub.subscribe()
