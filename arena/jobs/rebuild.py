@@ -241,6 +241,9 @@ class RebuildJob:
     #: the read asked for (:data:`arena.store.read.READS`)
     read_mode: str = DEFAULT_READ
     progress: Callable[[str], None] | None = None
+    #: warn when the overall board pools votes and judge verdicts (a scan of the
+    #: battles' sources; the provisional refit, every few seconds, skips it)
+    warn_mixing: bool = True
     started: float = field(default_factory=time.perf_counter)
     # -- read
     #: what was read: "counts" (the count table) or "battles"
@@ -325,7 +328,12 @@ class RebuildJob:
                     self.read_style(conn, data) if styled else None for data in self.boards
                 ]
                 # votes and judge verdicts pooled on one board: say so (arena.store.sources)
-                if opts.source is None and opts.category is None and self.boards:
+                if (
+                    self.warn_mixing
+                    and opts.source is None
+                    and opts.category is None
+                    and self.boards
+                ):
                     infos = source_infos(
                         conn, watermark=self.watermark, exclude_judges=opts.exclude_judges
                     )
