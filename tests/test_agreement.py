@@ -21,27 +21,9 @@ from arena.boards.resolve import resolve_board
 from arena.boards.snapshots import load_samples
 from arena.engine.agreement import kendall_rows, spearman_rows, vote_agreement
 from arena.engine.inference.rank_sets import board_inference
+from tests.helpers.two_sources import HUMAN, JUDGE, MODELS, outcome, write_votes
 
-MODELS = 8
-HUMAN = np.linspace(1.5, -1.5, MODELS)
-JUDGE = HUMAN.copy()
-JUDGE[[2, 3]] = JUDGE[[3, 2]]  # the judge swaps two neighbours
-
-
-def _write(path, rng, source_strength, *, n, questions, bias):
-    rows = []
-    for k in range(n):
-        a, b = rng.choice(MODELS, size=2, replace=False)
-        q = int(rng.integers(questions))
-        p_a = 1.0 / (1.0 + np.exp(-(source_strength[a] - source_strength[b] + bias)))
-        u = rng.random()
-        winner = "tie" if u < 0.1 else ("model_a" if u < 0.1 + 0.9 * p_a else "model_b")
-        rows.append([f"{path.stem}-{k}", f"m{a}", f"m{b}", winner, f"q{q}"])
-    with path.open("w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["id", "model_a", "model_b", "winner", "question_id"])
-        w.writerows(rows)
-    return rows
+_write = write_votes
 
 
 @pytest.fixture
@@ -71,12 +53,7 @@ def _overlap_sign(ri, rj):
     return 1 if lo_i >= hi_j else -1
 
 
-def _outcome(code_winner, a, b):
-    """0: the alphabetically first model wins, 1: the other, 2: tie."""
-    if code_winner == "tie":
-        return 2
-    won = a if code_winner == "model_a" else b
-    return 0 if won == min(a, b) else 1
+_outcome = outcome
 
 
 def test_every_measure_matches_a_direct_recomputation(two_sources, engine):

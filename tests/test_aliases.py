@@ -20,7 +20,8 @@ from arena.core.errors import ArenaError, OptionError
 from arena.core.resources import demo_aliases
 from arena.db.models import Model
 from arena.store.aliases import Alias, AliasError, define_aliases, list_aliases, read_aliases
-from tests.test_agreement import HUMAN, JUDGE, _outcome, _write
+from tests.helpers.two_sources import HUMAN, JUDGE, write_votes
+from tests.helpers.two_sources import outcome as _outcome
 
 NAMES = ["alpha", "alpha-2024", "beta", "beta-v1", "gamma", "<b>x</b>"]
 
@@ -140,8 +141,8 @@ def test_front_door(models, db_url, tmp_path):
 def spelled_apart(run_cli, tmp_path):
     """The judge's votes with m2 spelled 'judge-m2'; both sources rebuilt."""
     rng = np.random.default_rng(5)
-    human = _write(tmp_path / "human.csv", rng, HUMAN, n=4000, questions=30, bias=0.0)
-    judge = _write(tmp_path / "judge.csv", rng, JUDGE, n=4000, questions=30, bias=0.2)
+    human = write_votes(tmp_path / "human.csv", rng, HUMAN, n=4000, questions=30, bias=0.0)
+    judge = write_votes(tmp_path / "judge.csv", rng, JUDGE, n=4000, questions=30, bias=0.2)
     text = (tmp_path / "judge.csv").read_text(encoding="utf-8")
     (tmp_path / "judge.csv").write_text(text.replace(",m2,", ",judge-m2,"), encoding="utf-8")
     run_cli("ingest", str(tmp_path / "human.csv"), "--source", "human", "-q")

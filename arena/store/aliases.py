@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,11 +32,13 @@ from sqlalchemy import Connection, delete, insert, select
 
 from arena.core.errors import ArenaError
 from arena.core.text import text_problem
-from arena.db.models import Model, ModelAlias
+from arena.db.models import ModelAlias
+from arena.store.records import unknown_models
 
 __all__ = [
     "Alias",
     "AliasError",
+    "alias",
     "canonical_names",
     "define_aliases",
     "list_aliases",
@@ -198,25 +200,6 @@ def remove_aliases(conn: Connection, names: Iterable[str]) -> int:
 
 
 def _known(conn: Connection, names: set[str]) -> None:
-    known: set[str] = set()
-    ordered = sorted(names)
-    for i in range(0, len(ordered), 500):
-        chunk = ordered[i : i + 500]
-        known.update(conn.execute(select(Model.name).where(Model.name.in_(chunk))).scalars())
-    missing = sorted(names - known)
-    if not missing:
-        return
-    shown = ", ".join(repr(m) for m in missing[:5])
-    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-    hint = "see `arena models`"
-    if len(missing) == 1:
-        from arena.core.words import did_you_mean
-
-        close = did_you_mean(missing[0], list(conn.execute(select(Model.name)).scalars()))
-        hint = f"did you mean {' or '.join(close)}?" if close else hint
-    raise AliasError(f"unknown model {shown}{more} ({hint})")
-
-
-def canonical_of(names: Mapping[str, str], model: str) -> str:
-    """The canonical name of ``model`` under ``names`` (:func:`canonical_names`)."""
-    return names.get(model, model)
+    problem = unknown_models(conn, names)
+    if problem is not None:
+        raise AliasError(problem)

@@ -11,17 +11,18 @@ import csv
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, update
 
 from arena.core.errors import ArenaError
 from arena.core.text import text_problem
 from arena.core.vocabulary import is_web_url, parse_bool
 from arena.db.models import Model
+from arena.store.records import unknown_models
 
 #: Settable fields; ``None`` in an update means "leave unchanged", "" means "clear".
 FIELDS = ("display_name", "organisation", "licence", "link", "hidden")
@@ -133,21 +134,9 @@ def annotate(conn: Connection, annotations: Iterable[Annotation]) -> int:
     Returns the number of models changed. Runs in the caller's transaction.
     """
     items = list(annotations)
-    names = {a.model for a in items}
-    known: set[str] = set()
-    for chunk in _chunks(sorted(names), 500):
-        known.update(conn.execute(select(Model.name).where(Model.name.in_(chunk))).scalars())
-    missing = sorted(names - known)
-    if missing:
-        shown = ", ".join(repr(m) for m in missing[:5])
-        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        hint = "see `arena models`"
-        if len(missing) == 1:
-            from arena.core.words import did_you_mean
-
-            close = did_you_mean(missing[0], list(conn.execute(select(Model.name)).scalars()))
-            hint = f"did you mean {' or '.join(close)}?" if close else hint
-        raise AnnotateError(f"unknown model {shown}{more} ({hint})")
+    problem = unknown_models(conn, {a.model for a in items})
+    if problem is not None:
+        raise AnnotateError(problem)
     changed = 0
     for a in items:
         values = a.changes()
@@ -155,8 +144,3 @@ def annotate(conn: Connection, annotations: Iterable[Annotation]) -> int:
             conn.execute(update(Model).where(Model.name == a.model).values(**values))
             changed += 1
     return changed
-
-
-def _chunks(seq: list[str], n: int) -> Iterator[list[str]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]

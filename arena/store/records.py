@@ -18,9 +18,8 @@ from sqlalchemy import Connection, func, select
 from arena.core.errors import OptionError, escape
 from arena.core.outcomes import Outcome
 from arena.db.models import Battle, Model
-from arena.store.aliases import canonical_names
 
-__all__ = ["NO_SOURCE", "ModelRecord", "model_records", "record_sources"]
+__all__ = ["NO_SOURCE", "ModelRecord", "model_records", "record_sources", "unknown_models"]
 
 #: The name of battles ingested without ``source`` (as :class:`arena.store.sources.SourceInfo`).
 NO_SOURCE = "(no source)"
@@ -115,6 +114,8 @@ def model_records(conn: Connection, *, source: str | None = None) -> list[ModelR
                 t["wins"] += n
             else:
                 t["losses"] += n
+    from arena.store.aliases import canonical_names  # aliases check names with this module
+
     same_as = canonical_names(conn)
     out = []
     for m in conn.execute(
@@ -140,3 +141,25 @@ def model_records(conn: Connection, *, source: str | None = None) -> list[ModelR
         )
     out.sort(key=lambda r: (-r.battles, r.model))
     return out
+
+
+def unknown_models(conn: Connection, names: set[str]) -> str | None:
+    """None when every name is a model of the store, else the message that says which are
+    not (up to five, with "did you mean" when one is missing)."""
+    known: set[str] = set()
+    ordered = sorted(names)
+    for i in range(0, len(ordered), 500):
+        chunk = ordered[i : i + 500]
+        known.update(conn.execute(select(Model.name).where(Model.name.in_(chunk))).scalars())
+    missing = sorted(names - known)
+    if not missing:
+        return None
+    shown = ", ".join(repr(m) for m in missing[:5])
+    more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+    hint = "see `arena models`"
+    if len(missing) == 1:
+        from arena.core.words import did_you_mean
+
+        close = did_you_mean(missing[0], list(conn.execute(select(Model.name)).scalars()))
+        hint = f"did you mean {' or '.join(close)}?" if close else hint
+    return f"unknown model {shown}{more} ({hint})"
