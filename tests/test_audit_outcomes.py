@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy.special import expit
 
 from arena.audit.anomaly import effect_text, needed_hint, outcome_summary
@@ -92,6 +93,7 @@ def test_organisation_departure_counts_when_annotated():
     }
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_power_is_not_overstated_for_a_judge_at_the_material_departure():
     """A judge favouring m3 by exactly the material shift, with the votes the audit says it
     needs, is flagged at least about 80% of the time (the approximation is a lower bound)."""

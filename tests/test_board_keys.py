@@ -227,6 +227,7 @@ def _records(n: int, seed: int, prefix: str, categories: list[str]) -> list[dict
 STEM = re.compile(r"board-[a-z0-9-]+-[0-9a-f]{8}")
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_categories_named_like_key_parts_get_their_own_labelled_boards(run_cli, db_url, tmp_path):
     cats = ["code", *FORGING, "x", "a"]
     run_cli("ingest", write_jsonl(tmp_path / "b.jsonl", _records(500, 1, "b", cats)), "-q")

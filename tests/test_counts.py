@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from alembic import command
 from sqlalchemy import create_engine, select, text
 
@@ -21,6 +22,7 @@ def assert_same_snapshots(run_cli) -> None:
     assert from_counts == from_battles
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_counts_follow_every_ingest_and_rebuilds_agree(db_url, run_cli, tmp_path):
     header = ["id", "model_a", "model_b", "winner", "math", "creative"]
     run_cli("ingest", write_csv(tmp_path / "a.csv", header, csv_rows(1, 300, "a")))

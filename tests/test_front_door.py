@@ -227,6 +227,7 @@ def test_evaluate_is_arena_eval(tmp_path):
         arena.evaluate([path], test="t", to_battles=str(tmp_path / "b.csv"))
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_the_readmes_python_example_runs(tmp_path):
     """README.md's "From Python" block, as printed there, on the bundled votes."""
     text = (ROOT / "README.md").read_text()

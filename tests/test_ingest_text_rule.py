@@ -157,6 +157,7 @@ def test_overlong_line_refused_before_it_is_read(run_cli, tmp_path, monkeypatch,
     assert "line 3" in res.output or "line 2" in res.output
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_quoted_csv_overlong_line_refused(run_cli, tmp_path, monkeypatch):
     """In csv.reader mode (a quote in the first block) lines are read bounded too."""
     monkeypatch.setattr(sources, "LINE_MAX", 1 << 16)

@@ -105,6 +105,7 @@ def test_fit_is_the_front_doors_irt_fit(results_csv):
         assert out == to_json(arena.irt_fit([str(results_csv)], **kwargs).to_dict()) + "\n"
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_select_and_adapt_are_the_front_doors_irt_select_and_irt_adapt(results_csv, tmp_path):
     """``arena.irt_select`` / ``arena.irt_adapt`` (options named as the flags) give the
     commands' ``--format json`` documents, for the defaults and for other values."""

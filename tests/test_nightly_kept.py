@@ -77,6 +77,7 @@ def test_nightly_rebuilds_the_demo_boards_with_their_options(
     assert after[f"source:{judge}"]["battles"] == before[f"source:{judge}"]["battles"]
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_nightly_boards_given_pools_as_asked(run_cli, tmp_path, monkeypatch):
     demo_slices(tmp_path, monkeypatch, rows=500)
     site = tmp_path / "site"

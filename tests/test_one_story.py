@@ -22,6 +22,9 @@ DASH = "\u2013"
 HUMAN, JUDGE = (s for s, _ in resources.DEMO_SOURCES)
 
 
+pytestmark = pytest.mark.slow  # arena demo on slices of both bundled files (~15 s)
+
+
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     """``arena demo`` on the first rows of both bundled files: (run_cli, site folder)."""

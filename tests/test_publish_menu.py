@@ -105,6 +105,7 @@ def test_menu_keeps_single_criteria_in_more_boards(engine, tmp_path):
     assert "Hard Prompts" in groups["Leaderboards"]
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_page_size_does_not_grow_with_the_number_of_boards(engine, tmp_path):
     """Each page names at most NAV_MAX boards; boards.html names them all (issue 26)."""
     _site(engine, 40, style=False, hard=False)

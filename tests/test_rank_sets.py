@@ -251,6 +251,7 @@ def test_one_model_and_errors():
         marginal_rank_set(np.zeros(2), np.ones((5, 2)), 5)
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_long_board_single_step_is_exact():
     """Above FAST_MIN_WORK the single-step comes from bounds + max-t per round: the same
     separation as computing every pair's deviations."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from sqlalchemy import create_engine, text
 
 from tests.helpers.db import counts, recounted
@@ -57,6 +58,7 @@ def test_recount_of_a_store_in_step_writes_nothing(db_url, run_cli, tmp_path):
     assert table_pages(db_url) == before
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_recount_repairs_counts_and_keys_after_battles_deleted_by_hand(db_url, run_cli, tmp_path):
     path = write_csv(tmp_path / "a.csv", HEADER, many_cells(1, 4000, "a"))
     run_cli("ingest", path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from sqlalchemy import func, select
 
 from arena.boards.keys import OVERALL, BoardKey
@@ -61,6 +62,7 @@ def four_rebuilds(run_cli, tmp_path) -> list[int]:
     return ids
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_prune_keeps_history_diff_and_latest(run_cli, db_url, tmp_path):
     ids = four_rebuilds(run_cli, tmp_path)
     before_hist = history_lengths(db_url)

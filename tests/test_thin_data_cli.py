@@ -30,6 +30,7 @@ def _json(run_cli, *args):
     return json.loads(run_cli(*args, "--format", "json").stdout)
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_two_components_rank_only_the_comparable_set(run_cli, engine, db_url, tmp_path):
     crowd = _shared("llmfao", "crowd-comparisons.csv")
     mtbench = _shared("mt-bench-human", "human_judgments_turn1.jsonl")
@@ -87,6 +88,7 @@ def lmarena(run_cli):
     return run_cli
 
 
+@pytest.mark.slow  # several seconds: the full run only (pytest --durations)
 def test_two_battle_model_gets_no_verdict_and_an_honest_interval(lmarena, engine):
     run_cli = lmarena
     run_cli("rebuild", "--rounds", ROUNDS)
