@@ -191,3 +191,43 @@ def test_a_category_board_is_refitted_only_for_its_own_battles(db_url, tmp_path)
     got, want = _ratings(prov), _ratings(full)
     assert full["snapshot"]["counts"] == prov["snapshot"]["counts"]
     assert max(abs(got[m] - want[m]) for m in want) < 1e-6
+
+
+def test_a_board_that_leaves_a_judge_out_is_refitted_from_the_battles(db_url, tmp_path):
+    """The demo's overall board leaves the LLM judge out (``exclude_judges``), which the
+    count table cannot serve: the refit reads the battles instead (it used to skip it,
+    so `arena serve` on the demo database never showed a provisional board)."""
+    from arena.db.session import open_engine
+    from arena.jobs.rebuild import RebuildOptions, rebuild
+
+    def votes(path, n, seed, judge_share):
+        rng = np.random.default_rng(seed)
+        lines = ["id,model_a,model_b,winner,judge"]
+        for k in range(n):
+            i, j = rng.choice(len(MODELS), 2, replace=False)
+            judge = "bot" if rng.random() < judge_share else f"person-{k % 7}"
+            winner = "model_a" if rng.random() < 0.5 + 0.07 * (j - i) else "model_b"
+            lines.append(f"{path.stem}-{k},{MODELS[i]},{MODELS[j]},{winner},{judge}")
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    run = cli_for(db_url)
+    run("ingest", str(votes(tmp_path / "a.csv", 800, 1, 0.3)), "-q")
+    opts = RebuildOptions(rounds=50, exclude_judges=("bot",))
+    engine = open_engine(db_url)
+    try:
+        rebuild(engine, opts)
+        run("ingest", str(votes(tmp_path / "b.csv", 200, 2, 0.3)), "-q")
+        with arena.open(db_url) as db:
+            done = db.refit_provisional().refit
+            assert done.provisional_id is not None, done.reason
+            prov = db.leaderboard(provisional=True).to_dict()
+        rebuild(engine, opts)  # the reference: a full rebuild on the same battles
+    finally:
+        engine.dispose()
+    with arena.open(db_url) as db:
+        full = db.leaderboard().to_dict()
+    got, want = _ratings(prov), _ratings(full)
+    assert got.keys() == want.keys()
+    assert max(abs(got[m] - want[m]) for m in want) < 1e-6
+    assert prov["snapshot"]["counts"]["battles"] == full["snapshot"]["counts"]["battles"] < 1000

@@ -156,7 +156,9 @@ class Refitter:
                 return skip("no battle of this board stored since its last board", info.id, last)
             # the full snapshot's warnings stand; a scan of every battle's source would
             # be a fifth of a refit of the bundled board
-            job = RebuildJob(opts, read_mode="counts", warn_mixing=False)
+            # the count table where it serves the options, else the battles (a board that
+            # leaves a judge out, as the demo's overall board does)
+            job = RebuildJob(opts, read_mode="auto", warn_mixing=False)
             job.read(self.engine)
             job.check()
         except ArenaError as exc:  # options the count table cannot serve, a board now empty
