@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from arena.engine.inference.compare import compare_pair
-from arena.engine.inference.ranks import rank_lb, rank_ub, unranked_reason
+from arena.engine.inference.ranks import rank_lb, rank_ub
+from arena.engine.messages import unranked_reason
 
 
 def _brute_lb(low, high):

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Connection, select
 
 from arena.boards.keys import OVERALL, BoardKey
@@ -30,7 +29,10 @@ from arena.db.models import (
     SnapshotSamples,
     SnapshotStyleCoefficient,
 )
-from arena.engine.inference.ranks import unranked_reason
+from arena.engine.messages import unranked_reason
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class SnapshotError(ArenaError, LookupError):
@@ -448,6 +450,8 @@ def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:
     ).first()
     if row is None:
         return None
+    import numpy as np  # here, not at the top: a leaderboard reads no samples
+
     return np.frombuffer(row.data, dtype="<f4").reshape(row.rounds, row.n_models)
 
 

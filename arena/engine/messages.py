@@ -1,5 +1,7 @@
-"""What the engine says about models: flag sentences and model names in messages.
+"""What the engine says about models: flag sentences, why a model is unranked, model names in messages.
 
+No numpy here: a board read back from a snapshot (``arena leaderboard``) says
+why a model is unranked with :func:`unranked_reason` without loading the engine.
 :func:`flag_warnings` turns per-model flags (``never_won``, ``disconnected``,
 ...) into one sentence per flag naming the models; :func:`fit_warnings` adds
 the prior's sentence when the MLE does not exist.  Names are table indices
@@ -8,13 +10,20 @@ unless the caller gives ``names`` (:func:`check_names`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-
-import numpy as np
 
 from arena.core.errors import ArgumentError
 
-__all__ = ["FLAG_SENTENCES", "check_names", "fit_warnings", "flag_warnings", "model_label"]
+__all__ = [
+    "FLAG_SENTENCES",
+    "UNRANKED_WORDS",
+    "check_names",
+    "fit_warnings",
+    "flag_warnings",
+    "model_label",
+    "unranked_reason",
+]
 
 
 def check_names(names: Iterable[object] | None, n_models: int) -> list[str] | None:
@@ -84,6 +93,52 @@ def fit_warnings(
         if lam > 0:
             out.append(
                 f"the maximum-likelihood estimate does not exist; ratings use a weak Gaussian "
-                f"prior with precision {lam:g} (prior SD {1 / np.sqrt(lam):.3g} logits)"
+                f"prior with precision {lam:g} (prior SD {1 / math.sqrt(lam):.3g} logits)"
             )
     return out
+
+
+#: Why a model has no rank, in words (``{name}`` and ``{battles}``, ``{min_battles}``).
+UNRANKED_WORDS = {
+    "no_battles": "{name} has no battles",
+    "disconnected": (
+        "{name} never met the comparable set of models, directly or through others: "
+        "its rating is on no common scale"
+    ),
+    "no_mle": (
+        "{name}'s wins and losses against the comparable set do not pin a finite rating "
+        "(it never lost, never won, or met the set only through such models)"
+    ),
+    "few_battles": "{name} has only {battles:g} battles (fewer than {min_battles})",
+}
+
+
+def unranked_reason(
+    name: str, flags: tuple[str, ...], battles: float, *, min_battles: int
+) -> str | None:
+    """Why a model gets no rank, tier or verdict, in words; ``None`` if it is ranked.
+
+    Parameters
+    ----------
+    name : str
+        Model name (used in the sentence).
+    flags : tuple of str
+        The engine's flags (``disconnected``, ``no_mle``, ``no_battles``, ...).
+    battles : float
+    min_battles : int
+        Battles a model needs to be ranked (at least 1).
+
+    Returns
+    -------
+    str or None
+        The first reason that applies, in the order no battles,
+        disconnected, no MLE, few battles.
+    """
+    for flag in ("no_battles", "disconnected", "no_mle"):
+        if flag in flags:
+            return UNRANKED_WORDS[flag].format(name=name)
+    if battles < max(min_battles, 1):
+        return UNRANKED_WORDS["few_battles"].format(
+            name=name, battles=battles, min_battles=max(min_battles, 1)
+        )
+    return None

@@ -14,12 +14,10 @@ from arena.core.errors import ArgumentError
 from arena.engine.validate import check_level, interval_arrays, sample_matrix
 
 __all__ = [
-    "UNRANKED_WORDS",
     "RankInterval",
     "rank_interval",
     "rank_lb",
     "rank_ub",
-    "unranked_reason",
 ]
 
 
@@ -73,52 +71,6 @@ def rank_lb(low: np.ndarray, high: np.ndarray) -> np.ndarray:
     # searchsorted(side="left") = number of upper bounds < low[i] (surely worse)
     below = np.searchsorted(sorted_high, lo, side="left")
     return (lo.size - below).astype(np.int64)
-
-
-#: Why a model has no rank, in words (``{name}`` and ``{battles}``, ``{min_battles}``).
-UNRANKED_WORDS = {
-    "no_battles": "{name} has no battles",
-    "disconnected": (
-        "{name} never met the comparable set of models, directly or through others: "
-        "its rating is on no common scale"
-    ),
-    "no_mle": (
-        "{name}'s wins and losses against the comparable set do not pin a finite rating "
-        "(it never lost, never won, or met the set only through such models)"
-    ),
-    "few_battles": "{name} has only {battles:g} battles (fewer than {min_battles})",
-}
-
-
-def unranked_reason(
-    name: str, flags: tuple[str, ...], battles: float, *, min_battles: int
-) -> str | None:
-    """Why a model gets no rank, tier or verdict, in words; ``None`` if it is ranked.
-
-    Parameters
-    ----------
-    name : str
-        Model name (used in the sentence).
-    flags : tuple of str
-        The engine's flags (``disconnected``, ``no_mle``, ``no_battles``, ...).
-    battles : float
-    min_battles : int
-        Battles a model needs to be ranked (at least 1).
-
-    Returns
-    -------
-    str or None
-        The first reason that applies, in the order no battles,
-        disconnected, no MLE, few battles.
-    """
-    for flag in ("no_battles", "disconnected", "no_mle"):
-        if flag in flags:
-            return UNRANKED_WORDS[flag].format(name=name)
-    if battles < max(min_battles, 1):
-        return UNRANKED_WORDS["few_battles"].format(
-            name=name, battles=battles, min_battles=max(min_battles, 1)
-        )
-    return None
 
 
 @dataclass(frozen=True)
