@@ -275,3 +275,31 @@ def test_ko_arena_hard_style_metadata(run_cli, engine):
     # 1,000 self-play games are not rated; every rated game without metadata is counted
     assert len(board) + board.n_missing == 74_999 and board.n_missing == 4_000
     assert set(np.unique(board.weight)) == {1.0, 3.0}
+
+
+@pytest.mark.parametrize(
+    ("odd", "by_columns"),
+    [
+        ({"h1": True, "h2": 0}, False),
+        ({"h1": 1.0}, False),
+        ({"h1": -1, "h2": 5}, False),
+        ({"h1": {"x": 1}}, False),
+        ({}, False),
+        ({"h1": 2_000_000_000, "h2": 1}, False),
+        ({"h1": "1"}, False),
+        ({"h1": 1, "h2": 2, "h3": 3}, True),  # fewer sub-counts than its neighbours: fine
+    ],
+)
+def test_column_counts_take_only_what_the_row_rule_takes(odd, by_columns):
+    """style_column (a block's counts by columns) gives a block's counts only when the
+    row rule gives each record the same counts; any odd sub-count sends it back."""
+    from arena.ingest.style import StyleShape, style_column
+
+    shape = StyleShape(nested="conv_metadata")
+    metas = [conv_metadata((10, 20), (1, 0), (2, 3), (0, 4)) for _ in range(5)]
+    metas[3] = {**metas[3], "header_count_a": odd}
+    got = style_column(shape, lambda name: metas)
+    assert (got is not None) == by_columns
+    if got is not None:
+        assert got == [shape.parse({"conv_metadata": meta}.get).counts for meta in metas]
+        assert got[3][2] == 6  # headers_a: the sum of the odd sub-counts

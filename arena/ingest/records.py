@@ -384,7 +384,7 @@ def json_block_parser(
 
     The returned function takes the block's parsed objects (all with exactly
     these keys, in this order) and the count of ``":`` in each line; it gives
-    the battles, or None when anything in the block is unusual or a line may
+    a :class:`ColumnBlock`, or None when anything in the block is unusual or a line may
     not be exactly its object (a key given twice, a value spanning lines); the
     caller then parses that block record by record, which names the line and
     field.  The rules are those of :func:`parse_record`, in column form.
@@ -411,8 +411,9 @@ def json_block_parser(
     str_columns = [cols["model_a"], cols["model_b"], cols[outcome_field], *text_columns]
 
     def block(objects: list[Any], key_marks: list[int]) -> ColumnBlock | None:
+        # the caller groups the records by their key tuple: all are dicts with ``keys``
         n = len(objects)
-        if not n or set(map(type, objects)) != {dict} or len(set(map(tuple, objects))) != 1:
+        if not n:
             return None
 
         def column(name: str) -> list[Any]:

@@ -396,12 +396,10 @@ def _count_column(values: list[Any]) -> list[int] | None:
         return values
     if kinds != {dict}:
         return None
-    if not values or min(map(len, values)) == 0:
+    if not values or 0 in set(map(len, values)):
         return None  # {} is absent metadata: the row path decides
-    inner = chain.from_iterable(map(dict.values, values))
-    if set(map(type, inner)) != {int}:
-        return None
-    if min(chain.from_iterable(map(dict.values, values))) < 0:
+    inner = list(chain.from_iterable(map(dict.values, values)))  # one walk of the dicts
+    if set(map(type, inner)) != {int} or min(inner) < 0:
         return None
     total = list(map(sum, map(dict.values, values)))
     if max(total) > COUNT_MAX:
