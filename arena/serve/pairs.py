@@ -34,7 +34,7 @@ from arena.boards.resolve import resolve_snapshot_id
 from arena.boards.snapshots import SnapshotError
 from arena.core.defaults import DEFAULT_MIN_BATTLES
 from arena.core.errors import ArenaError
-from arena.db.models import Model
+from arena.db.models import Model, Snapshot
 from arena.plan.pairs import plan_pairs
 from arena.plan.store import plan_inputs
 from arena.serve.ledger import ServedCounter
@@ -128,25 +128,34 @@ class PairPicker:
                 return None
             raise
 
-    def _all_models(self, conn: Connection) -> list[tuple[str, object]]:
+    def _all_models(self, conn: Connection) -> list[str]:
         return list(
             conn.execute(
-                select(Model.name, Model.created_at)
-                .where(Model.hidden.is_(False))
-                .order_by(Model.id)
-            )
+                select(Model.name).where(Model.hidden.is_(False)).order_by(Model.id)
+            ).scalars()
         )
 
     def _few(self, conn: Connection, plan: _BoardPlan) -> tuple[str, ...]:
+        """Models with few battles on the board, and models added since its snapshot.
+
+        "Added since" is by the model's first appearance in the store: a model of
+        another source's board (a judge's models beside the human votes) is not new
+        to this board and is never shown on it as one.
+        """
         if plan.snapshot_id is None:
             return ()
         board_names = set(plan.names)
-        added = [n for n, _ in self._all_models(conn) if n not in board_names]
-        return tuple(sorted(set(plan.few_on_board) | set(added)))
+        computed = select(Snapshot.created_at).where(Snapshot.id == plan.snapshot_id)
+        added = conn.execute(
+            select(Model.name)
+            .where(Model.hidden.is_(False), Model.created_at > computed.scalar_subquery())
+            .order_by(Model.id)
+        ).scalars()
+        return tuple(sorted(set(plan.few_on_board) | {n for n in added if n not in board_names}))
 
     def _build(self, conn: Connection, snapshot_id: int | None) -> _BoardPlan:
         if snapshot_id is None:
-            names = tuple(n for n, _ in self._all_models(conn))
+            names = tuple(self._all_models(conn))
             return _BoardPlan(None, names, (), (), None, None, None, 0.0)
         inputs = plan_inputs(conn, snapshot_id)
         if inputs is None:
