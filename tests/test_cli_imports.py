@@ -17,7 +17,14 @@ import arena
 from tests.helpers.paths import ROOT
 
 #: Loaded by no ``arena leaderboard``: the engine's numerics, the ORM, the site.
-NOT_FOR_A_LEADERBOARD = ("numpy", "scipy", "jinja2", "arena.engine.inference.ranks")
+NOT_FOR_A_LEADERBOARD = (
+    "numpy",
+    "scipy",
+    "jinja2",
+    "arena.engine.inference.ranks",
+    "sqlalchemy.orm",
+    "arena.db.models",
+)
 
 
 def loaded_by(args: list[str], watch: tuple[str, ...]) -> list[str]:
@@ -42,18 +49,24 @@ def loaded_by(args: list[str], watch: tuple[str, ...]) -> list[str]:
 def board_url(db_url, tmp_path):
     """A database with one snapshot of a small board."""
     path = tmp_path / "battles.csv"
-    rows = ["id,model_a,model_b,winner"]
-    rows += [f"b{k},m{k % 3},m{(k + 1) % 3},model_a" for k in range(30)]
-    rows += [f"c{k},m{(k + 1) % 3},m{k % 3},model_a" for k in range(20)]
+    rows = ["id,model_a,model_b,winner,math"]
+    rows += [f"b{k},m{k % 3},m{(k + 1) % 3},model_a,{k % 2 == 0}" for k in range(30)]
+    rows += [f"c{k},m{(k + 1) % 3},m{k % 3},model_a,{k % 2 == 0}" for k in range(20)]
     path.write_text("\n".join(rows) + "\n")
     with arena.open(db_url) as db:
         db.ingest(path)
-        db.rebuild(rounds=20, min_battles=1)
+        db.rebuild(rounds=20, min_battles=1, all_categories=True)
     return db_url
 
 
-def test_leaderboard_loads_no_numerics(board_url):
-    got = loaded_by(["leaderboard", "--db", board_url], NOT_FOR_A_LEADERBOARD)
+def test_leaderboard_loads_no_numerics_or_orm(board_url):
+    watch = NOT_FOR_A_LEADERBOARD
+    if board_url.startswith("sqlite"):
+        # validating the battles index's PostgreSQL options would import that dialect
+        watch += ("sqlalchemy.dialects.postgresql",)
+    got = loaded_by(["leaderboard", "--db", board_url], watch)
+    assert got == []
+    got = loaded_by(["leaderboard", "--db", board_url, "--category", "math"], watch)
     assert got == []
 
 

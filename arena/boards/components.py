@@ -22,7 +22,7 @@ from arena.boards.snapshots import (
     load_board,
 )
 from arena.core.errors import escape
-from arena.db.models import Snapshot
+from arena.db.tables import snapshots
 
 __all__ = [
     "common_set",
@@ -58,7 +58,7 @@ def component_snapshots(conn: Connection, info: SnapshotInfo) -> dict[int, int]:
     """
     key = info.key
     rows = conn.execute(
-        select(Snapshot.board, Snapshot.id).where(Snapshot.run_id == info.run_id)
+        select(snapshots.c.board, snapshots.c.id).where(snapshots.c.run_id == info.run_id)
     ).all()
     found = {}
     for text, sid in rows:

@@ -47,11 +47,12 @@ def check_source(conn: Connection, source: str) -> None:
     """Raise :class:`SnapshotError` listing the sources battles were ingested with if ``source`` is not one."""
     from sqlalchemy import select
 
-    from arena.db.models import Battle
+    from arena.db.tables import battles
 
-    found = conn.execute(select(Battle.source).where(Battle.source == source).limit(1)).first()
+    column = battles.c.source
+    found = conn.execute(select(column).where(column == source).limit(1)).first()
     if found is None:
-        known = conn.execute(select(Battle.source).where(Battle.source.is_not(None)).distinct())
+        known = conn.execute(select(column).where(column.is_not(None)).distinct())
         names = sorted(s for s in known.scalars() if s is not None)
         raise SnapshotError(unknown("source", source, names, list_known=True))
 

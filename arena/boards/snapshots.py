@@ -16,18 +16,18 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Row, select
 
 from arena.boards.keys import OVERALL, BoardKey
 from arena.core.errors import ArenaError, OptionError
 from arena.core.formats import count, iso_utc
-from arena.db.models import (
-    Model,
-    Snapshot,
-    SnapshotPair,
-    SnapshotRow,
-    SnapshotSamples,
-    SnapshotStyleCoefficient,
+from arena.db.tables import (
+    models,
+    snapshot_pairs,
+    snapshot_rows,
+    snapshot_samples,
+    snapshot_style_coefficients,
+    snapshots,
 )
 from arena.engine.messages import unranked_reason
 
@@ -250,7 +250,8 @@ class Board:
         return doc
 
 
-def _info(s: Snapshot) -> SnapshotInfo:
+def _info(s: Row[Any]) -> SnapshotInfo:
+    """The snapshot of one row of ``snapshots``."""
     return SnapshotInfo(
         id=s.id,
         created_at=s.created_at,
@@ -270,40 +271,36 @@ def _info(s: Snapshot) -> SnapshotInfo:
 
 
 def list_snapshots(conn: Connection, *, board: BoardKey | None = None) -> list[SnapshotInfo]:
-    query = select(Snapshot).order_by(Snapshot.id)
+    query = select(snapshots).order_by(snapshots.c.id)
     if board is not None:
-        query = query.where(Snapshot.board == str(board))
-    from sqlalchemy.orm import Session
-
-    with Session(bind=conn) as session:
-        return [_info(s) for s in session.scalars(query)]
+        query = query.where(snapshots.c.board == str(board))
+    return [_info(s) for s in conn.execute(query)]
 
 
 def latest_snapshot_id(conn: Connection, board: BoardKey = OVERALL) -> int | None:
-    return conn.execute(
-        select(Snapshot.id)
-        .where(Snapshot.board == str(board))
-        .order_by(Snapshot.id.desc())
+    found: int | None = conn.execute(
+        select(snapshots.c.id)
+        .where(snapshots.c.board == str(board))
+        .order_by(snapshots.c.id.desc())
         .limit(1)
     ).scalar()
+    return found
 
 
 def previous_snapshot_id(conn: Connection, snapshot: SnapshotInfo) -> int | None:
     """The snapshot of the same board written just before this one."""
-    return conn.execute(
-        select(Snapshot.id)
-        .where(Snapshot.board == snapshot.board, Snapshot.id < snapshot.id)
-        .order_by(Snapshot.id.desc())
+    found: int | None = conn.execute(
+        select(snapshots.c.id)
+        .where(snapshots.c.board == snapshot.board, snapshots.c.id < snapshot.id)
+        .order_by(snapshots.c.id.desc())
         .limit(1)
     ).scalar()
+    return found
 
 
 def snapshot_info(conn: Connection, snapshot_id: int) -> SnapshotInfo | None:
-    from sqlalchemy.orm import Session
-
-    with Session(bind=conn) as session:
-        s = session.get(Snapshot, snapshot_id)
-        return _info(s) if s is not None else None
+    s = conn.execute(select(snapshots).where(snapshots.c.id == snapshot_id)).first()
+    return _info(s) if s is not None else None
 
 
 def load_board(conn: Connection, snapshot_id: int) -> Board | None:
@@ -366,23 +363,13 @@ def _without_style(conn: Connection, raw_id: int, present: set[str]) -> list[Boa
 
 
 def _board_rows(conn: Connection, snapshot_id: int, info: SnapshotInfo) -> list[BoardRow]:
-    from sqlalchemy.orm import Session
-
-    with Session(bind=conn) as session:
-        rows = session.execute(
-            select(
-                SnapshotRow,
-                Model.name,
-                Model.hidden,
-                Model.display_name,
-                Model.organisation,
-                Model.licence,
-                Model.link,
-            )
-            .join(Model, Model.id == SnapshotRow.model_id)
-            .where(SnapshotRow.snapshot_id == snapshot_id)
-        ).all()
-    return [board_row(r[0], r, info) for r in rows]
+    m = models.c
+    rows = conn.execute(
+        select(snapshot_rows, m.name, m.hidden, m.display_name, m.organisation, m.licence, m.link)
+        .join(models, m.id == snapshot_rows.c.model_id)
+        .where(snapshot_rows.c.snapshot_id == snapshot_id)
+    ).all()
+    return [board_row(r, r, info) for r in rows]
 
 
 def board_row(sr: Any, model: Any, info: SnapshotInfo) -> BoardRow:
@@ -423,7 +410,7 @@ def board_row(sr: Any, model: Any, info: SnapshotInfo) -> BoardRow:
 
 
 def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCoefficient, ...]:
-    c = SnapshotStyleCoefficient
+    c = snapshot_style_coefficients.c
     rows = conn.execute(
         select(c.feature, c.estimate, c.ci_low, c.ci_high, c.se)
         .where(c.snapshot_id == snapshot_id)
@@ -434,19 +421,19 @@ def load_style_coefficients(conn: Connection, snapshot_id: int) -> tuple[StyleCo
 
 def paired_snapshot_id(conn: Connection, info: SnapshotInfo) -> int | None:
     """The paired board's snapshot written by the same rebuild run (raw <-> style)."""
-    return conn.execute(
-        select(Snapshot.id).where(
-            Snapshot.run_id == info.run_id, Snapshot.board == str(info.key.paired)
+    found: int | None = conn.execute(
+        select(snapshots.c.id).where(
+            snapshots.c.run_id == info.run_id, snapshots.c.board == str(info.key.paired)
         )
     ).scalar()
+    return found
 
 
 def load_samples(conn: Connection, snapshot_id: int) -> np.ndarray | None:
     """Bootstrap ratings, shape (rounds, models), columns in ``BoardRow.position`` order."""
+    c = snapshot_samples.c
     row = conn.execute(
-        select(SnapshotSamples.rounds, SnapshotSamples.n_models, SnapshotSamples.data).where(
-            SnapshotSamples.snapshot_id == snapshot_id
-        )
+        select(c.rounds, c.n_models, c.data).where(c.snapshot_id == snapshot_id)
     ).first()
     if row is None:
         return None
@@ -466,14 +453,12 @@ class PairRecord:
 
 def load_pairs(conn: Connection, snapshot_id: int) -> list[PairRecord]:
     """Direct head-to-head records (each unordered pair once)."""
-    from sqlalchemy.orm import aliased
-
-    ma, mb = aliased(Model), aliased(Model)
+    ma, mb, p = models.alias(), models.alias(), snapshot_pairs.c
     rows = conn.execute(
-        select(ma.name, mb.name, SnapshotPair.a_wins, SnapshotPair.b_wins, SnapshotPair.ties)
-        .join(ma, ma.id == SnapshotPair.model_a_id)
-        .join(mb, mb.id == SnapshotPair.model_b_id)
-        .where(SnapshotPair.snapshot_id == snapshot_id)
+        select(ma.c.name, mb.c.name, p.a_wins, p.b_wins, p.ties)
+        .join(ma, ma.c.id == p.model_a_id)
+        .join(mb, mb.c.id == p.model_b_id)
+        .where(p.snapshot_id == snapshot_id)
     ).all()
     return [PairRecord(*r) for r in rows]
 
@@ -483,19 +468,13 @@ def rating_history(
 ) -> dict[str, list[tuple[int, datetime, float | None, float | None, float | None]]]:
     """Per model: (snapshot id, created_at, rating, ci_low, ci_high) for every snapshot of
     ``board`` (rating and bounds None where the snapshot has none)."""
+    s, r = snapshots.c, snapshot_rows.c
     rows = conn.execute(
-        select(
-            Model.name,
-            Snapshot.id,
-            Snapshot.created_at,
-            SnapshotRow.rating,
-            SnapshotRow.ci_low,
-            SnapshotRow.ci_high,
-        )
-        .join(SnapshotRow, SnapshotRow.snapshot_id == Snapshot.id)
-        .join(Model, Model.id == SnapshotRow.model_id)
-        .where(Snapshot.board == str(board))
-        .order_by(Snapshot.id)
+        select(models.c.name, s.id, s.created_at, r.rating, r.ci_low, r.ci_high)
+        .join(snapshot_rows, r.snapshot_id == s.id)
+        .join(models, models.c.id == r.model_id)
+        .where(s.board == str(board))
+        .order_by(s.id)
     ).all()
     history: dict[str, list[tuple[int, datetime, float | None, float | None, float | None]]] = {}
     for name, sid, created, rating, lo, hi in rows:

@@ -88,7 +88,7 @@ def write_snapshot(
     # the driver's bulk path; through SQLAlchemy's executemany this was 5 s of a rebuild
     write_numbers(
         conn,
-        SnapshotPair.__tablename__,
+        SnapshotPair.__table__.name,
         ("snapshot_id", "model_a_id", "model_b_id", "a_wins", "b_wins", "ties"),
         zip(
             model_ids[p.lo].tolist(),

@@ -29,7 +29,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from arena.core import resources
 from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
-from arena.db.models import Base
+from arena.db.tables import metadata
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -286,7 +286,7 @@ def _check_whole(engine: Engine) -> None:
     """Refuse a database at the newest revision that lacks one of arena's tables
     (dropped by hand or by another tool) before a command meets the hole."""
     present = set(inspect(engine).get_table_names())
-    missing = sorted(set(Base.metadata.tables) - present)
+    missing = sorted(set(metadata.tables) - present)
     if missing:
         raise DatabaseError(
             f"database {_display_url(engine)} is missing arena's table(s) {', '.join(missing)} "

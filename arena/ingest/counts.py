@@ -36,7 +36,8 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, literal, select
 
-from arena.db.models import ALL_BATTLES, Battle, BattleCategory, BattleCount, Category
+from arena.db.models import Battle, BattleCategory, BattleCount, Category
+from arena.db.tables import ALL_BATTLES
 from arena.ingest.dialects import dialect_insert
 
 _CELL = (Battle.model_a_id, Battle.model_b_id, Battle.outcome, Battle.weight)

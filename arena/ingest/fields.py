@@ -17,7 +17,7 @@ from typing import Any
 from arena.core.defaults import DEFAULT_MAX_EXPAND
 from arena.core.text import FORBIDDEN_CATEGORIES, bad_character, describe_character, text_problem
 from arena.core.vocabulary import TAG_TRUE
-from arena.db.models import MODEL_NAME_MAX
+from arena.db.tables import MODEL_NAME_MAX
 from arena.ingest.errors import RowError
 
 #: Longest stored text of ids, judges, questions, categories.

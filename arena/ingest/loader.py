@@ -17,8 +17,9 @@ from sqlalchemy import Connection, Engine, insert, select, update
 from arena.core.errors import ArenaError, OptionError, escape
 from arena.core.text import text_problem
 from arena.db.advisory import advisory_key
-from arena.db.models import IngestBatch, utcnow
+from arena.db.models import IngestBatch
 from arena.db.session import announce_wait, take_write_lock
+from arena.db.tables import utcnow
 from arena.ingest.bulk import BulkConflict
 from arena.ingest.chunks import Location, read_chunks, where
 from arena.ingest.fields import EXPAND_MAX

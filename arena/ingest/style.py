@@ -36,7 +36,7 @@ from itertools import chain
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from arena.db.models import STYLE_FEATURES as FEATURES
+from arena.db.tables import STYLE_FEATURES as FEATURES
 from arena.ingest.errors import RowError
 
 PREFIX = "conv_metadata"

@@ -42,8 +42,9 @@ from arena.core.defaults import (
 from arena.core.errors import ArenaError, OptionError, escape
 from arena.core.options import OPTIONS, checked
 from arena.core.words import board_warnings, too_many_boards
-from arena.db.models import ALL_BATTLES, STYLE_FEATURES, BattleCount
+from arena.db.models import BattleCount
 from arena.db.session import take_write_lock
+from arena.db.tables import ALL_BATTLES, STYLE_FEATURES
 from arena.engine.board import (
     BoardOptions,
     BoardRating,

@@ -258,7 +258,7 @@ def db_stats(conn: Connection) -> DbStats:
             continue
         sid = table.c.snapshot_id
         weight: ColumnElement[int]
-        if n == SnapshotSamples.__tablename__:
+        if n == SnapshotSamples.__table__.name:
             weight = func.coalesce(func.sum(func.length(table.c.data)), 0)
         else:
             weight = func.count()

@@ -18,8 +18,9 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Row, insert, select, update
 
 from arena.core.errors import ArenaError
-from arena.db.models import ApiKey, utcnow
+from arena.db.models import ApiKey
 from arena.db.session import take_write_lock
+from arena.db.tables import utcnow
 
 __all__ = [
     "SCOPES",

@@ -30,8 +30,9 @@ from sqlalchemy.exc import DBAPIError
 
 from arena.core.errors import ArenaError
 from arena.db.advisory import advisory_key
-from arena.db.models import IngestBatch, utcnow
+from arena.db.models import IngestBatch
 from arena.db.session import take_write_lock
+from arena.db.tables import utcnow
 from arena.ingest.errors import RowError
 from arena.ingest.fields import EXPAND_MAX
 from arena.ingest.records import ParsedBattle, parse_json_object

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, delete, func, select
 from arena.core.errors import ArenaError
 from arena.core.text import text_problem
 from arena.core.words import did_you_mean, unknown
-from arena.db.models import BattleCategory, Category, CategoryLabel
+from arena.db.tables import battle_categories, categories, category_labels
 from arena.store.derived import load_rules
 
 #: Longest label stored (the column's width).
@@ -111,17 +111,17 @@ def label_for(key: str, overrides: Mapping[str, str] | None = None) -> str:
 
 def stored_labels(conn: Connection) -> dict[str, str]:
     """The overrides set with ``arena categories label``, by key."""
-    return dict(conn.execute(select(CategoryLabel.name, CategoryLabel.label)).all())
+    return dict(conn.execute(select(category_labels.c.name, category_labels.c.label)).all())
 
 
 def category_records(conn: Connection) -> list[CategoryRecord]:
     """Every category in the store with its label and tagged battles, most battles first."""
-    counts = dict(
+    counts: dict[str, int] = dict(
         conn.execute(
-            select(Category.name, func.count(BattleCategory.battle_id))
-            .select_from(Category)
-            .outerjoin(BattleCategory, BattleCategory.category_id == Category.id)
-            .group_by(Category.name)
+            select(categories.c.name, func.count(battle_categories.c.battle_id))
+            .select_from(categories)
+            .outerjoin(battle_categories, battle_categories.c.category_id == categories.c.id)
+            .group_by(categories.c.name)
         ).all()
     )
     stored = stored_labels(conn)
@@ -139,7 +139,7 @@ def resolve_category(conn: Connection, text: str) -> str:
 
     Raises :class:`CategoryError` with "did you mean" over keys and labels.
     """
-    keys = sorted(conn.execute(select(Category.name)).scalars())
+    keys: list[str] = sorted(conn.execute(select(categories.c.name)).scalars())
     if text in keys:
         return text
     stored = stored_labels(conn)
@@ -175,7 +175,7 @@ def set_label(conn: Connection, key: str, label: str) -> str:
     Raises :class:`CategoryError` for a key that is not a category in the store
     (with "did you mean") or a label that is too long or only spaces.
     """
-    known = sorted(conn.execute(select(Category.name)).scalars())
+    known = sorted(conn.execute(select(categories.c.name)).scalars())
     if key not in known:
         raise CategoryError(unknown("category", key, known, list_known=True))
     text = " ".join(label.split())
@@ -184,7 +184,7 @@ def set_label(conn: Connection, key: str, label: str) -> str:
     problem = text_problem(text, limit=LABEL_MAX)
     if problem is not None:
         raise CategoryError(f"label for {key!r}: {problem}")
-    conn.execute(delete(CategoryLabel).where(CategoryLabel.name == key))
+    conn.execute(delete(category_labels).where(category_labels.c.name == key))
     if text:
-        conn.execute(CategoryLabel.__table__.insert().values(name=key, label=text))
+        conn.execute(category_labels.insert().values(name=key, label=text))
     return label_for(key, {key: text} if text else None)

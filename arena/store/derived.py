@@ -31,7 +31,7 @@ from typing import Any
 from sqlalchemy import Connection, select
 
 from arena.core.errors import ArenaError, OptionError, escape
-from arena.db.models import DerivedCategory
+from arena.db.tables import derived_categories
 
 #: Longest note stored with a rule.
 NOTE_MAX = 1024
@@ -146,11 +146,11 @@ def load_rules(conn: Connection) -> list[Rule]:
     """Every stored rule, by key."""
     rows = conn.execute(
         select(
-            DerivedCategory.name,
-            DerivedCategory.tags,
-            DerivedCategory.at_least,
-            DerivedCategory.note,
-        ).order_by(DerivedCategory.name)
+            derived_categories.c.name,
+            derived_categories.c.tags,
+            derived_categories.c.at_least,
+            derived_categories.c.note,
+        ).order_by(derived_categories.c.name)
     ).all()
     return [Rule(name, tuple(json.loads(tags)), int(k), note or "") for name, tags, k, note in rows]
 

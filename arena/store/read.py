@@ -30,7 +30,8 @@ from sqlalchemy.orm import InstrumentedAttribute
 from arena.core.defaults import DEFAULT_CLUSTER, READS
 from arena.core.errors import OptionError, escape
 from arena.core.outcomes import OUTCOME_CODES
-from arena.db.models import ALL_BATTLES, Battle, BattleCategory, Category, Model
+from arena.db.models import Battle, BattleCategory, Category, Model
+from arena.db.tables import ALL_BATTLES
 
 if TYPE_CHECKING:
     import numpy as np

@@ -22,7 +22,6 @@ from sqlalchemy.orm import aliased
 from arena.core.errors import ArenaError
 from arena.core.outcomes import OUTCOME_CODES
 from arena.db.models import (
-    STYLE_FEATURES,
     Battle,
     BattleCategory,
     BattleCovariate,
@@ -30,6 +29,7 @@ from arena.db.models import (
     Category,
     StyleFeature,
 )
+from arena.db.tables import STYLE_FEATURES
 from arena.store.read import BattleSelection, cluster_key, selection_filters
 
 #: Rows converted to arrays at a time (bounds the Python objects alive at once).
