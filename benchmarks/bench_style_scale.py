@@ -36,7 +36,8 @@ command's own peak RSS; ``worker`` the largest forked bootstrap worker's
 (5M) style-carrying battles: the JSON lines (nested ``conv_metadata``, as
 LMArena exports it) generated once and kept under ``--work`` (default
 /tmp/arena-bench-style-e2e; written column by column from numpy arrays, no
-dict per battle), then per engine ``arena ingest``, ``arena rebuild
+dict per battle; ``--e2e-format csv``: LMArena's flat CSV with
+``conv_metadata.*`` sub-count columns), then per engine ``arena ingest``, ``arena rebuild
 --style-control on`` (the default intervals: bootstrap, ``--rounds``) and
 ``arena rebuild --style-control on --ci sandwich``, each a fresh process.
 Prints battles x engine x phase (seconds, CPU seconds, peak MB) and the load
@@ -385,6 +386,25 @@ _E2E_LINE = (
 )
 
 
+#: the same as LMArena's flat CSV: ``conv_metadata.*`` sub-count columns
+_E2E_CSV_HEADER = ",".join(
+    ["id", "model_a", "model_b", "winner"]
+    + [
+        f"conv_metadata.{key}"
+        for side in "ab"
+        for key in (
+            f"sum_assistant_{side}_tokens",
+            *(f"header_count_{side}.h{i}" for i in (1, 2, 3)),
+            f"list_count_{side}.ordered",
+            f"list_count_{side}.unordered",
+            f"bold_count_{side}.**",
+            f"bold_count_{side}.__",
+        )
+    ]
+)
+_E2E_CSV_LINE = "e{}," + ",".join(["{}"] * 19) + "\n"
+
+
 def write_e2e(path: Path, n: int, m: int, seed: int) -> float:
     """The battles of :func:`battles` as JSON lines, column by column: each column a
     list of numbers from numpy, one ``str.format`` per line over them (no dict per
@@ -392,7 +412,11 @@ def write_e2e(path: Path, n: int, m: int, seed: int) -> float:
     t0 = time.perf_counter()
     names = np.array([f"model-{i:03d}" for i in range(m)])
     part = path.with_suffix(".part")
+    csv = path.suffix == ".csv"
+    line = _E2E_CSV_LINE if csv else _E2E_LINE
     with open(part, "w") as fh:
+        if csv:
+            fh.write(_E2E_CSV_HEADER + "\n")
         for lo in range(0, n, BLOCK):
             k = min(BLOCK, n - lo)
             a, b, win, sa, sb = battles(k, m, seed + lo)
@@ -404,7 +428,7 @@ def write_e2e(path: Path, n: int, m: int, seed: int) -> float:
                 *(sa[:, j].tolist() for j in range(8)),
                 *(sb[:, j].tolist() for j in range(8)),
             ]
-            fh.write("".join(map(_E2E_LINE.format, *columns)))
+            fh.write("".join(map(line.format, *columns)))
     part.rename(path)
     return time.perf_counter() - t0
 
@@ -413,7 +437,7 @@ def end_to_end(args: argparse.Namespace) -> None:
     n = args.e2e_battles
     work = args.work or Path("/tmp/arena-bench-style-e2e")
     work.mkdir(parents=True, exist_ok=True)
-    data = work / f"e2e_{n}_{args.models}.jsonl"
+    data = work / f"e2e_{n}_{args.models}.{args.e2e_format}"
     print(f"bench_style_scale --end-to-end: {os.cpu_count()} CPUs, {load()}", flush=True)
     if not data.exists():
         secs = write_e2e(data, n, args.models, 7)
@@ -433,17 +457,20 @@ def end_to_end(args: argparse.Namespace) -> None:
             url, drop = pg_schema_url(f"bench_e2e_{n}")
         try:
             r = run(["ingest", str(data), "-q"], db=url)
-            table.append(
-                fmt_row(n, eng, "ingest (JSONL, nested)", r, f"{n / r['seconds']:,.0f} rows/s")
-            )
+            shape = "CSV, flat" if args.e2e_format == "csv" else "JSONL, nested"
+            table.append(fmt_row(n, eng, f"ingest ({shape})", r, f"{n / r['seconds']:,.0f} rows/s"))
             print(table[-1], flush=True)
             results.append({"engine": eng, "phase": "ingest", **r, "lines": None})
             for label, extra in (
-                (
-                    f"rebuild --style-control (bootstrap {args.rounds})",
-                    ["--rounds", str(args.rounds)],
-                ),
-                ("rebuild --style-control --ci sandwich", ["--ci", "sandwich"]),
+                ()
+                if args.e2e_ingest_only
+                else (
+                    (
+                        f"rebuild --style-control (bootstrap {args.rounds})",
+                        ["--rounds", str(args.rounds)],
+                    ),
+                    ("rebuild --style-control --ci sandwich", ["--ci", "sandwich"]),
+                )
             ):
                 r = run(["rebuild", "--style-control", "on", *extra], db=url)
                 ph = phases(r["lines"])
@@ -485,6 +512,10 @@ def main() -> None:
     )
     ap.add_argument("--end-to-end", action="store_true", help="generate, ingest, rebuild")
     ap.add_argument("--e2e-battles", type=int, default=5_000_000)
+    ap.add_argument(
+        "--e2e-format", choices=("jsonl", "csv"), default="jsonl", help="nested JSONL or flat CSV"
+    )
+    ap.add_argument("--e2e-ingest-only", action="store_true", help="no rebuilds")
     args = ap.parse_args()
     if args.end_to_end:
         end_to_end(args)
