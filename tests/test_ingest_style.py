@@ -142,9 +142,12 @@ def test_rows_without_metadata_stay_on_the_column_path(
     base = ("id", "model_a", "model_b", "winner")
     header, rows = flat_rows(RECORDS, sub_columns=sub_columns, base=base)
     header, rows = header[:-2], [row[:-2] for row in rows]  # no user covariate
+    rows.append(["s5", "y", "x", "tie", *[""] * (len(header) - 4)])  # a second one without
     run_cli("ingest", write_csv(tmp_path / "c.csv", header, rows))
     assert taken == [True]
     assert stored_style(engine) == EXPECTED[:3]
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(Battle)).scalar_one() == 5
     half = [list(row) for row in rows]
     half[2][5] = 4  # s3: one cell of side a given, the rest empty
     half[0][0], half[1][0], half[3][0] = "h1", "h2", "h4"

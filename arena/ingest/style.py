@@ -32,7 +32,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, compress
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -273,12 +273,16 @@ def _empty_rows(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> li
     decides: half a battle's metadata is an error, an empty sub-count is left out)."""
     names = sorted(shape.columns)
     first = column(names[0])
-    empty = [i for i, value in enumerate(first) if value == ""]
-    if not empty:
+    if "" not in first:
         return [] if all("" not in column(name) for name in names[1:]) else None
+    empty = [i for i, value in enumerate(first) if value == ""]
+    cells = itemgetter(*empty) if len(empty) > 1 else None
     for name in names[1:]:
         values = column(name)
-        if values.count("") != len(empty) or any(values[i] != "" for i in empty):
+        if values.count("") != len(empty):
+            return None
+        # as many empty cells, all where the first column's are: the same rows
+        if (set(cells(values)) if cells is not None else {values[empty[0]]}) != {""}:
             return None
     return empty
 
@@ -301,13 +305,13 @@ def parse_columns(shape: StyleShape, column: Callable[[str], Sequence[str]]) -> 
             return None
         empty = found
     if empty:
-        drop = set(empty)
-        keep = [i for i in range(len(column(next(iter(shape.columns))))) if i not in drop]
+        # the rows with metadata: those with a non-empty cell (all theirs are)
+        has_meta = list(map(bool, column(next(iter(shape.columns)))))
+        keep = list(compress(range(len(has_meta)), has_meta))
         full = column
 
         def column(name: str) -> Sequence[str]:
-            values = full(name)
-            return [values[i] for i in keep]
+            return list(compress(full(name), has_meta))
 
     counts: list[tuple[int, ...] | None] | None = None
     present = [k for k in STANDARD_KEYS if k in shape.keys]
