@@ -7,6 +7,7 @@ not here.
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import sys
 import pytest
 
 import arena
+from arena.cli import COMMAND_MODULES
 from tests.helpers.paths import ROOT
 
 #: Loaded by no ``arena leaderboard``: the engine's numerics, the ORM, the site.
@@ -68,6 +70,29 @@ def test_leaderboard_loads_no_numerics_or_orm(board_url):
     assert got == []
     got = loaded_by(["leaderboard", "--db", board_url, "--category", "math"], watch)
     assert got == []
+
+
+def test_command_table_names_every_command_of_its_module():
+    found = {}
+    for path in sorted((ROOT / "arena" / "cli").glob("*.py")):
+        module = importlib.import_module(f"arena.cli.{path.stem}")
+        for command in getattr(module, "COMMANDS", ()):
+            found[command.name] = path.stem
+    assert found == COMMAND_MODULES
+
+
+def test_a_command_loads_no_other_command_module(board_url):
+    modules = tuple(f"arena.cli.{m}" for m in set(COMMAND_MODULES.values()))
+    got = loaded_by(["leaderboard", "--db", board_url], modules)
+    assert got == ["arena.cli.leaderboard_cmd"]
+
+
+def test_help_lists_every_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "arena", "--help"], capture_output=True, text=True, cwd=ROOT
+    )
+    listed = out.stdout.split("Commands:", 1)[1].split()
+    assert set(COMMAND_MODULES) <= set(listed)
 
 
 def test_help_loads_no_database_or_numerics():

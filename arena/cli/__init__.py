@@ -106,7 +106,39 @@ class ArenaGroup(click.Group):
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         _add_global_options(cmd)
-        super().add_command(cmd, name)
+        name = name or cmd.name
+        if name is None:
+            raise TypeError("Command has no name.")
+        self._commands[name] = cmd
+
+    # Commands load on demand (COMMAND_MODULES): click's own lookups go through
+    # list_commands and get_command; ``commands`` read from outside is every command.
+
+    @property  # type: ignore[override]
+    def commands(self) -> dict[str, click.Command]:
+        """Every command, by name (imports every command module)."""
+        for name in COMMAND_MODULES:
+            self._load(name)
+        return self._commands
+
+    @commands.setter
+    def commands(self, value: dict[str, click.Command]) -> None:
+        self._commands = value
+
+    def _load(self, name: str) -> None:
+        module = COMMAND_MODULES.get(name)
+        if name not in self._commands and module is not None:
+            import importlib
+
+            for command in importlib.import_module(f"arena.cli.{module}").COMMANDS:
+                self.add_command(command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        self._load(cmd_name)
+        return self._commands.get(cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self._commands, *COMMAND_MODULES})
 
 
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -140,53 +172,31 @@ def main() -> None:
     cli(prog_name="arena")
 
 
-def _register() -> None:
-    # Command modules import their heavy libraries (numpy, scipy, the engine)
-    # inside the command functions, so `arena --help` stays fast.
-    from arena.cli import (
-        agreement_cmd,
-        audit_cmd,
-        categories_cmd,
-        compare_cmd,
-        db_cmd,
-        demo_cmd,
-        eval_cmd,
-        ingest_cmd,
-        irt_cmd,
-        leaderboard_cmd,
-        models_cmd,
-        nightly_cmd,
-        plan_cmd,
-        publish_cmd,
-        rebuild_cmd,
-        sampling_cmd,
-        serve_cmd,
-        snapshots_cmd,
-    )
+#: Every command of ``arena``, by name: the module of :mod:`arena.cli` defining it
+#: (in its ``COMMANDS``). A command's module is imported when the command runs or
+#: ``arena --help`` lists it, so ``arena leaderboard`` does not load the other
+#: seventeen (``tests/test_cli_imports.py`` checks this table against the modules).
+COMMAND_MODULES = {
+    "agreement": "agreement_cmd",
+    "audit": "audit_cmd",
+    "categories": "categories_cmd",
+    "compare": "compare_cmd",
+    "db": "db_cmd",
+    "demo": "demo_cmd",
+    "diff": "snapshots_cmd",
+    "eval": "eval_cmd",
+    "ingest": "ingest_cmd",
+    "irt": "irt_cmd",
+    "keys": "serve_cmd",
+    "leaderboard": "leaderboard_cmd",
+    "models": "models_cmd",
+    "nightly": "nightly_cmd",
+    "plan": "plan_cmd",
+    "publish": "publish_cmd",
+    "rebuild": "rebuild_cmd",
+    "sampling": "sampling_cmd",
+    "serve": "serve_cmd",
+    "snapshots": "snapshots_cmd",
+}
 
-    for mod in (
-        db_cmd,
-        ingest_cmd,
-        irt_cmd,
-        models_cmd,
-        sampling_cmd,
-        categories_cmd,
-        rebuild_cmd,
-        leaderboard_cmd,
-        snapshots_cmd,
-        compare_cmd,
-        publish_cmd,
-        eval_cmd,
-        demo_cmd,
-        audit_cmd,
-        agreement_cmd,
-        plan_cmd,
-        nightly_cmd,
-        serve_cmd,
-    ):
-        for command in mod.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
-__all__ = ["cli", "main", "AppContext", "DEFAULT_URL"]
+__all__ = ["cli", "main", "AppContext", "COMMAND_MODULES", "DEFAULT_URL"]
