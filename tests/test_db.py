@@ -21,6 +21,27 @@ def test_models_and_migrations_agree(db_url):
         raise AssertionError(f"models and migrations disagree: {exc}") from None
 
 
+def test_battles_index_has_its_postgresql_options_for_ddl():
+    """The options tables.py leaves out of the Index (so that reading a SQLite
+    database never imports the PostgreSQL dialect) are there once the ORM is loaded,
+    as for every writer, the bulk index builds and ``alembic check``."""
+    from sqlalchemy.dialects import postgresql, sqlite
+    from sqlalchemy.schema import CreateIndex
+
+    import arena.db.models  # noqa: F401 -- adds them
+    from arena.db.tables import battles
+
+    (index,) = [ix for ix in battles.indexes if ix.name == "ix_battles_pair_outcome"]
+    assert str(CreateIndex(index).compile(dialect=postgresql.dialect())) == (
+        "CREATE INDEX ix_battles_pair_outcome ON battles "
+        "(model_a_id, model_b_id, outcome, weight) INCLUDE (id) WHERE excluded_reason IS NULL"
+    )
+    assert str(CreateIndex(index).compile(dialect=sqlite.dialect())) == (
+        "CREATE INDEX ix_battles_pair_outcome ON battles "
+        "(model_a_id, model_b_id, outcome, weight) WHERE excluded_reason IS NULL"
+    )
+
+
 def test_downgrade_and_upgrade_round_trip(db_url):
     cfg = alembic_config(db_url)
     command.upgrade(cfg, "head")
