@@ -87,9 +87,12 @@ def main() -> None:
         for cmd in COMMANDS.values():
             run(root, cmd, db, cwd)
     times: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for _ in range(args.runs):
+    for k in range(args.runs):
         for name, cmd in COMMANDS.items():
-            for label, root in roots.items():
+            # ABBA: each checkout goes first in every other round, so neither always
+            # runs right after the other's heavier command
+            order = list(roots.items())
+            for label, root in order if k % 2 == 0 else order[::-1]:
                 times.setdefault((label, name), []).append(run(root, cmd, db, cwd))
     print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, medians; db {db}")
     print(f"{'command':14s} {'checkout':8s} {'wall s':>7s} {'cpu s':>7s}")
