@@ -41,6 +41,9 @@ class LedgerLine:
 class SourceLedger:
     source: str
     battles: str
+    #: the first and latest battle stored of the source ("" when none)
+    first: str
+    last: str
     served: str
     mix: str
     organisations: tuple[LedgerLine, ...]
@@ -78,9 +81,13 @@ def _source(name: str, ledger: SamplingLedger) -> SourceLedger:
     mix = ""
     if ledger.served:
         mix = ", ".join(f"{k} {100 * n / ledger.served:.0f}%" for k, n in ledger.drawn_by.items())
+    firsts = [r.first_battle for r in ledger.models if r.first_battle is not None]
+    lasts = [r.last_battle for r in ledger.models if r.last_battle is not None]
     return SourceLedger(
         source=name,
         battles=fmt_count(ledger.battles),
+        first=min(firsts).strftime("%Y-%m-%d") if firsts else "",
+        last=max(lasts).strftime("%Y-%m-%d") if lasts else "",
         served=fmt_count(ledger.served),
         mix=mix,
         organisations=tuple(_line(r) for r in ledger.organisations),
