@@ -11,13 +11,12 @@ MODEL_COLUMNS = ["name", "organisation", "battles", "share", "served", "first_ba
 ORGANISATION_COLUMNS = ["name", "models", "battles", "share", "served", "first_battle", "last_battle", "hidden"]  # fmt: skip
 
 
-def _rows(rows: list[dict], *, percent: bool) -> list[dict]:
+def _rows(rows: list[dict]) -> list[dict]:
     """Table cells: shares in percent, times to the minute."""
     out = []
     for r in rows:
         r = dict(r)
-        if percent:
-            r["share"] = f"{100 * r['share']:.1f}%"
+        r["share"] = f"{100 * r['share']:.1f}%"
         for k in ("first_battle", "last_battle"):
             r[k] = (r[k] or "")[:16].replace("T", " ")
         out.append(r)
@@ -66,7 +65,7 @@ def sampling_command(app, by: str, source: str | None, fmt: str) -> None:
         )
     else:
         click.echo("no pairs served by arena serve yet (battles came from files)")
-    emit(_rows(rows, percent=True), columns, "table")
+    emit(_rows(rows), columns, "table")
 
 
 COMMANDS = [sampling_command]

@@ -146,18 +146,23 @@ def render_table(
 
     last = len(widths) - 1
     room = None if width is None else width - sum(widths[:-1]) - 2 * last
+
+    def split(text: str) -> list[str]:
+        return [text]
+
     if room is not None and widths[last] > room and not numeric[last]:
-        import textwrap
+        import textwrap  # only for a table that wraps
 
         widths[last] = max(room, WRAP_MIN)
-        out = [line(heads), line(["-" * w for w in widths])]
-        for row in cells:
-            parts = textwrap.wrap(row[last], widths[last], break_on_hyphens=False) or [""]
-            out.append(line([*row[:-1], parts[0]]))
-            out.extend(line([*([""] * last), more]) for more in parts[1:])
-        return "\n".join(out)
+
+        def split(text: str) -> list[str]:
+            return textwrap.wrap(text, widths[last], break_on_hyphens=False) or [""]
+
     out = [line(heads), line(["-" * w for w in widths])]
-    out.extend(line(row) for row in cells)
+    for row in cells:
+        first, *more = split(row[last])
+        out.append(line([*row[:-1], first]))
+        out.extend(line([*([""] * last), m]) for m in more)
     return "\n".join(out)
 
 

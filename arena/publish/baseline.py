@@ -106,23 +106,19 @@ def baseline_chart(
         (r.display_name or r.model for r in board.rows if r.model == found.model), found.model
     )
     pct = f"{level * 100:g}%"
-    items = []
-    # tier bands alternate as on the ratings chart (board order keeps tiers together)
-    parity, last = 1, object()
-    for s in scores:
-        if s.row.ranked and s.row.tier != last:
-            parity ^= 1
-            last = s.row.tier
-        items.append(
-            svg.IntervalItem(
-                label=s.row.display_name or s.row.model,
-                rating=100 * s.score,
-                low=100 * s.low,
-                high=100 * s.high,
-                band=parity if s.row.ranked else -1,
-                tier=s.row.tier if s.row.ranked else None,
-            )
+    # tier bands as on the ratings chart (board order keeps tiers together)
+    bands = svg.tier_bands([(s.row.ranked, s.row.tier) for s in scores])
+    items = [
+        svg.IntervalItem(
+            label=s.row.display_name or s.row.model,
+            rating=100 * s.score,
+            low=100 * s.low,
+            high=100 * s.high,
+            band=band,
+            tier=s.row.tier if s.row.ranked else None,
         )
+        for s, band in zip(scores, bands, strict=True)
+    ]
     axis = svg.Axis.around([it.low for it in items] + [50.0], [it.high for it in items] + [50.0], ticks=10)  # fmt: skip
     chart = svg.interval_chart(
         items,

@@ -215,17 +215,17 @@ def board_switch(site: SiteBoard, root: str = "") -> tuple[Link, ...]:
 
 
 def _interval_chart(rows: Sequence[BoardRow], axis: svg.Axis, label: str, lvl: str) -> Chart:
-    items = []
-    # Alternate band shading per tier so neighbouring tiers are visibly separate.
-    parity, last = 1, object()
-    for r in rows:
-        if r.rating is None or r.ci_low is None or r.ci_high is None:
-            continue  # no interval to draw (an open bound is stored as none)
-        if r.ranked and r.tier != last:
-            parity ^= 1
-            last = r.tier
-        band = parity if r.ranked else -1
-        items.append(svg.IntervalItem(display(r), r.rating, r.ci_low, r.ci_high, band, r.tier))
+    # no interval to draw for a row without one (an open bound is stored as none)
+    drawn = [
+        (r, r.rating, r.ci_low, r.ci_high)
+        for r in rows
+        if r.rating is not None and r.ci_low is not None and r.ci_high is not None
+    ]
+    bands = svg.tier_bands([(r.ranked, r.tier) for r, *_ in drawn])
+    items = [
+        svg.IntervalItem(display(r), rating, low, high, band, r.tier)
+        for (r, rating, low, high), band in zip(drawn, bands, strict=True)
+    ]
     return Chart(
         "Ratings and intervals, all models",
         svg.interval_chart(

@@ -26,6 +26,7 @@ __all__ = [
     "HistoryPoint",
     "IntervalItem",
     "history_chart",
+    "tier_bands",
     "interval_bar",
     "interval_chart",
 ]
@@ -70,6 +71,19 @@ class IntervalItem:
     high: float
     band: int  # tier band parity (0/1), -1 for unranked models
     tier: int | None
+
+
+def tier_bands(rows: Sequence[tuple[bool, int | None]]) -> list[int]:
+    """The shading band of each (ranked, tier) row in board order: 0 and 1 alternate
+    from one tier to the next, so neighbouring tiers are visibly apart; -1 is not ranked."""
+    bands = []
+    parity, last = 1, object()
+    for ranked, tier in rows:
+        if ranked and tier != last:
+            parity ^= 1
+            last = tier
+        bands.append(parity if ranked else -1)
+    return bands
 
 
 #: Width of one label character at the charts' 11 px font (a generous average),
