@@ -100,7 +100,8 @@ def sampling_page(
 ) -> SamplingPage:
     """The page's context: one ledger per source of the store."""
     # the source with the most battles first (an arena's own votes, usually)
-    ledgers = [(s, sampling_ledger(conn, source=s)) for s in record_sources(conn)]
+    names = record_sources(conn)
+    ledgers = [(s, sampling_ledger(conn, source=s, sources=names)) for s in names]
     ledgers.sort(key=lambda sl: (-sl[1].battles, sl[0]))
     sources = tuple(_source(s, ledger) for s, ledger in ledgers)
     return SamplingPage(

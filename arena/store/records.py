@@ -10,16 +10,24 @@ no board).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import ColumnElement, Connection, func, select
 
 from arena.core.errors import OptionError, escape
 from arena.core.outcomes import Outcome
 from arena.db.models import Battle, Model
 
-__all__ = ["NO_SOURCE", "ModelRecord", "model_records", "record_sources", "unknown_models"]
+__all__ = [
+    "NO_SOURCE",
+    "ModelRecord",
+    "model_records",
+    "of_source",
+    "record_sources",
+    "unknown_models",
+]
 
 #: The name of battles ingested without ``source`` (as :class:`arena.store.sources.SourceInfo`).
 NO_SOURCE = "(no source)"
@@ -71,23 +79,35 @@ def record_sources(conn: Connection) -> list[str]:
     return names + ([NO_SOURCE] if None in found else [])
 
 
-def model_records(conn: Connection, *, source: str | None = None) -> list[ModelRecord]:
+def of_source(source: str) -> ColumnElement[bool]:
+    """The battles of ``source`` (:data:`NO_SOURCE`: those ingested without one)."""
+    return Battle.source.is_(None) if source == NO_SOURCE else Battle.source == source
+
+
+def model_records(
+    conn: Connection, *, source: str | None = None, sources: Sequence[str] | None = None
+) -> list[ModelRecord]:
     """Every model with its rated battles, wins, losses and ties (both tie kinds),
     sorted by battles (most first), then name.
 
     With ``source``, only that source's battles are counted and only models
     that played one are listed (:data:`NO_SOURCE` selects the battles without one).
 
+    ``sources``: the store's sources (:func:`record_sources`) when the caller has
+    listed them already; each listing scans the battles.
+
     Raises
     ------
     OptionError
         ``source`` names no source of the store.
     """
-    if source is not None and source not in record_sources(conn):
-        known = ", ".join(record_sources(conn)) or "none"
-        raise OptionError(
-            "source", "{name} " + escape(f"{source!r} is no source of this database ({known})")
-        )
+    if source is not None:
+        listed = record_sources(conn) if sources is None else sources
+        if source not in listed:
+            known = ", ".join(listed) or "none"
+            raise OptionError(
+                "source", "{name} " + escape(f"{source!r} is no source of this database ({known})")
+            )
     tally: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     per: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     rated = Battle.excluded_reason.is_(None)
@@ -96,9 +116,7 @@ def model_records(conn: Connection, *, source: str | None = None) -> list[ModelR
             column, Battle.source, Battle.outcome, rated
         )
         if source is not None:
-            query = query.where(
-                Battle.source.is_(None) if source == NO_SOURCE else Battle.source == source
-            )
+            query = query.where(of_source(source))
         for model_id, src, outcome, ok, n in conn.execute(query):
             t = tally[model_id]
             if not ok:

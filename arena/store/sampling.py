@@ -21,6 +21,7 @@ Per organisation the same sums (``(unknown)`` where no organisation is set).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,7 +30,7 @@ from sqlalchemy import ColumnElement, Connection, func, select, union_all
 
 from arena.core.formats import iso_utc
 from arena.db.models import Battle, IngestBatch, Model, ServedPair
-from arena.store.records import NO_SOURCE, model_records, record_sources
+from arena.store.records import model_records, of_source, record_sources
 
 __all__ = ["UNKNOWN_ORGANISATION", "LedgerRow", "SamplingLedger", "sampling_ledger"]
 
@@ -139,16 +140,13 @@ def _stored_times(conn: Connection, source: str | None) -> dict[int, tuple[datet
     """Per model id: the ingest time of its first and latest battles' batches."""
     where: list[ColumnElement[bool]] = [Battle.excluded_reason.is_(None)]
     if source is not None:
-        where.append(Battle.source.is_(None) if source == NO_SOURCE else Battle.source == source)
+        where.append(of_source(source))
     sides = union_all(
         select(Battle.model_a_id.label("m"), Battle.batch_id).where(*where),
         select(Battle.model_b_id.label("m"), Battle.batch_id).where(*where),
     ).subquery()
-    spans = conn.execute(
-        select(sides.c.m, func.min(sides.c.batch_id), func.max(sides.c.batch_id)).group_by(
-            sides.c.m
-        )  # fmt: skip
-    ).all()
+    first, last = func.min(sides.c.batch_id), func.max(sides.c.batch_id)
+    spans = conn.execute(select(sides.c.m, first, last).group_by(sides.c.m)).all()
     batch_ids = {int(b) for _, lo, hi in spans for b in (lo, hi)}
     started: dict[int, datetime] = {}
     ordered = sorted(batch_ids)
@@ -159,15 +157,21 @@ def _stored_times(conn: Connection, source: str | None) -> dict[int, tuple[datet
     return {int(m): (started[int(lo)], started[int(hi)]) for m, lo, hi in spans}
 
 
-def sampling_ledger(conn: Connection, *, source: str | None = None) -> SamplingLedger:
+def sampling_ledger(
+    conn: Connection, *, source: str | None = None, sources: Sequence[str] | None = None
+) -> SamplingLedger:
     """The ledger of the whole store, or of one source's battles (see the module doc).
+
+    ``sources``: the store's sources (:func:`arena.store.records.record_sources`) when
+    the caller has listed them already; each listing scans the battles.
 
     Raises
     ------
     OptionError
         ``source`` is no source of the store.
     """
-    records = model_records(conn, source=source)
+    sources = record_sources(conn) if sources is None else sources
+    records = model_records(conn, source=source, sources=sources)
     ids = {name: mid for name, mid in conn.execute(select(Model.name, Model.id))}
     served, kinds, first_day, last_day = _served(conn)
     times = _stored_times(conn, source)
@@ -220,5 +224,5 @@ def sampling_ledger(conn: Connection, *, source: str | None = None) -> SamplingL
         first_served=first_day,
         last_served=last_day,
         source=source,
-        sources=tuple(record_sources(conn)),
+        sources=tuple(sources),
     )
