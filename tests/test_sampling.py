@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import select
 
 import arena
-from arena.db.models import IngestBatch
+from arena.db.models import IngestBatch, ServedPair
 from arena.serve.ledger import ServedCounter
 from arena.serve.pairs import PairPicker
 from arena.store.sampling import UNKNOWN_ORGANISATION, sampling_ledger
@@ -100,6 +100,8 @@ def test_pairs_served_are_counted_exactly_across_flushes(store, engine):
     assert ledger.served == 300 == sum(ledger.drawn_by.values())
     assert ledger.drawn_by["uniform"] > 0 and ledger.drawn_by["plan"] > 0
     assert ledger.first_served == ledger.last_served is not None
+    with engine.connect() as conn:  # counted under the board's key text
+        assert conn.execute(select(ServedPair.board).distinct()).scalars().all() == ["source:votes"]
 
 
 def test_cli_front_door_and_page(store, run_cli, db_url, tmp_path):

@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime
 from sqlalchemy import Engine, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from arena.boards.keys import BoardKey
 from arena.db.models import Model, ServedPair
 
 __all__ = ["DRAWN_BY", "FLUSH_SECONDS", "ServedCounter"]
@@ -27,7 +28,7 @@ DRAWN_BY = ("plan", "uniform", "new")
 #: Seconds between additions of a worker's counts to the table.
 FLUSH_SECONDS = 5.0
 
-_Key = tuple[date, str, str, str, str]  # day, board, model a, model b, drawn by
+_Key = tuple[date, str | None, str | None, str, str, str]  # day, category, source, a, b, drawn by
 
 
 class ServedCounter:
@@ -41,9 +42,12 @@ class ServedCounter:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def add(self, board: str, model_a: str, model_b: str, drawn_by: str) -> None:
-        """One pair served on ``board`` (its key text), sides as shown."""
-        key = (datetime.now(UTC).date(), board, model_a, model_b, drawn_by)
+    def add(
+        self, category: str | None, source: str | None, model_a: str, model_b: str, drawn_by: str
+    ) -> None:
+        """One pair served on the board of ``category`` and ``source``, sides as shown
+        (the board's key text is written at the flush, off the pair's path)."""
+        key = (datetime.now(UTC).date(), category, source, model_a, model_b, drawn_by)
         with self._lock:
             self._counts[key] += 1
 
@@ -70,20 +74,20 @@ class ServedCounter:
         return sum(counts.values())
 
     def _write(self, counts: Counter[_Key]) -> None:
-        names = {n for k in counts for n in (k[2], k[3])}
+        names = {n for k in counts for n in (k[3], k[4])}
         with self.engine.begin() as conn:
             query = select(Model.name, Model.id).where(Model.name.in_(names))
             ids = {name: mid for name, mid in conn.execute(query)}
             rows = [
                 {
                     "day": day,
-                    "board": board,
+                    "board": str(BoardKey(category=category, source=source)),
                     "model_a_id": ids[a],
                     "model_b_id": ids[b],
                     "drawn_by": drawn_by,
                     "served": n,
                 }
-                for (day, board, a, b, drawn_by), n in counts.items()
+                for (day, category, source, a, b, drawn_by), n in counts.items()
                 if a in ids and b in ids  # a model deleted since it was served: nothing to count
             ]
             if not rows:

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 import numpy as np
 from sqlalchemy import Connection, Engine, select
 
-from arena.boards.keys import BoardKey
 from arena.boards.resolve import resolve_snapshot_id
 from arena.boards.snapshots import SnapshotError
 from arena.core.defaults import DEFAULT_MIN_BATTLES
@@ -96,8 +95,7 @@ class PairPicker:
         with self._lock:
             model_a, model_b, drawn_by = self._draw(plan)
         if self.served is not None:
-            board = str(BoardKey(category=category, source=source))
-            self.served.add(board, model_a, model_b, drawn_by)
+            self.served.add(category, source, model_a, model_b, drawn_by)
         return model_a, model_b
 
     # -- plans -----------------------------------------------------------------
