@@ -132,7 +132,7 @@ class Refitter:
         """Refit ``board`` if battles were stored since its last (provisional or full) board.
 
         ``force``: refit even then. Never raises for a board that cannot have a
-        provisional one (no snapshot yet, options the count table cannot serve,
+        provisional one (no snapshot yet, options the read or the check refuses,
         too many models for analytic intervals): the result says why.
         """
         t0 = time.perf_counter()
@@ -154,14 +154,14 @@ class Refitter:
             if not force and not _battles_since(self.engine, opts.selection(), last, top):
                 # the battles since were another board's (another category or source)
                 return skip("no battle of this board stored since its last board", info.id, last)
-            # the full snapshot's warnings stand; a scan of every battle's source would
-            # be a fifth of a refit of the bundled board
-            # the count table where it serves the options, else the battles (a board that
-            # leaves a judge out, as the demo's overall board does)
+            # read: the count table where it serves the options, else the battles (a
+            # board that leaves a judge out, as the demo's overall board does);
+            # warn_mixing: the full snapshot's warnings stand, and a scan of every
+            # battle's source would be a fifth of a refit of the bundled board
             job = RebuildJob(opts, read_mode="auto", warn_mixing=False)
             job.read(self.engine)
             job.check()
-        except ArenaError as exc:  # options the count table cannot serve, a board now empty
+        except ArenaError as exc:  # options the read or the check refuses, a board now empty
             return skip(f"cannot refit {key!r}: {exc}", info.id)
         data = job.boards[0]
         if data.table.n_models >= SPARSE_MIN_MODELS:
