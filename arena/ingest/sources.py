@@ -17,9 +17,9 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain, islice, repeat
+from itertools import chain, compress, islice, repeat
 from pathlib import Path
 from typing import IO, Any, cast
 
@@ -218,7 +218,10 @@ class _Utf8Lines:
         self.line_no = 0
 
     def __iter__(self) -> Iterator[str]:
-        for raw in bounded_lines(self._binary, LINE_MAX, self._display, self):
+        return self._decoded(bounded_lines(self._binary, LINE_MAX, self._display, self))
+
+    def _decoded(self, raws: Iterable[bytes]) -> Iterator[str]:
+        for raw in raws:
             self.line_no += 1
             try:
                 yield self._decoder.decode(raw)
@@ -585,23 +588,95 @@ def jsonl_blocks(
     can be (``decoder``: a name of :data:`BLOCK_DECODERS`; default :data:`JSON_DECODER`).
     """
     decode = BLOCK_DECODERS[decoder or JSON_DECODER]
-    lines = _Utf8Lines(binary, source.display)
-    lines.line_no = first_line
-    it = iter(lines)
-    while True:
-        numbers: list[int] = []
-        texts: list[str] = []
-        # (bad UTF-8 or an overlong line raises here, before the block's own errors)
-        for text in it:
-            if not text.strip():
-                continue
-            numbers.append(lines.line_no)
-            texts.append(text if text.endswith("\n") else text + "\n")
-            if len(texts) >= rows:
-                break
-        if not texts:
-            return
+    numbers: list[int] = []
+    texts: list[str] = []
+    # (bad UTF-8 or an overlong line raises while the pieces are read, after the
+    # blocks of the lines before it: as when the file was read line by line)
+    for piece_numbers, piece_texts in _jsonl_pieces(binary, source.display, first_line):
+        numbers += piece_numbers
+        texts += piece_texts
+        while len(texts) >= rows:
+            block = texts[:rows]
+            yield JsonlBlock(numbers[:rows], block, decode(block))
+            del numbers[:rows], texts[:rows]
+    if texts:
         yield JsonlBlock(numbers, texts, decode(texts))
+
+
+#: Bytes of JSON lines read and decoded at a time.
+_PIECE = 1 << 20
+
+
+def _jsonl_pieces(
+    binary: IO[bytes], display: str, first_line: int
+) -> Iterator[tuple[list[int], list[str]]]:
+    """The non-blank lines of a JSON-lines stream with their numbers, a piece of
+    about :data:`_PIECE` bytes at a time: each line's text ends with its line break
+    (one is added to a last line without).
+
+    The same lines and errors as reading it line by line through :class:`_Utf8Lines`
+    (which this falls back to for a piece that is not valid UTF-8, so the error
+    names its line and column), at a fifth of the cost: one read, one decode and
+    one split per piece, not per line.
+    """
+    reader = _Utf8Lines(binary, display)  # its decoder: a BOM dropped at the start only
+    decoder = reader._decoder
+    line_no = first_line
+    rest = b""
+
+    def overlong() -> InputError:
+        return InputError(
+            f"{display}: line {line_no + 1}: a line longer than {LINE_MAX} characters "
+            "(not a battle record; is it the right file?)"
+        )
+
+    while data := binary.read(_PIECE):
+        data = rest + data if rest else data
+        end = data.rfind(b"\n") + 1
+        piece, rest = data[:end], data[end:]
+        too_long = False
+        if len(piece) > LINE_MAX:  # rare: a piece is far shorter, unless a long line began it
+            at = 0
+            for raw in piece.split(b"\n"):
+                if len(raw) >= LINE_MAX:  # the lines before it are read first
+                    piece, too_long = piece[:at], True
+                    break
+                at += len(raw) + 1
+        if piece:
+            state = decoder.getstate()
+            try:
+                lines = decoder.decode(piece).split("\n")[:-1]
+            except UnicodeDecodeError:
+                decoder.setstate(state)
+                reader.line_no = line_no
+                lines = []
+                raws = [raw + b"\n" for raw in piece.split(b"\n")[:-1]]
+                try:  # line by line, to name the line; the lines before it are read first
+                    for text in reader._decoded(raws):
+                        lines.append(text[:-1])
+                except InputError:
+                    if lines:
+                        yield _numbered(lines, line_no)
+                    raise
+            yield _numbered(lines, line_no)
+            line_no += len(lines)
+        if too_long or len(rest) >= LINE_MAX:
+            raise overlong()
+    if rest:  # a last line without a line break
+        reader.line_no = line_no
+        (text,) = reader._decoded([rest])
+        if text.strip():
+            yield [line_no + 1], [text + "\n"]
+
+
+def _numbered(lines: list[str], line_no: int) -> tuple[list[int], list[str]]:
+    """The non-blank ``lines`` (without their line breaks) with their numbers, the
+    first being ``line_no + 1``, each text with its line break."""
+    numbers = list(range(line_no + 1, line_no + 1 + len(lines)))
+    if not all(map(str.strip, lines)):  # blank lines are skipped, but counted
+        keep = list(map(bool, map(str.strip, lines)))
+        numbers, lines = list(compress(numbers, keep)), list(compress(lines, keep))
+    return numbers, list(map(str.__add__, lines, repeat("\n")))
 
 
 def iter_json_array(source: InputFile, binary: IO[bytes]) -> Iterator[tuple[str, Any]]:
@@ -652,11 +727,9 @@ _SPACED_KEY_END = re.compile(r'"[ \t\r\n]+:')
 
 
 def _spaced(text: str) -> bool:
-    """:data:`_SPACED_KEY_END` in ``text``, looked for only where a quote is followed
-    by a space, tab, carriage return or line break (a fast scan clears the rest)."""
-    return ('" ' in text or '"\t' in text or '"\r' in text or '"\n' in text) and (
-        _SPACED_KEY_END.search(text) is not None
-    )
+    """:data:`_SPACED_KEY_END` in ``text``: one regular-expression scan (three times
+    faster than looking for each of its four openings with ``in`` first)."""
+    return _SPACED_KEY_END.search(text) is not None
 
 
 def key_count(obj: dict[str, Any]) -> int:
