@@ -213,6 +213,16 @@ def _lines(records) -> list[str]:
             ),
             "conv_metadata.sum_assistant_a_tokens",
         ),
+        # a sub-count named twice (and one left out): as many keys written as the other
+        # lines of its block hold, so only the sub-counts' own sizes give it away
+        (
+            '{"id": "h", "model_a": "m1", "model_b": "m2", "winner": "tie", "conv_metadata": '
+            + json.dumps(
+                {**conv_metadata((1, 2), (0, 0), (0, 0), (0, 0)), "sum_user_tokens": 3}
+            ).replace('"h2": 0', '"h1": 4', 1)
+            + "}",
+            "key 'h1' appears more than once",
+        ),
         ('{"id": "e", "model_a": "m1", "model_b": "m1", "winner": "A>B"}', "winner"),
         ('{"id": "f", "model_a": 7, "model_b": "m1", "winner": "tie"}', "model_a"),
         ('{"id": "", "model_a": "m1", "model_b": "m2", "winner": "mystery"}', "winner"),

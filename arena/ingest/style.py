@@ -400,8 +400,13 @@ def _count_column(values: list[Any]) -> list[int] | None:
         return values
     if kinds != {dict}:
         return None
-    if not values or 0 in set(map(len, values)):
-        return None  # {} is absent metadata: the row path decides
+    sizes = set(map(len, values))
+    if len(sizes) != 1 or 0 in sizes:
+        # {} is absent metadata: the row path decides.  Objects of one size: the
+        # block's records then all hold as many keys, which the count of keys
+        # written on each line is checked against (a key named twice in one of
+        # them, another left out, would otherwise pass)
+        return None
     inner = list(chain.from_iterable(map(dict.values, values)))  # one walk of the dicts
     if set(map(type, inner)) != {int} or min(inner) < 0:
         return None
