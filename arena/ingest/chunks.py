@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import IO, Any
 
 from arena.ingest.records import (
@@ -138,13 +139,8 @@ def _jsonl_chunks(
         results: list[Any] = [None] * n
         slow: Sequence[int] = range(n)  # positions for the line-by-line path
         if objects is not None and not block.spaced:
-            groups: dict[tuple[str, ...], list[int]] = {}
-            odd = []
-            for i, obj in enumerate(objects):
-                if obj.__class__ is dict:
-                    groups.setdefault(tuple(obj), []).append(i)
-                else:
-                    odd.append(i)
+            groups = _by_keys(objects)
+            odd = groups.pop(None, [])
             marks = block.key_marks()
             parts: list[tuple[list[int], ColumnBlock]] = []
             slow_list = odd
@@ -200,6 +196,24 @@ def _jsonl_chunks(
                 chunk.records.append(_LineRecord(block.texts[i]))
         chunk.records = _LineRecords(chunk.records)
         yield chunk
+
+
+def _by_keys(objects: list[Any]) -> dict[Any, list[int]]:
+    """Positions of the objects by their keys (in order; first seen first); those that
+    are not objects under None."""
+    n = len(objects)
+    if set(map(type, objects)) == {dict}:
+        keys = list(map(tuple, objects))
+        distinct = dict.fromkeys(keys)
+        if len(distinct) == 1:
+            return {keys[0]: list(range(n))}
+        if len(distinct) <= 4:  # LMArena's: with conv_metadata and without
+            everyone = range(n)
+            return {k: list(compress(everyone, map(k.__eq__, keys))) for k in distinct}
+    groups: dict[Any, list[int]] = {}
+    for i, obj in enumerate(objects):
+        groups.setdefault(tuple(obj) if obj.__class__ is dict else None, []).append(i)
+    return groups
 
 
 class _LineRecord:

@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any, NamedTuple
 
 from arena.db.tables import STYLE_FEATURES as FEATURES
@@ -410,7 +410,11 @@ def _count_column(values: list[Any]) -> list[int] | None:
     inner = list(chain.from_iterable(map(dict.values, values)))  # one walk of the dicts
     if set(map(type, inner)) != {int} or min(inner) < 0:
         return None
-    total = list(map(sum, map(dict.values, values)))
+    (size,) = sizes
+    if size == 2:  # lists and bold: two sub-counts, added pairwise at C speed
+        total = list(map(add, inner[::2], inner[1::2]))
+    else:
+        total = list(map(sum, zip(*[iter(inner)] * size, strict=True)))  # one run per object
     if max(total) > COUNT_MAX:
         return None
     return total
