@@ -4,6 +4,7 @@ Run::
 
     PYTHONPATH=. python benchmarks/bench_null_coverage.py [--models 10,53] [--boards 2000]
         [--rounds 1000] [--seed 5]
+        [--pipeline BATTLES]   # instead: null boards of simulated battles through rate_board
 
 Under the global null (every model equal) a board's rank sets cover the truth
 only when no pair is separated, so coverage is one minus the family-wise error
@@ -14,6 +15,11 @@ bootstrap of ``benchmarks/bench_ranks.py`` (per-model SD 5-10 Elo and a shared
 ``engine``
     :func:`arena.engine.inference.rank_sets.board_inference`, the board's own
     inference (step-down, or single-step on long boards);
+``fixed draws``
+    the default since issue 41: the board's own inference on the analytic
+    covariance (here the known one, which the sandwich estimates) mapped onto
+    the engine's fixed, whitened normal draws (``normal_draws``): the same draws
+    on every board, so their quadrature error does not average out over boards;
 ``estimated SD``
     the same single-step test written out: each pair's difference studentized by
     the SD of its bootstrap differences (what the engine does);
@@ -39,6 +45,10 @@ import time
 
 import numpy as np
 
+from arena.core.outcomes import A_WINS, B_WINS, TIE
+from arena.engine.board import BoardOptions, rate_board, stored_samples
+from arena.engine.counts import count_table
+from arena.engine.inference.intervals import normal_draws
 from arena.engine.inference.rank_sets import board_inference
 
 ALPHA = 0.05
@@ -55,6 +65,11 @@ def one_board(m: int, rounds: int, rng: np.random.Generator) -> dict[str, bool]:
     samples = est + draw(rounds)
     inf = board_inference(est, samples, level=1 - ALPHA)
     out = {"engine": bool((inf.rank_low == 1).all() and (inf.rank_high == m).all())}
+    # the default since issue 41: the analytic covariance (here the known one,
+    # which the sandwich estimates) mapped onto the fixed, whitened draws
+    cov = np.diag(sd**2) + 100.0
+    fixed = board_inference(est, stored_samples(normal_draws(est, cov, rounds)), level=1 - ALPHA)
+    out["fixed draws"] = bool((fixed.rank_low == 1).all() and (fixed.rank_high == m).all())
     a, b = np.triu_indices(m, 1)
     d = samples[:, a] - samples[:, b]
     dhat = est[a] - est[b]
@@ -72,13 +87,51 @@ def one_board(m: int, rounds: int, rng: np.random.Generator) -> dict[str, bool]:
     return out
 
 
+def pipeline_board(m: int, battles: int, rng: np.random.Generator) -> bool:
+    """One null board through the whole engine: battles, count table, ``rate_board``.
+
+    The default options (sandwich covariance on the fixed draws since issue 41):
+    whether no pair of the ``m`` equal models is separated.
+    """
+    a = rng.integers(0, m, battles)
+    b = (a + rng.integers(1, m, battles)) % m
+    o = np.where(rng.random(battles) < 0.5, A_WINS, B_WINS)
+    o[rng.random(battles) < 0.1] = TIE
+    br = rate_board(count_table(a, b, o, n_models=m), BoardOptions(min_battles=1))
+    lo, hi = br.rank_low[br.ranked], br.rank_high[br.ranked]
+    return bool(br.ranked.all() and (lo == 1).all() and (hi == m).all())
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="10,53", help="comma-separated numbers of models")
     p.add_argument("--boards", type=int, default=2000)
     p.add_argument("--rounds", type=int, default=1000)
     p.add_argument("--seed", type=int, default=5)
+    p.add_argument(
+        "--pipeline",
+        type=int,
+        default=0,
+        metavar="BATTLES",
+        help="instead: boards of BATTLES simulated battles through the whole engine (rate_board)",
+    )
     args = p.parse_args()
+    if args.pipeline:
+        print(
+            f"global null through rate_board (default options): {args.boards} boards of "
+            f"{args.pipeline:,} battles, seed {args.seed}, load {os.getloadavg()[0]:.2f}"
+        )
+        for m in (int(x) for x in args.models.split(",")):
+            rng = np.random.default_rng([args.seed, m, args.pipeline])
+            t0 = time.perf_counter()
+            n = sum(pipeline_board(m, args.pipeline, rng) for _ in range(args.boards))
+            cov = n / args.boards
+            print(
+                f"{m:4d} equal models: {cov:.4f} (SE {np.sqrt(cov * (1 - cov) / args.boards):.4f})"
+                f"  [{time.perf_counter() - t0:.0f} s]",
+                flush=True,
+            )
+        return
     print(
         f"global null: {args.boards} boards, {args.rounds} rounds, alpha {ALPHA}, "
         f"seed {args.seed}, load {os.getloadavg()[0]:.2f}"

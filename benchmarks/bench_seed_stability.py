@@ -186,10 +186,15 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", default="1-10", help="a range of seeds, e.g. 1-10")
     ap.add_argument("--rounds", type=int, default=None, help="default: the rebuild's default")
     ap.add_argument("--boards", choices=("overall", "all"), default="overall")
+    ap.add_argument("--ci", default=None, help="interval method; default: the rebuild's default")
     ap.add_argument("--candidates", action="store_true", help="compare the near-twin rules")
     args = ap.parse_args(argv)
     tables, names = demo_tables(args.boards)
-    opts = BoardOptions() if args.rounds is None else BoardOptions(rounds=args.rounds)
+    opts = BoardOptions()
+    if args.rounds is not None:
+        opts = replace(opts, rounds=args.rounds)
+    if args.ci is not None:
+        opts = replace(opts, ci=args.ci)
     seeds = _seeds(args.seeds)
     inferences = {}
     for name, table in tables.items():

@@ -61,11 +61,12 @@ def test_rebuild_reports_each_phase_unless_quiet(db_url, loaded, quiet):
     if quiet:
         assert err.strip() == ""
     else:
-        # Every phase of issue 16's list: aggregate, fit, bootstrap, ranks and tiers, write.
+        # Every phase of issue 16's list: aggregate, fit, intervals (the default
+        # sandwich's fixed draws since issue 41), ranks and tiers, write.
         for phase in (
             "s] aggregate:",
             "s] overall: fit:",
-            "s] overall: bootstrap: 30 rounds",
+            "s] overall: sandwich: 30 fixed draws",
             "s] overall: ranks and tiers:",
             "s] write: 1 snapshot(s)",
         ):

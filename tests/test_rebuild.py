@@ -78,7 +78,7 @@ def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
         "" if first["rank_lb"] == first["rank_ub"] else f"-{first['rank_lb']}"
     )
     assert any(line.split()[0] == shown and "model-1" in line for line in table.splitlines())
-    assert "options: ties=half cluster=battle ci=bootstrap level=0.95" in table
+    assert "options: ties=half cluster=battle ci=sandwich level=0.95" in table
     csv_out = run_cli("leaderboard", "--format", "csv").output.splitlines()
     assert csv_out[0] == (
         "model,rating,ci_low,ci_high,rank_low,rank_high,rank_ub,rank_lb,tier,battles,wins,losses,ties,flags,"
@@ -99,7 +99,14 @@ def test_same_data_same_seed_same_numbers(run_cli, engine, loaded):
     with engine.connect() as conn:
         c = load_board(conn, 3)
     assert [r.rating for r in c.rows] == [r.rating for r in a.rows]  # point fit has no randomness
-    assert [r.ci_low for r in c.rows] != [r.ci_low for r in a.rows]
+    # the default intervals (sandwich) draw no random numbers: the seed changes nothing
+    assert strip(c) == strip(a)
+    run_cli("rebuild", "--rounds", ROUNDS, "--ci", "bootstrap", "--seed", "5")
+    run_cli("rebuild", "--rounds", ROUNDS, "--ci", "bootstrap", "--seed", "6")
+    with engine.connect() as conn:
+        d, e = load_board(conn, 4), load_board(conn, 5)
+    assert [r.rating for r in d.rows] == [r.rating for r in a.rows]  # point fit has no randomness
+    assert [r.ci_low for r in d.rows] != [r.ci_low for r in e.rows]
 
 
 def test_battles_ingested_during_rebuild_are_not_in_it(

@@ -33,10 +33,10 @@ def test_sparse_rebuild_matches_dense_and_readers_work(run_cli, engine, tmp_path
     path = tmp_path / "battles.csv"
     synth_battles(path, n=3000, models=8)
     run_cli("ingest", str(path), "-q")
-    run_cli("rebuild", "--rounds", "200", "-q")
+    run_cli("rebuild", "--ci", "bootstrap", "--rounds", "200", "-q")
     dense = _board(engine)
     monkeypatch.setattr(sparse_fit, "SPARSE_MIN_MODELS", 4)
-    run_cli("rebuild", "--rounds", "200", "-q")
+    run_cli("rebuild", "--ci", "bootstrap", "--rounds", "200", "-q")
     sparse = _board(engine)
     assert sparse.snapshot.diagnostics["engine_path"] == "sparse"
     assert "engine_path" not in dense.snapshot.diagnostics
@@ -61,13 +61,15 @@ def test_sparse_rebuild_matches_dense_and_readers_work(run_cli, engine, tmp_path
     run_cli("compare", "model-0", "model-7")
 
 
-def test_sparse_path_refuses_analytic_intervals(run_cli, tmp_path, sparse_above):
+def test_sparse_path_gives_bootstrap_intervals_and_says_so(run_cli, engine, tmp_path, sparse_above):
     path = tmp_path / "battles.csv"
     synth_battles(path, n=600, models=6)
     run_cli("ingest", str(path), "-q")
-    res = run_cli("rebuild", "--ci", "fisher", "--rounds", "20", ok=False)
-    assert res.exit_code != 0
-    assert "bootstrap intervals only" in res.output and "Traceback" not in res.output
+    # the default (sandwich) and an explicit analytic method alike
+    for extra in ((), ("--ci", "fisher")):
+        res = run_cli("rebuild", *extra, "--rounds", "20")
+        assert "these are bootstrap intervals" in res.output and "Traceback" not in res.output
+        assert _board(engine).snapshot.diagnostics["method"] == "bootstrap"
 
 
 def test_no_style_board_beyond_the_dense_style_fit(run_cli, sparse_above):

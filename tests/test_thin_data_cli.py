@@ -156,7 +156,7 @@ def test_davidson_parameter_and_options_are_shown(lmarena):
     table = run_cli("leaderboard").output
     assert "Davidson tie parameter nu = " in table and "options: ties=davidson" in table
     snaps = run_cli("snapshots").output
-    assert "ties=davidson cluster=battle ci=bootstrap level=0.95 prior=none" in snaps
+    assert "ties=davidson cluster=battle ci=sandwich level=0.95 prior=none" in snaps
     assert "min-battles=50" in snaps
     run_cli("rebuild", "--rounds", ROUNDS)
     result = run_cli("diff", "1", "2")

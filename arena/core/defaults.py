@@ -62,9 +62,13 @@ DEFAULT_POWER = 0.8
 DEFAULT_AUDIT_MATERIAL_POINTS = 0.40
 #: Pairs ``arena plan`` lists without ``top`` (about 1,400 ranked models).
 PLAN_MAX_LISTED = 1_000_000
+#: Share of rank sets a second set of fixed draws must leave unchanged for a
+#: board's quadrature error to count as negligible (issue 41's target for
+#: seeds: the same set for at least 95% of models; ``arena.engine.board.draws_check``).
+DRAWS_CHECK_SHARE: Final = 0.95
 #: Interval methods (:mod:`arena.engine.inference.intervals`) and the default.
 CI_METHODS = ("bootstrap", "sandwich", "fisher")
-DEFAULT_CI: Final = "bootstrap"
+DEFAULT_CI: Final = "sandwich"
 #: Tie models: half a win each (LMArena) or Davidson's; the default.
 TIE_MODELS = ("half", "davidson")
 DEFAULT_TIES: Final = "half"
@@ -163,6 +167,7 @@ __all__ = [
     "DEFAULT_BATTLE_TTL",
     "DEFAULT_BOTH_BAD",
     "DEFAULT_CI",
+    "DRAWS_CHECK_SHARE",
     "DEFAULT_CLUSTER",
     "DEFAULT_COMPONENTS",
     "DEFAULT_HOST",

@@ -207,7 +207,7 @@ OPTIONS: dict[str, Option] = {
             "rounds",
             int,
             d.DEFAULT_ROUNDS,
-            "Bootstrap rounds (resamples).",
+            "Bootstrap rounds (resamples), or the fixed normal draws of analytic intervals.",
             low=d.ROUNDS_MIN,
             high=d.ROUNDS_MAX,
             why="rounds x models samples are held in memory",

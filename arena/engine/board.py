@@ -25,6 +25,7 @@ from arena.core.defaults import (
     DEFAULT_SEED,
     DEFAULT_TIER_RULE,
     DEFAULT_TIERS,
+    DRAWS_CHECK_SHARE,
     TIER_METHODS,
     TIER_RULES,
     TWIN_ENDS,
@@ -33,7 +34,8 @@ from arena.core.defaults import (
 from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.fields import filled_by_producer
-from arena.engine.inference.rank_sets import board_inference
+from arena.engine.inference.intervals import normal_draws
+from arena.engine.inference.rank_sets import BoardInference, board_inference
 from arena.engine.inference.ranks import rank_lb, rank_ub
 from arena.engine.inference.tiers import tiers_leader_overlap, tiers_paired
 from arena.engine.messages import check_names
@@ -55,6 +57,7 @@ __all__ = [
     "rank_board",
     "rate_board",
     "rate_style_board",
+    "draws_check",
     "stored_samples",
 ]
 
@@ -367,6 +370,10 @@ def rank_board(
         )
         low[idx], high[idx] = inference.rank_low, inference.rank_high
         info.update(inference.to_dict())
+        if ratings.cov is not None and not sparse:
+            info["draws_check"] = draws_check(
+                r, ratings.cov[np.ix_(idx, idx)], inference, ratings.samples.shape[0], opts.level
+            )
         if sparse:
             info.update(bound="bonferroni")
         if opts.tiers == "simultaneous":
@@ -390,6 +397,43 @@ def rank_board(
         low,
         high,
     )
+
+
+def draws_check(
+    rating: np.ndarray,
+    cov: np.ndarray,
+    inference: BoardInference,
+    rounds: int,
+    level: float,
+) -> dict[str, Any]:
+    """The board's inference redone on a second, independent set of fixed draws.
+
+    Analytic intervals draw no random numbers, so nothing published depends on
+    the seed; what is left is the quadrature error of counting the step-down's
+    tail probabilities over ``rounds`` fixed draws. Redoing the inference on
+    another fixed set of as many draws (stream 2 of
+    :func:`~arena.engine.inference.intervals.fixed_normal_draws`) measures it:
+    how many rank sets and which tier partition would change. The snapshot
+    records it; ``passed`` is False when more than 5% of the sets or the tier
+    partition would change, and the page then says so.
+    """
+    other = board_inference(
+        rating, stored_samples(normal_draws(rating, cov, rounds, stream=2)), level=level
+    )
+    moved = (other.rank_low != inference.rank_low) | (other.rank_high != inference.rank_high)
+    by = np.maximum(
+        np.abs(other.rank_low - inference.rank_low), np.abs(other.rank_high - inference.rank_high)
+    )
+    tiers_equal = bool(np.array_equal(other.tiers, inference.tiers))
+    ranked = int(rating.size)
+    return {
+        "draws": int(rounds),
+        "ranked": ranked,
+        "sets_moved": int(moved.sum()),
+        "max_ranks": int(by.max()) if ranked else 0,
+        "tiers_equal": tiers_equal,
+        "passed": bool(tiers_equal and moved.sum() <= (1 - DRAWS_CHECK_SHARE) * ranked),
+    }
 
 
 def _other_tiers(

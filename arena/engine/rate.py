@@ -123,11 +123,16 @@ def rate(
         raise ArgumentError(f"comparable must be one of {COMPARABLE_MODES}, got {comparable!r}")
     model = fit_options(options, **overrides)
     sparse = use_sparse(path, table.n_models)
+    fallback = None
     if sparse and ci != "bootstrap":
-        raise ArgumentError(
-            f"ci={ci!r} needs the models x models covariance; the sparse engine path "
-            f"(boards of {SPARSE_MIN_MODELS} models or more) gives bootstrap intervals only"
+        # the analytic methods need the models x models covariance, which the
+        # sparse path never forms: a long board gets bootstrap intervals, and says so
+        fallback = (
+            f"ci={ci!r} needs the models x models covariance; boards of "
+            f"{SPARSE_MIN_MODELS} models or more are rated on the sparse path, which gives "
+            "bootstrap intervals: these are bootstrap intervals"
         )
+        ci = "bootstrap"
     run = RateRun(
         model=model,
         ci=ci,
@@ -146,10 +151,15 @@ def rate(
         design = _design(table, model)
         comps = design_components(design, table)
         if not comps.exists and comps.n_components:
-            return _rate_comparable(table, design, comps, clusters, model.anchor, run)
-        # the whole table is rated: its fit reuses this design
-        run = replace(run, design=design)
-    return _rate_all(table, clusters, model.anchor, run)
+            rated = _rate_comparable(table, design, comps, clusters, model.anchor, run)
+        else:
+            # the whole table is rated: its fit reuses this design
+            rated = _rate_all(table, clusters, model.anchor, replace(run, design=design))
+    else:
+        rated = _rate_all(table, clusters, model.anchor, run)
+    if fallback is not None:
+        rated = replace(rated, warnings=[*rated.warnings, fallback])
+    return rated
 
 
 def _design(table: CountTable, model: FitOptions) -> Design:
@@ -200,9 +210,10 @@ def _rate_all(
         cov = None
         report_rounds(boot, diag, warnings)
     else:
+        run.say(f"{ci}: {rounds} fixed draws")
         cov = point.cov if ci == "fisher" else sandwich_cov(point, clusters)
-        low, high, se, samples, crit, _ = analytic_intervals(
-            point, cov, level=level, simultaneous=simultaneous, rounds=rounds, seed=seed
+        low, high, se, samples, crit = analytic_intervals(
+            point, cov, level=level, simultaneous=simultaneous, rounds=rounds
         )
         diag["critical_value"] = crit
     widened = np.zeros(table.n_models, dtype=bool)

@@ -35,7 +35,8 @@ class Ratings:
         for a model that never lost to the set) when they met it.
     samples : ndarray, shape (rounds, M)
         Bootstrap ratings (converged rounds), or for analytic methods
-        ``rounds`` seeded draws from ``N(rating, cov)``, so downstream code
+        ``rounds`` fixed draws from ``N(rating, cov)`` (no seed enters:
+        :func:`arena.engine.inference.intervals.normal_draws`), so downstream code
         treats every method alike.  NaN columns outside the comparable set.
     cov : ndarray (M, M) or None
         Analytic covariance (``None`` for the bootstrap).

@@ -7,8 +7,8 @@ reads it, so the provisional board rates the same battles a full rebuild at
 that watermark would; fits the maximum-likelihood estimate warm-started from
 its previous fit (the same estimate, fewer Newton steps); puts analytic
 intervals on it (sandwich or Fisher) and draws the board's one inference (rank
-sets and tiers) from Gaussian draws with that covariance, seeded with the
-snapshot's seed; and stores it as the board's provisional snapshot
+sets and tiers) from the engine's fixed normal draws mapped by that covariance
+(no seed enters, as on the full board); and stores it as the board's provisional snapshot
 (:mod:`arena.boards.provisional`).  Every option but the interval method and
 style control is the latest full snapshot's.
 

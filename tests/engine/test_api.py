@@ -126,7 +126,7 @@ def test_analytic_simultaneous_wider():
     assert np.all(maxt.ci_high - maxt.ci_low > w)
     assert np.all(chi.ci_high - chi.ci_low >= maxt.ci_high - maxt.ci_low)
     with pytest.raises(ValueError):
-        rate(t, simultaneous="chi2")
+        rate(t, ci="bootstrap", simultaneous="chi2")
     with pytest.raises(ValueError):
         rate(t, ci="nope")
 

@@ -132,11 +132,11 @@ def test_auto_is_exact_below_the_threshold_and_says_one_step_above(monkeypatch):
     )
     tab = style_table(sim.a, sim.b, sim.outcome, sim.side_a, sim.side_b, n_models=6)
     assert bootstrap_method("auto", tab.n_rows) == "exact"
-    r = rate_style(tab, rounds=40, seed=1)
+    r = rate_style(tab, ci="bootstrap", rounds=40, seed=1)
     assert "style_bootstrap" not in r.diagnostics  # exact boards: as before
     monkeypatch.setattr(boot, "STYLE_EXACT_MAX_ROWS", 1000)
     assert bootstrap_method("auto", tab.n_rows) == "one-step"
-    r = rate_style(tab, rounds=40, seed=1)
+    r = rate_style(tab, ci="bootstrap", rounds=40, seed=1)
     assert r.diagnostics["style_bootstrap"] == "one-step"
     assert np.all(r.ci_low < r.rating) and np.all(r.rating < r.ci_high)
     with pytest.raises(ValueError, match="style bootstrap"):

@@ -9,12 +9,13 @@ max-|t| or chi-square simultaneous) and the fields of a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, SupportsFloat
+import functools
+from typing import TYPE_CHECKING, Any, Final, SupportsFloat
 
 import numpy as np
 
 # scipy.special, not scipy.stats: the latter costs ~0.5 s of start-up per command.
-from scipy import special
+from scipy import linalg, special
 
 from arena.core.defaults import CI_METHODS
 from arena.core.errors import ArgumentError
@@ -32,6 +33,9 @@ __all__ = [
     "check_interval_options",
     "base_diagnostics",
     "report_rounds",
+    "FIXED_DRAWS_KEY",
+    "fixed_normal_draws",
+    "normal_draws",
     "normal_intervals",
     "analytic_intervals",
     "bootstrap_intervals",
@@ -108,6 +112,61 @@ def report_rounds(boot: Bootstrap, diag: dict[str, Any], warnings: list[str]) ->
         )
 
 
+#: Key of the fixed normal draws of analytic intervals (:func:`fixed_normal_draws`).
+#: A constant, not the run's seed: the draws are a quadrature rule for the
+#: max-|t| and step-down tail probabilities, the same on every seed and every
+#: night, so that rank sets and tiers are a function of the data alone (issue 41).
+FIXED_DRAWS_KEY: Final = 41
+
+
+@functools.lru_cache(maxsize=8)
+def fixed_normal_draws(rounds: int, m: int, stream: int = 0) -> np.ndarray:
+    """``rounds`` standard normal draws in ``m`` dimensions that do not follow any seed.
+
+    Column ``j`` is drawn before column ``j + 1`` from one fixed stream, so the
+    draws of the first ``m`` models do not change when a model is added. The
+    draws are then centred and, when ``rounds > m``, whitened so that their mean
+    is exactly 0 and their sample covariance (``ddof=1``) exactly the identity:
+    the draws' SDs of every rating and every difference are then the analytic
+    ones, and only the tail counts of the max-|t| carry quadrature error.
+
+    Parameters
+    ----------
+    rounds, m : int
+    stream : int
+        Independent fixed sets for independent uses (ratings 0, style
+        coefficients 1).
+
+    Returns
+    -------
+    ndarray, shape (rounds, m), read-only
+    """
+    gen = np.random.default_rng([FIXED_DRAWS_KEY, stream])
+    z = gen.standard_normal((m, rounds)).T
+    z = z - z.mean(axis=0)
+    if rounds > m + 1:
+        gram = (z.T @ z) / (rounds - 1)
+        chol = np.linalg.cholesky(gram)
+        # z @ inv(L).T has sample covariance inv(L) gram inv(L).T = I
+        z = linalg.solve_triangular(chol, z.T, lower=True).T
+    z = np.ascontiguousarray(z)
+    z.setflags(write=False)
+    return z
+
+
+def normal_draws(est: np.ndarray, cov: np.ndarray, rounds: int, stream: int = 0) -> np.ndarray:
+    """``rounds`` draws of ``N(est, cov)`` from :func:`fixed_normal_draws`.
+
+    Mapped by the symmetric square root of ``cov`` (a continuous function of
+    it, also where eigenvalues meet, unlike a choice of eigenvectors), so a
+    small change of the data moves every draw a little instead of redrawing it.
+    """
+    vals, vecs = np.linalg.eigh(cov)
+    root = (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ vecs.T
+    draws: np.ndarray = est + fixed_normal_draws(rounds, est.size, stream) @ root
+    return draws
+
+
 def normal_intervals(
     est: np.ndarray,
     cov: np.ndarray,
@@ -115,8 +174,8 @@ def normal_intervals(
     level: float,
     simultaneous: bool | str,
     rounds: int,
-    rng: np.random.Generator,
     df: int,
+    stream: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Normal intervals ``est +/- c * se`` from an analytic covariance.
 
@@ -128,11 +187,12 @@ def normal_intervals(
     -------
     low, high, se : ndarray
     samples : ndarray, shape (rounds, len(est))
-        The seeded normal draws (downstream code treats them like bootstrap rounds).
+        The fixed normal draws (:func:`normal_draws`; downstream code treats
+        them like bootstrap rounds).
     crit : float
     """
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    samples = rng.multivariate_normal(est, cov, size=rounds, method="eigh")
+    samples = normal_draws(est, cov, rounds, stream)
     if simultaneous in (True, "max-t"):
         crit = max_t_critical(samples - est, se, level)
     elif simultaneous == "chi2":
@@ -157,26 +217,22 @@ def analytic_intervals(
     level: float,
     simultaneous: bool | str,
     rounds: int,
-    seed: int | np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float, np.random.Generator]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """Normal intervals of a point fit's ratings from the covariance ``cov``.
 
     The chi-square projection uses the identified dimensions (active models,
-    one fewer without a prior).
+    one fewer without a prior). The draws are the fixed ones of
+    :func:`normal_draws`: no seed enters.
 
     Returns
     -------
     low, high, se, samples, crit
         As :func:`normal_intervals`.
-    rng : numpy.random.Generator
-        The generator of the draws, for further draws of the same run.
     """
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     df = max(point.design.n_active - (1 if point.prior_used == 0 else 0), 1)
-    low, high, se, samples, crit = normal_intervals(
-        point.rating, cov, level=level, simultaneous=simultaneous, rounds=rounds, rng=rng, df=df
+    return normal_intervals(
+        point.rating, cov, level=level, simultaneous=simultaneous, rounds=rounds, df=df
     )
-    return low, high, se, samples, crit, rng
 
 
 def ratings_fields(

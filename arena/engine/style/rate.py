@@ -219,12 +219,12 @@ def rate_style(
             cov, coef_cov = point.cov, point.coef_cov
         else:
             cov, coef_cov = style_sandwich(point, clusters)
-        low, high, se, samples, crit, rng = analytic_intervals(
-            point, cov, level=level, simultaneous=simultaneous, rounds=rounds, seed=seed
+        low, high, se, samples, crit = analytic_intervals(
+            point, cov, level=level, simultaneous=simultaneous, rounds=rounds
         )
         c_low, c_high, c_se, c_samples, c_crit = normal_intervals(
-            point.coef, coef_cov, level=level, simultaneous=simultaneous, rounds=rounds, rng=rng,
-            df=max(point.coef.size, 1),
+            point.coef, coef_cov, level=level, simultaneous=simultaneous, rounds=rounds,
+            df=max(point.coef.size, 1), stream=1,
         )  # fmt: skip
         diag["critical_value"] = crit
         diag["coef_critical_value"] = c_crit
