@@ -51,6 +51,9 @@ _LOOKUP_SELECT = (
     "WHERE k.external_id "
 )
 _KEY_COLUMNS = ("external_id", "battle_id")
+#: Tables whose rows are whole numbers only, never NULL: their COPY text is one
+#: ``%d`` format per row (~0.4 us against write_row's ~1.8 us for a style row)
+_WHOLE_NUMBER_TABLES = frozenset({"battle_style", "battle_categories"})
 
 
 def _without(rows: Iterable[tuple[Any, ...]], skipped: set[int]) -> list[tuple[Any, ...]]:
@@ -88,7 +91,7 @@ class SqliteRows:
         marks = ",".join("?" * len(part))
         return self.conn.exec_driver_sql(_LOOKUP_SELECT + f"IN ({marks})", tuple(part))
 
-    def copy_text(self, *_args: Any) -> None:
+    def copy_text(self, *_args: Any, **_kwargs: Any) -> None:
         return None  # no COPY on SQLite
 
     def rows(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
@@ -290,16 +293,25 @@ class PostgresRows:
         external_id: Sequence[str] | None,
         excluded: Sequence[str | None] | None,
         n: int,
+        texts: Sequence[Sequence[str]] = (),
+        weight: Sequence[float] | None = None,
     ) -> str | None:
         """A column block in COPY text format, joined at C speed (``copy.write_row``
-        costs ~1.2 us a row); None if a text value would need escaping."""
+        costs ~1.2-1.8 us a row); None if a text value would need escaping.
+
+        ``texts``: more text columns (question, judge) and ``weight``, in this order
+        after the others (the order of the writer's column names)."""
         text_cols: list[Iterable[str]] = [map(str, ids), map(str, a_ids), map(str, b_ids), outcome]
-        if external_id is not None:
-            if _COPY_SPECIAL.search("\x00".join(external_id)):
+        for values in (external_id, *texts) if external_id is not None else texts:
+            if _COPY_SPECIAL.search("\x00".join(values)):
                 return None
+        if external_id is not None:
             text_cols.append(external_id)
         if excluded is not None:
             text_cols.append(["\\N" if v is None else v for v in excluded])
+        text_cols.extend(texts)
+        if weight is not None:  # repr: the shortest text that reads back as the same float
+            text_cols.append(map(repr, weight))
         tail = str(int(self.batch_id))
         if self.source is not None:
             if _COPY_SPECIAL.search(self.source):
@@ -309,6 +321,10 @@ class PostgresRows:
         return "\n".join(map("\t".join, zip(*text_cols, strict=True))) + "\n"
 
     def rows(self, table: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+        if table in _WHOLE_NUMBER_TABLES:  # COPY text by one format per row, not write_row
+            line = "\t".join(["%d"] * len(columns)) + "\n"
+            self._copy(table, columns, "".join(map(line.__mod__, rows)))
+            return
         self._copy(table, columns, rows)
 
     def merge_counts(self, groups: list[tuple[Any, ...]]) -> None:

@@ -449,18 +449,16 @@ class BattleWriter:
         for name, values in more:
             columns.append(name)
             cols.append(values)
-        copy_text = (
-            None
-            if more  # rendered from the rows
-            else self.rows.copy_text(
-                ids,
-                a_ids,
-                b_ids,
-                block.outcome,
-                block.external_id,
-                excluded if block.self_play else None,
-                n,
-            )
+        copy_text = self.rows.copy_text(
+            ids,
+            a_ids,
+            b_ids,
+            block.outcome,
+            block.external_id,
+            excluded if block.self_play else None,
+            n,
+            texts=[v for v in (block.question, block.judge) if v is not None],
+            weight=block.weight,
         )
         inserted = self._insert(
             columns,

@@ -110,6 +110,9 @@ def dump_store(url: str) -> tuple:
                     "FROM battle_counts ORDER BY 1, 2, 3, 4, 5, 6"
                 )
             ).all()
+            links = conn.execute(
+                text("SELECT category_id, battle_id FROM battle_categories ORDER BY 2, 1")
+            ).all()
             batches = conn.execute(
                 text(
                     "SELECT rows_read, inserted, duplicates, excluded, rejected "
@@ -120,4 +123,11 @@ def dump_store(url: str) -> tuple:
         eng.dispose()
     # created_at differs between the two ingests
     battles = [tuple(v for v in row if not hasattr(v, "tzinfo")) for row in battles]
-    return battles, style, [tuple(m) for m in models], [tuple(c) for c in cells], batches
+    return (
+        battles,
+        style,
+        [tuple(m) for m in models],
+        [tuple(c) for c in cells],
+        batches,
+        [tuple(k) for k in links],
+    )
