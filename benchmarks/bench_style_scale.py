@@ -38,7 +38,7 @@ LMArena exports it) generated once and kept under ``--work`` (default
 /tmp/arena-bench-style-e2e; written column by column from numpy arrays, no
 dict per battle; ``--e2e-format csv``: LMArena's flat CSV with
 ``conv_metadata.*`` sub-count columns), then per engine ``arena ingest``, ``arena rebuild
---style-control on`` (the default intervals: bootstrap, ``--rounds``) and
+--style-control on --ci bootstrap --rounds N`` and
 ``arena rebuild --style-control on --ci sandwich``, each a fresh process.
 Prints battles x engine x phase (seconds, CPU seconds, peak MB) and the load
 average.  Targets on the 2-core machine: ingest <= 60 s, rebuild with 1,000
@@ -467,7 +467,8 @@ def end_to_end(args: argparse.Namespace) -> None:
                 else (
                     (
                         f"rebuild --style-control (bootstrap {args.rounds})",
-                        ["--rounds", str(args.rounds)],
+                        # named: the default --ci is the sandwich since issue 41
+                        ["--ci", "bootstrap", "--rounds", str(args.rounds)],
                     ),
                     ("rebuild --style-control --ci sandwich", ["--ci", "sandwich"]),
                 )
