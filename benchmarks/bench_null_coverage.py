@@ -14,14 +14,15 @@ bootstrap of ``benchmarks/bench_ranks.py`` (per-model SD 5-10 Elo and a shared
 
 ``engine``
     :func:`arena.engine.inference.rank_sets.board_inference`, the board's own
-    inference (step-down, or single-step on long boards);
+    inference (step-down, or single-step on long boards) on these bootstrap-like
+    rounds, with its Monte-Carlo margin (``MC_MARGIN``, since issue 41);
 ``fixed draws``
     the default since issue 41: the board's own inference on the analytic
     covariance (here the known one, which the sandwich estimates) mapped onto
     the engine's fixed, whitened normal draws (``normal_draws``): the same draws
     on every board, so their quadrature error does not average out over boards;
 ``estimated SD``
-    the same single-step test written out: each pair's difference studentized by
+    the same single-step test written out without the margin (the rule before issue 41): each pair's difference studentized by
     the SD of its bootstrap differences (what the engine does);
 ``augmented SD``
     the pair's SD over the bootstrap deviations *and* the observed difference,

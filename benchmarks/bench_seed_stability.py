@@ -5,6 +5,9 @@ Run::
     PYTHONPATH=. python benchmarks/bench_seed_stability.py [--seeds 1-10] [--rounds 1000]
         [--boards all]       # the overall board and the 10 categories of the bundled CSV
         [--candidates]       # also: every candidate near-twin rule on the same samples
+        [--draws]            # instead: the draws each board chooses, and its check (issue 41)
+        [--draw-sets 1-10]   # instead: the inference on ten fixed draw sets (quadrature error)
+        [--night 0.0005]     # instead: the overall board without a random share of its battles
 
 Rebuilds the bundled LMArena overall board (``arena.demo_data()``, every
 battle, default options) at the engine level -- the count table of the bundled
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import gzip
 import os
 import time
@@ -181,6 +185,105 @@ def compare_candidates(inferences: dict) -> None:
         print(f"  {rule:40s} {sum(modal_n):4d} / {total}  seeds {modal_n}  tiers {modal_tiers}")
 
 
+def _width(br, idx) -> float:
+    return float((br.rank_high[idx] - br.rank_low[idx] + 1).mean())
+
+
+def draws_report(tables, names) -> None:
+    """Per board: the draws the rebuild chose, its check, and what 1,000 draws without the
+    Monte-Carlo margin would have published (the rule before)."""
+    import arena.engine.board as engine_board
+    from arena.engine.inference.rank_sets import board_inference as inference
+
+    print(f"draws chosen by the data (default options), load {os.getloadavg()[0]:.2f}")
+    for name, table in tables.items():
+        engine_board.board_inference = functools.partial(inference, margin=0.0)
+        try:
+            t = time.perf_counter()
+            old = rate_board(table, replace(BoardOptions(), rounds=1000))
+            t_old = time.perf_counter() - t
+        finally:
+            engine_board.board_inference = inference
+        t = time.perf_counter()
+        new = rate_board(table, BoardOptions())
+        t_new = time.perf_counter() - t
+        idx = np.flatnonzero(new.ranked)
+        same = np.mean(
+            (old.rank_low[idx] == new.rank_low[idx]) & (old.rank_high[idx] == new.rank_high[idx])
+        )
+        c = new.tier_info["draws_check"]
+        print(
+            f"  {name:28s} draws {c['tried']}, second set moves {c['sets_moved']} of "
+            f"{c['ranked']} (passed {c['passed']}); tiers {old.tier[idx].max()} -> "
+            f"{new.tier[idx].max()}; mean set width {_width(old, idx):.2f} -> {_width(new, idx):.2f}; "
+            f"sets unchanged {same:.0%}; {t_old:.2f} s -> {t_new:.2f} s"
+        )
+
+
+def draw_sets_report(tables, names, keys: list[int], rounds: int | None) -> None:
+    """The inference on different fixed draw sets (the quadrature error ``draws_check`` estimates)."""
+    import arena.engine.inference.intervals as intervals
+
+    default_key = intervals.FIXED_DRAWS_KEY
+    opts = BoardOptions() if rounds is None else replace(BoardOptions(), rounds=rounds)
+    print(f"fixed draw sets {keys[0]}-{keys[-1]}, rounds {opts.rounds or 'chosen'}")
+    try:
+        for name, table in tables.items():
+            sets, parts = [], []
+            for key in keys:
+                intervals.FIXED_DRAWS_KEY = key
+                intervals.fixed_normal_draws.cache_clear()
+                br = rate_board(table, opts)
+                idx = np.flatnonzero(br.ranked)
+                order = idx[np.lexsort((idx, -br.ratings.rating[idx]))]
+                parts.append(_boundaries(br.tier[order]))
+                sets.append({names[i]: (int(br.rank_low[i]), int(br.rank_high[i])) for i in idx})
+            models = sorted(set().union(*sets))
+            modal = {m: Counter(s.get(m) for s in sets).most_common(1)[0][0] for m in models}
+            shares = [np.mean([s.get(m) == modal[m] for m in models]) for s in sets]
+            print(
+                f"  {name:28s} modal partition on {Counter(parts).most_common(1)[0][1]} of "
+                f"{len(keys)} draw sets; share of models with the modal set: min "
+                f"{min(shares):.3f}, mean {np.mean(shares):.3f}"
+            )
+    finally:
+        intervals.FIXED_DRAWS_KEY = default_key
+        intervals.fixed_normal_draws.cache_clear()
+
+
+def night_report(frac: float, nights: int = 10) -> None:
+    """The overall board on all battles vs without a random ``frac`` of them (a night's change)."""
+    names: dict[str, int] = {}
+    a, b, o = [], [], []
+    with gzip.open(demo_data(), "rt", newline="") as fh:
+        for row in csv.DictReader(fh):
+            a.append(names.setdefault(row["model_a"], len(names)))
+            b.append(names.setdefault(row["model_b"], len(names)))
+            o.append(_OUTCOMES[row["winner"]])
+    aa, bb, oo = np.array(a), np.array(b), np.array(o)
+    rng = np.random.default_rng(7)
+    masks = [rng.random(aa.size) >= frac for _ in range(nights)]
+
+    def sets(keep, opts):
+        br = rate_board(count_table(aa[keep], bb[keep], oo[keep], n_models=len(names)), opts)
+        idx = np.flatnonzero(br.ranked)
+        return {int(i): (int(br.rank_low[i]), int(br.rank_high[i])) for i in idx}
+
+    for label, opts in (
+        ("default (fixed draws)", BoardOptions()),
+        ("bootstrap, seed fixed", replace(BoardOptions(), ci="bootstrap")),
+    ):
+        full = sets(np.ones(aa.size, dtype=bool), opts)
+        shares = []
+        for keep in masks:
+            s = sets(keep, opts)
+            shares.append(np.mean([s.get(i) == full[i] for i in full]))
+        print(
+            f"  {label:24s} without {frac:.2%} of the battles ({nights} nights): sets unchanged "
+            f"min {min(shares):.3f} mean {np.mean(shares):.3f}"
+        )
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", default="1-10", help="a range of seeds, e.g. 1-10")
@@ -188,8 +291,22 @@ def main(argv=None) -> None:
     ap.add_argument("--boards", choices=("overall", "all"), default="overall")
     ap.add_argument("--ci", default=None, help="interval method; default: the rebuild's default")
     ap.add_argument("--candidates", action="store_true", help="compare the near-twin rules")
+    ap.add_argument("--draws", action="store_true", help="the draws each board chooses")
+    ap.add_argument("--draw-sets", default=None, help="e.g. 1-10: the inference per fixed draw set")
+    ap.add_argument(
+        "--night", type=float, default=None, help="share of battles left out, e.g. 0.0005"
+    )
     args = ap.parse_args(argv)
+    if args.night is not None:
+        night_report(args.night)
+        return
     tables, names = demo_tables(args.boards)
+    if args.draws:
+        draws_report(tables, names)
+        return
+    if args.draw_sets:
+        draw_sets_report(tables, names, _seeds(args.draw_sets), args.rounds)
+        return
     opts = BoardOptions()
     if args.rounds is not None:
         opts = replace(opts, rounds=args.rounds)

@@ -199,7 +199,8 @@ def test_the_readme_one_liner_works(tmp_path):
     assert out.returncode == 0, out.stderr
     printed = ast.literal_eval(out.stdout)
     assert path.exists() and {r["model"] for r in printed["rows"]} == {f"m-{k}" for k in range(6)}
-    assert printed["snapshot"]["options"]["rounds"] == DEFAULT_ROUNDS
+    # rounds left to the data (issue 41): stored unset, the draws the board chose
+    assert printed["snapshot"]["options"]["rounds"] is None
     shown = cli_for(f"sqlite:///{tmp_path / 'x.db'}")("leaderboard", "--format", "json").stdout
     db = arena.open(f"sqlite:///{tmp_path / 'x.db'}")
     assert json.loads(shown) == db.leaderboard().to_dict() == printed

@@ -231,3 +231,17 @@ def test_a_board_that_leaves_a_judge_out_is_refitted_from_the_battles(db_url, tm
     assert got.keys() == want.keys()
     assert max(abs(got[m] - want[m]) for m in want) < 1e-6
     assert prov["snapshot"]["counts"]["battles"] == full["snapshot"]["counts"]["battles"] < 1000
+
+
+def test_a_refit_takes_the_draws_its_snapshot_chose():
+    from arena.boards.keys import OVERALL
+    from arena.core.defaults import DEFAULT_ROUNDS
+    from arena.jobs.provisional import provisional_options
+    from arena.jobs.rebuild import RebuildOptions
+
+    chosen = RebuildOptions().to_dict()  # rounds unset: the snapshot's draws were chosen
+    assert chosen["rounds"] is None
+    assert provisional_options(chosen, OVERALL, "sandwich", 4000).rounds == 4000
+    assert provisional_options(chosen, OVERALL, "sandwich").rounds == DEFAULT_ROUNDS
+    given = RebuildOptions(rounds=300).to_dict()
+    assert provisional_options(given, OVERALL, "fisher", 4000).rounds == 300

@@ -11,10 +11,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from arena.core.defaults import MC_MARGIN
 from arena.engine.inference.rank_sets import (
     _stepdown_rejected,
     board_inference,
     marginal_rank_set,
+    mc_alpha,
     near_twins,
     separated_pairs,
     tiers_from_separation,
@@ -63,8 +65,8 @@ def test_stepdown_matches_literal_algorithm(seed):
     rng = np.random.default_rng(seed)
     theta = np.sort(rng.uniform(0, 80, 7))[::-1]
     est, s = _board(rng, theta, rounds=200)
-    inf = board_inference(est, s, method="stepdown")
-    got = {(int(a), int(b)) for a, b in separated_pairs(est, s, method="stepdown")}
+    inf = board_inference(est, s, method="stepdown", margin=0.0)
+    got = {(int(a), int(b)) for a, b in separated_pairs(est, s, method="stepdown", margin=0.0)}
     want = _brute_stepdown(est, s, 0.05)
     # the board closes the rejections under transitivity; before closing they agree exactly
     order = np.argsort(-est, kind="stable")
@@ -74,6 +76,23 @@ def test_stepdown_matches_literal_algorithm(seed):
     assert raw == want
     assert want <= got
     assert len(got) == inf.n_separated
+    # with the Monte-Carlo margin (the default since issue 41): the literal
+    # algorithm at the lowered level, and never more than without it
+    alpha = mc_alpha(0.05, s.shape[0], MC_MARGIN)
+    assert alpha < 0.05
+    rej_m, _ = _stepdown_rejected(est[order], s[:, order], iu[0], iu[1], alpha)
+    raw_m = {
+        (int(order[a]), int(order[b])) for a, b in zip(iu[0][rej_m], iu[1][rej_m], strict=True)
+    }
+    assert raw_m == _brute_stepdown(est, s, alpha) and raw_m <= raw
+    assert board_inference(est, s, method="stepdown").n_separated <= inf.n_separated
+
+
+def test_the_margin_keeps_a_count_clear_of_its_monte_carlo_error():
+    assert mc_alpha(0.05, 1000, 0.0) == 0.05
+    assert mc_alpha(0.05, 1000, 1.645) == pytest.approx(0.05 - 1.645 * np.sqrt(0.0475 / 1001))
+    assert mc_alpha(0.05, 10, 1.645) == 0.0  # ten rounds cannot show 5%: nothing is separated
+    assert mc_alpha(0.05, 16000, 1.645) > 0.047
 
 
 def test_single_step_separates_no_more_than_stepdown():
@@ -265,7 +284,8 @@ def test_long_board_single_step_is_exact():
     assert fast.method == "single-step"
     order = fast.order
     iu = np.triu_indices(m, k=1)
-    rej, _ = _stepdown_rejected(est[order], s[:, order], iu[0], iu[1], 0.05, stepwise=False)
+    alpha = mc_alpha(0.05, rounds, MC_MARGIN)  # the board's level, its Monte-Carlo margin kept
+    rej, _ = _stepdown_rejected(est[order], s[:, order], iu[0], iu[1], alpha, stepwise=False)
     full = np.zeros((m, m), dtype=bool)
     full[iu[0][rej], iu[1][rej]] = True
     from arena.engine.inference.rank_sets import _close

@@ -72,10 +72,10 @@ def test_rebuild_and_leaderboard_json(run_cli, engine, loaded):
     assert [r["rank_lb"] for r in rows] == brute_lb
     table = run_cli("leaderboard").output
     assert "rank" in table and "model-0" in table
-    # the rank column shows the interval the data allow, e.g. "2-4"
+    # the rank column shows the simultaneous rank set the data allow, e.g. "2-4"
     first = {r["model"]: r for r in rows}["model-1"]
-    shown = str(first["rank_ub"]) + (
-        "" if first["rank_lb"] == first["rank_ub"] else f"-{first['rank_lb']}"
+    shown = str(first["rank_low"]) + (
+        "" if first["rank_high"] == first["rank_low"] else f"-{first['rank_high']}"
     )
     assert any(line.split()[0] == shown and "model-1" in line for line in table.splitlines())
     assert "options: ties=half cluster=battle ci=sandwich level=0.95" in table

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from arena.core.defaults import DEFAULT_ROUNDS
-
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
@@ -69,7 +67,7 @@ class DemoMethods:
         self,
         out_dir: str | PathLike[str],
         *,
-        rounds: int = DEFAULT_ROUNDS,
+        rounds: int | None = None,
         progress: Callable[[str], None] | None = None,
         file_progress: Callable[[str, int, int], None] | None = None,
     ) -> DemoResult:

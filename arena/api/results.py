@@ -279,7 +279,8 @@ class Snapshots:
                 battles=count(s.n_battles),
                 watermark=s.watermark,
                 method=s.options.get("ci"),
-                rounds=s.options.get("rounds"),
+                # the rounds or draws the board used (chosen by the data when not given)
+                rounds=s.diagnostics.get("rounds", s.options.get("rounds")),
                 seed=s.seed,
                 options=options_summary(s.options),
             )

@@ -26,6 +26,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from arena.audit.read import snapshot_votes
+from arena.boards.inference import stored_margin
 from arena.boards.resolve import resolve_board, samples_pruned
 from arena.boards.snapshots import Board, SnapshotError, load_samples
 from arena.core.defaults import DEFAULT_LEVEL
@@ -278,7 +279,13 @@ def board_agreement(
     def simultaneous(board, samples, ranked, rows):
         lev = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
         pos = np.array([r.position for r in ranked])
-        inf = board_inference(np.array([r.rating for r in ranked]), samples[:, pos], level=lev)
+        facts = (board.snapshot.diagnostics or {}).get("tiers") or {}
+        inf = board_inference(
+            np.array([r.rating for r in ranked]),
+            samples[:, pos],
+            level=lev,
+            margin=stored_margin(facts),
+        )
         index = {r.model: n for n, r in enumerate(ranked)}
         idx = [index[r.model] for r in rows]
         sep = np.zeros((k, k), dtype=np.int64)

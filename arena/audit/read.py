@@ -169,7 +169,7 @@ def audit_snapshot(
     level: float = DEFAULT_LEVEL,
     alpha: float = DEFAULT_AUDIT_ALPHA,
     seed: int | None = None,
-    rounds: int = DEFAULT_ROUNDS,
+    rounds: int | None = None,
     only: tuple[str, ...] | None = None,
     store: bool = True,
     progress=None,
@@ -206,7 +206,8 @@ def audit_snapshot(
         level=level,
         alpha=alpha,
         seed=info.seed if seed is None else seed,
-        rounds=rounds,
+        # the audit's bootstraps and simulations: the declared default when not given
+        rounds=DEFAULT_ROUNDS if rounds is None else rounds,
         ties=o.get("ties", "half"),
         both_bad=o.get("both_bad", "tie"),
         min_battles=int(o.get("min_battles", DEFAULT_MIN_BATTLES)),

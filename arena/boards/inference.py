@@ -10,6 +10,7 @@ board's own answer (see ``docs/tiers.md``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection
@@ -18,7 +19,7 @@ from arena.boards.snapshots import Board, SnapshotError, load_board, load_sample
 from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.inference.rank_sets import BoardInference, board_inference, marginal_rank_set
 
-__all__ = ["StoredInference", "board_separated_pairs", "stored_inference"]
+__all__ = ["StoredInference", "board_separated_pairs", "stored_inference", "stored_margin"]
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,17 @@ class StoredInference:
     def rank_alone(self, model: str) -> tuple[int, int]:
         """The model's marginal rank set: its ranks when it alone is asked about."""
         return marginal_rank_set(
-            self.rating, self.samples, self.index[model], level=self.inference.level
+            self.rating,
+            self.samples,
+            self.index[model],
+            level=self.inference.level,
+            margin=self.inference.margin,
         )
+
+
+def stored_margin(facts: dict[str, Any]) -> float:
+    """The Monte-Carlo margin a snapshot's inference used (``diagnostics.tiers``)."""
+    return float(facts.get("margin", 0.0))
 
 
 def stored_inference(board: Board, samples: np.ndarray) -> StoredInference | None:
@@ -72,7 +82,8 @@ def stored_inference(board: Board, samples: np.ndarray) -> StoredInference | Non
     facts = (board.snapshot.diagnostics or {}).get("tiers") or {}
     method = facts.get("inference", "auto")
     level = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
-    inf = board_inference(rating, cols, level=level, method=method)
+    # the margin the rebuild used (none before issue 41): the snapshot's own verdicts
+    inf = board_inference(rating, cols, level=level, method=method, margin=stored_margin(facts))
     index = {r.model: i for i, r in enumerate(ranked)}
     return StoredInference(board, inf, index, rating, cols)
 

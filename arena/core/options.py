@@ -206,8 +206,11 @@ OPTIONS: dict[str, Option] = {
         Option(
             "rounds",
             int,
-            d.DEFAULT_ROUNDS,
-            "Bootstrap rounds (resamples), or the fixed normal draws of analytic intervals.",
+            None,
+            "Bootstrap rounds (resamples), or the fixed normal draws of analytic intervals "
+            f"[default: {d.DEFAULT_ROUNDS}; a board's analytic intervals: chosen by the data, "
+            f"{d.DEFAULT_ROUNDS} doubled up to {d.DRAWS_MAX:,}].",
+            optional=True,
             low=d.ROUNDS_MIN,
             high=d.ROUNDS_MAX,
             why="rounds x models samples are held in memory",

@@ -26,6 +26,7 @@ from arena.core.defaults import (
     DEFAULT_TIER_RULE,
     DEFAULT_TIERS,
     DRAWS_CHECK_SHARE,
+    DRAWS_MAX,
     TIER_METHODS,
     TIER_RULES,
     TWIN_ENDS,
@@ -35,6 +36,7 @@ from arena.core.outcomes import A_WINS, B_WINS
 from arena.engine.counts import CountTable, cluster_matrix, count_table
 from arena.engine.fields import filled_by_producer
 from arena.engine.inference.intervals import normal_draws
+from arena.engine.inference.maxt_bounded import FAST_MIN_WORK
 from arena.engine.inference.rank_sets import BoardInference, board_inference
 from arena.engine.inference.ranks import rank_lb, rank_ub
 from arena.engine.inference.tiers import tiers_leader_overlap, tiers_paired
@@ -44,7 +46,7 @@ from arena.engine.rate import rate
 from arena.engine.ratings import Ratings
 from arena.engine.sparse.tiers import tiers_bounded
 from arena.engine.style.design import StyleTable, style_table
-from arena.engine.style.rate import cpu_seconds, rate_style
+from arena.engine.style.rate import StyleRatings, cpu_seconds, rate_style
 
 __all__ = [
     "BoardOptions",
@@ -58,7 +60,9 @@ __all__ = [
     "rate_board",
     "rate_style_board",
     "draws_check",
+    "enough_draws",
     "stored_samples",
+    "with_draws",
 ]
 
 #: Tier methods (:data:`arena.core.defaults.TIER_METHODS`) and rules, as types.
@@ -74,7 +78,12 @@ class BoardOptions:
     ----------
     fit : FitOptions
         The model (see :class:`arena.engine.options.FitOptions`).
-    rounds, seed, level, ci, simultaneous
+    rounds : int or None
+        Bootstrap rounds or fixed normal draws, as in :func:`arena.engine.rate.rate`;
+        ``None`` (the default): ``DEFAULT_ROUNDS`` to start with, and for
+        analytic intervals as many more draws as :func:`enough_draws` finds
+        the board needs (up to ``DRAWS_MAX``).
+    seed, level, ci, simultaneous
         As in :func:`arena.engine.rate.rate`.
     min_battles : int
         Models with fewer battles are listed but get no rank or tier.
@@ -87,7 +96,9 @@ class BoardOptions:
     """
 
     fit: FitOptions = field(default_factory=FitOptions)
-    rounds: int = DEFAULT_ROUNDS
+    #: ``None``: chosen by the data (analytic intervals: :func:`enough_draws`;
+    #: the bootstrap: ``DEFAULT_ROUNDS``); a number fixes it.
+    rounds: int | None = None
     seed: int = DEFAULT_SEED
     level: float = DEFAULT_LEVEL
     ci: str = DEFAULT_CI
@@ -101,7 +112,7 @@ class BoardOptions:
         return dict(
             ci=self.ci,
             level=self.level,
-            rounds=self.rounds,
+            rounds=DEFAULT_ROUNDS if self.rounds is None else self.rounds,
             seed=self.seed,
             simultaneous=self.simultaneous,
         )
@@ -256,7 +267,7 @@ def rate_board(
         path=path,
         start=start,
     )
-    return rank_board(table, ratings, opts, progress=progress)
+    return enough_draws(table, rank_board(table, ratings, opts, progress=progress), opts, progress)
 
 
 def rate_style_board(
@@ -318,7 +329,7 @@ def rate_style_board(
     )  # fmt: skip
     if names is not None:
         ratings = replace(ratings, warnings=ratings.named_warnings(check_names(names, n_models)))
-    return rank_board(table, ratings, opts), style
+    return enough_draws(table, rank_board(table, ratings, opts), opts, progress), style
 
 
 def rank_board(
@@ -434,6 +445,67 @@ def draws_check(
         "tiers_equal": tiers_equal,
         "passed": bool(tiers_equal and moved.sum() <= (1 - DRAWS_CHECK_SHARE) * ranked),
     }
+
+
+def with_draws(ratings: Ratings, rounds: int) -> Ratings:
+    """Analytic ratings with ``rounds`` fixed draws instead of their own.
+
+    The same draws :func:`~arena.engine.rate.rate` (or the style fit) makes
+    with ``rounds``: :func:`~arena.engine.inference.intervals.normal_draws` of
+    the comparable set's ratings and covariance (NaN columns outside it), and
+    of a style board's coefficients (stream 1). Per-model and chi-square
+    intervals do not depend on the draws; max-|t| ones do, so
+    :func:`enough_draws` does not redraw those.
+    """
+    if ratings.cov is None:
+        raise ValueError("only analytic intervals (sandwich, fisher) have fixed draws to redraw")
+    m = ratings.rating.size
+    keep = np.flatnonzero(np.isfinite(np.diag(ratings.cov)))
+    samples = np.full((rounds, m), np.nan)
+    samples[:, keep] = normal_draws(ratings.rating[keep], ratings.cov[np.ix_(keep, keep)], rounds)
+    diag = {**ratings.diagnostics, "rounds": int(rounds)}
+    out = replace(ratings, samples=samples, diagnostics=diag)
+    if isinstance(out, StyleRatings) and out.coef_cov is not None:
+        out = replace(out, coef_samples=normal_draws(out.coef, out.coef_cov, rounds, stream=1))
+    return out
+
+
+def enough_draws(
+    table: CountTable,
+    board: BoardRating,
+    options: BoardOptions,
+    progress: Callable[[str], None] | None = None,
+) -> BoardRating:
+    """The board with as many fixed draws as its inference needs (rounds chosen by the data).
+
+    With ``options.rounds`` unset and analytic intervals, the draws double
+    from ``DEFAULT_ROUNDS`` while :func:`draws_check` fails (a second fixed
+    set of as many draws would move more than 5% of the rank sets or the tier
+    partition), up to ``DRAWS_MAX`` draws and at most ``FAST_MIN_WORK`` draws
+    x ranked pairs (beyond that the board's inference is the single-step
+    one, and the draws stay as they are). The check of the draws kept is the
+    snapshot's, with ``chosen`` (draws chosen by the data) and ``tried``.
+    A given ``rounds``, the bootstrap and max-|t| intervals keep their draws.
+    """
+    check = board.tier_info.get("draws_check")
+    if check is None or options.rounds is not None or options.simultaneous:
+        return board
+    tried = [int(check["draws"])]
+    pairs = check["ranked"] * (check["ranked"] - 1) // 2
+    while not check["passed"]:
+        more = 2 * tried[-1]
+        if more > DRAWS_MAX or more * pairs > FAST_MIN_WORK:
+            break
+        if progress is not None:
+            progress(
+                f"draws: a second set of {tried[-1]:,} moved {check['sets_moved']} rank sets; "
+                f"{more:,} draws"
+            )
+        board = rank_board(table, with_draws(board.ratings, more), options)
+        check = board.tier_info["draws_check"]
+        tried.append(more)
+    check.update(chosen=True, tried=tried)
+    return board
 
 
 def _other_tiers(

@@ -49,7 +49,7 @@ def rate(
     *,
     ci: str = DEFAULT_CI,
     level: float = DEFAULT_LEVEL,
-    rounds: int = DEFAULT_ROUNDS,
+    rounds: int | None = None,
     seed: int | np.random.Generator = DEFAULT_SEED,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
@@ -73,8 +73,10 @@ def rate(
         Percentile bootstrap (battle- or cluster-level resampling), or normal
         intervals from sandwich (cluster-robust if ``clusters``) or Fisher SEs.
     level : float
-    rounds : int
-        Bootstrap rounds, or number of normal draws for analytic methods.
+    rounds : int, optional
+        Bootstrap rounds, or number of fixed normal draws for analytic methods;
+        ``None``: ``DEFAULT_ROUNDS`` (a board chooses more draws when its
+        inference needs them: :func:`arena.engine.board.enough_draws`).
     seed : int or numpy.random.Generator
     simultaneous : bool or {"max-t", "chi2"}
         ``False``: per-model intervals.  ``True``/``"max-t"``: all intervals
@@ -119,6 +121,7 @@ def rate(
     Ratings
     """
     check_interval_options(ci, simultaneous, level)
+    rounds = DEFAULT_ROUNDS if rounds is None else rounds
     if comparable not in COMPARABLE_MODES:
         raise ArgumentError(f"comparable must be one of {COMPARABLE_MODES}, got {comparable!r}")
     model = fit_options(options, **overrides)

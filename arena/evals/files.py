@@ -154,7 +154,7 @@ def evaluate_files(
     metric: str = "acc",
     filter_name: str | None = None,
     level: float = DEFAULT_LEVEL,
-    rounds: int = DEFAULT_ROUNDS,
+    rounds: int | None = None,
     seed: int = DEFAULT_SEED,
     correction: str = "holm",
     test: str = "auto",
@@ -181,6 +181,8 @@ def evaluate_files(
     OptionError
         ``to_battles`` with scores that are not plain 0/1 accuracies.
     """
+    # item bootstraps: the declared default when not given (boards choose their own)
+    rounds = DEFAULT_ROUNDS if rounds is None else rounds
     table = read_scores(
         list(results),
         metric=metric,

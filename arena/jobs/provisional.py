@@ -35,7 +35,7 @@ from sqlalchemy import Engine, func, select
 from arena.boards.keys import OVERALL, BoardKey
 from arena.boards.provisional import provisional_watermark, write_provisional
 from arena.boards.snapshots import SnapshotInfo, latest_snapshot_id, snapshot_info
-from arena.core.defaults import DEFAULT_PROVISIONAL_METHOD, PROVISIONAL_METHODS
+from arena.core.defaults import DEFAULT_PROVISIONAL_METHOD, DEFAULT_ROUNDS, PROVISIONAL_METHODS
 from arena.core.errors import ArenaError, OptionError
 from arena.db.models import Battle, BattleCategory, Category
 from arena.db.session import take_write_lock
@@ -71,12 +71,19 @@ class Refit:
         return asdict(self)
 
 
-def provisional_options(stored: dict[str, Any], board: BoardKey, method: str) -> RebuildOptions:
+def provisional_options(
+    stored: dict[str, Any], board: BoardKey, method: str, draws: int | None = None
+) -> RebuildOptions:
     """The options of ``board``'s provisional board: the full snapshot's stored options
-    with analytic intervals (``method``), no style-controlled pair and one comparable set."""
+    with analytic intervals (``method``), no style-controlled pair and one comparable set.
+
+    ``draws``: the full snapshot's draws, used when its rounds were chosen by
+    the data, so a refit every few seconds does not choose them again.
+    """
     opts = stored_options(stored)
     return replace(
         opts,
+        rounds=opts.rounds if opts.rounds is not None else draws or DEFAULT_ROUNDS,
         ci=method,
         style_control=False,
         components="largest",
@@ -150,7 +157,9 @@ class Refitter:
         if top <= last and not force:
             return skip("no battle stored since the last board", info.id, last)
         try:
-            opts = provisional_options(info.options, board, self.method)
+            opts = provisional_options(
+                info.options, board, self.method, info.diagnostics.get("rounds")
+            )
             if not force and not _battles_since(self.engine, opts.selection(), last, top):
                 # the battles since were another board's (another category or source)
                 return skip("no battle of this board stored since its last board", info.id, last)

@@ -126,6 +126,16 @@ def _inside_tier(o: Mapping[str, Any]) -> str:
     )
 
 
+def _draws_words(o: Mapping[str, Any]) -> str:
+    """What the step-down counts over: the bootstrap's rounds or the fixed normal draws."""
+    if str(o.get("ci") or "bootstrap") == "bootstrap":
+        return "the paired bootstrap differences"
+    return (
+        "fixed normal draws of the estimates' covariance (the same on every rebuild: no "
+        "random seed enters)"
+    )
+
+
 def _rank_words(o: Mapping[str, Any]) -> str:
     if not is_simultaneous(o):
         return (
@@ -135,8 +145,8 @@ def _rank_words(o: Mapping[str, Any]) -> str:
         )
     return (
         "Rank is the set of ranks the data allow for every model at once: all pairs of the "
-        f"board are tested together ({level_percent(o)}, step-down max-t over the paired bootstrap "
-        "differences; Mogstad, Romano, Shaikh and Wilhelm), the best rank is one plus the "
+        f"board are tested together ({level_percent(o)}, step-down max-t over {_draws_words(o)}; "
+        "Mogstad, Romano, Shaikh and Wilhelm), the best rank is one plus the "
         "number of models shown better, the worst the number not shown worse. With "
         f"{level_percent(o)} confidence every model's true rank lies in its set at the same time. A "
         "model's page also gives its rank set when it is asked about alone (narrower: "
@@ -164,7 +174,11 @@ def describe_method(info: SnapshotInfo) -> list[str]:
     }.get(ci, ci)
     # "battle" clusters are single battles: the plain bootstrap, nothing to say.
     if o.get("cluster") and str(o["cluster"]) not in ("battle", "none"):
-        how += f", resampling whole clusters of battles by {o['cluster']}"
+        how += (
+            f", resampling whole clusters of battles by {o['cluster']}"
+            if ci == "bootstrap"
+            else f", robust to battles of one {o['cluster']} being alike"
+        )
     joint = (
         "simultaneous: all intervals hold together at this level"
         if o.get("simultaneous")
@@ -186,6 +200,21 @@ def describe_method(info: SnapshotInfo) -> list[str]:
             ties += " Battles where both answers were judged bad are left out."
         lines.append(ties)
     diag = info.diagnostics or {}
+    check = (diag.get("tiers") or {}).get("draws_check")
+    if check and not check.get("passed", True):
+        lines.append(
+            f"Monte-Carlo error: the rank sets and tiers are counted over {check['draws']:,} "
+            f"fixed draws; a second set of as many draws would move {check['sets_moved']} of "
+            f"{check['ranked']} rank sets by up to {check['max_ranks']} "
+            f"rank{'s' if check['max_ranks'] != 1 else ''}"
+            + ("" if check.get("tiers_equal", True) else " and change the tiers")
+            + ", more than the 5% this board aims for"
+            + (
+                " (it doubled its draws up to the most it takes)."
+                if check.get("chosen")
+                else " (a rebuild that leaves its rounds to the data takes more draws)."
+            )
+        )
     nu = diag.get("tie_param")
     if nu is not None:
         se = diag.get("tie_param_se")

@@ -5,11 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from arena.core.defaults import DEFAULT_CI
-from arena.engine.board import BoardOptions, rate_board
+import arena.engine.board as board_module
+from arena.core.defaults import DEFAULT_CI, DEFAULT_ROUNDS
+from arena.engine.board import BoardOptions, rate_board, with_draws
 from arena.engine.counts import count_table
 from arena.engine.inference.intervals import fixed_normal_draws, normal_draws
 from arena.engine.rate import rate
+from arena.engine.style.design import style_table
+from arena.engine.style.rate import StyleRatings, rate_style
+from tests.engine.style_data import simulate_style
 from tests.helpers.simulate import simulate
 
 
@@ -84,3 +88,61 @@ def test_a_small_change_of_the_data_moves_the_draws_a_little():
     less = rate(count_table(a[1:], b[1:], o[1:], n_models=8), ci="sandwich", rounds=200)
     moved = np.abs(full.samples - less.samples).max()
     assert moved < 5 * np.abs(full.rating - less.rating).max() + 0.5
+
+
+# ---------------------------------------------------------------- draws chosen by the data
+
+
+def test_with_draws_gives_what_rate_gives_with_that_many():
+    t = _table(seed=2, m=9, n=5000)
+    small = rate(t, ci="sandwich", rounds=300)
+    big = rate(t, ci="sandwich", rounds=1200)
+    assert with_draws(small, 1200).samples.tobytes() == big.samples.tobytes()
+    assert with_draws(small, 1200).diagnostics["rounds"] == 1200
+    with pytest.raises(ValueError, match="only analytic"):
+        with_draws(rate(t, ci="bootstrap", rounds=50), 100)
+
+
+def test_with_draws_redraws_a_style_boards_coefficients():
+    sim = simulate_style(
+        np.random.default_rng(3), n_models=6, n_battles=3000, gamma=[0.5, 0.1, -0.1, 0.05]
+    )
+    tab = style_table(sim.a, sim.b, sim.outcome, sim.side_a, sim.side_b, n_models=6)
+    small = rate_style(tab, ci="sandwich", rounds=200)
+    big = rate_style(tab, ci="sandwich", rounds=800)
+    again = with_draws(small, 800)
+    assert again.samples.tobytes() == big.samples.tobytes()
+    assert isinstance(again, StyleRatings)
+    assert again.coef_samples.tobytes() == big.coef_samples.tobytes()
+
+
+def test_a_failing_check_doubles_the_draws_up_to_the_cap(monkeypatch):
+    t = _table(seed=5, m=12, n=8000)
+    # every check fails: the draws double from the default to the cap
+    monkeypatch.setattr(board_module, "DRAWS_CHECK_SHARE", 1.5)
+    monkeypatch.setattr(board_module, "DRAWS_MAX", 4 * DEFAULT_ROUNDS)
+    br = rate_board(t, BoardOptions(min_battles=1))
+    check = br.tier_info["draws_check"]
+    assert check["tried"] == [DEFAULT_ROUNDS, 2 * DEFAULT_ROUNDS, 4 * DEFAULT_ROUNDS]
+    assert check["chosen"] and not check["passed"]
+    assert br.ratings.samples.shape[0] == 4 * DEFAULT_ROUNDS
+    assert br.ratings.diagnostics["rounds"] == 4 * DEFAULT_ROUNDS
+    # the board is the one its kept draws give
+    direct = rate_board(t, BoardOptions(min_battles=1, rounds=4 * DEFAULT_ROUNDS))
+    assert direct.ratings.samples.tobytes() == br.ratings.samples.tobytes()
+    assert np.array_equal(direct.rank_low, br.rank_low)
+    assert np.array_equal(direct.rank_high, br.rank_high)
+    # a given number of rounds is kept, and so are the bootstrap's
+    fixed = rate_board(t, BoardOptions(min_battles=1, rounds=500))
+    assert fixed.ratings.samples.shape[0] == 500
+    assert "chosen" not in fixed.tier_info["draws_check"]
+    boot = rate_board(t, BoardOptions(min_battles=1, ci="bootstrap", rounds=50))
+    assert "draws_check" not in boot.tier_info
+
+
+def test_a_passing_check_keeps_the_default_draws():
+    t = _table(seed=6, m=5, n=20000)  # five models far apart: nothing sits on the edge
+    br = rate_board(t, BoardOptions(min_battles=1))
+    check = br.tier_info["draws_check"]
+    assert check["passed"] and check["tried"] == [DEFAULT_ROUNDS]
+    assert check["sets_moved"] == 0 and check["tiers_equal"]

@@ -65,7 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special
 
-from arena.core.defaults import DEFAULT_LEVEL, TWIN_ENDS, TWIN_OVERLAP
+from arena.core.defaults import DEFAULT_LEVEL, MC_MARGIN, TWIN_ENDS, TWIN_OVERLAP
 from arena.core.errors import ArgumentError
 from arena.engine.inference.maxt_bounded import FAST_MIN_WORK, bounded_max_t
 from arena.engine.inference.pairs import exact_pairs
@@ -76,6 +76,7 @@ __all__ = [
     "BoardInference",
     "board_inference",
     "marginal_rank_set",
+    "mc_alpha",
     "near_twins",
     "separated_pairs",
     "tiers_from_separation",
@@ -126,6 +127,8 @@ class BoardInference:
     #: per model, ``r - z sd`` and ``r + z sd`` (Bonferroni method)
     bound_low: np.ndarray | None = None
     bound_high: np.ndarray | None = None
+    #: the Monte-Carlo margin the step-down kept (:func:`mc_alpha`; 0 before issue 41)
+    margin: float = 0.0
     #: board position of each model (the inverse of ``order``), set from ``order``
     position: np.ndarray = field(init=False, repr=False, compare=False)
 
@@ -155,6 +158,7 @@ class BoardInference:
             "n_comparisons": int(self.n_pairs),
             "critical_t": None if not np.isfinite(self.critical_t) else float(self.critical_t),
             "n_separated": int(self.n_separated),
+            "margin": float(self.margin),
         }
 
 
@@ -166,6 +170,22 @@ def _sorted_board(
     s = np.array(sample_matrix(samples, m), dtype=np.float64, order="C")
     order = np.argsort(-r, kind="stable")
     return r, s, order, np.ascontiguousarray(s[:, order]), r[order]
+
+
+def mc_alpha(alpha: float, rounds: int, margin: float) -> float:
+    """The level a count over ``rounds`` must reach for a rejection, Monte-Carlo error kept out.
+
+    A hypothesis is rejected when ``(1 + #{rounds at or beyond T}) / (B + 1)``
+    is at most ``alpha - margin * sqrt(alpha (1 - alpha) / (B + 1))``: below
+    ``alpha`` by ``margin`` binomial standard errors of the count. The rounds
+    (fixed draws, or the bootstrap's) estimate the tail probability; with
+    fixed draws their error does not average out over boards, so without the
+    margin a board's family-wise error was up to 1.3 percentage points above
+    ``alpha`` on an unlucky draw set (53 equal models, 1,000 draws; issue 41).
+    """
+    if margin <= 0.0:
+        return alpha
+    return max(alpha - margin * float(np.sqrt(alpha * (1.0 - alpha) / (rounds + 1.0))), 0.0)
 
 
 def _stepdown_rejected(
@@ -396,6 +416,7 @@ def board_inference(
     *,
     level: float = DEFAULT_LEVEL,
     method: str = "auto",
+    margin: float = MC_MARGIN,
 ) -> BoardInference:
     """Simultaneous rank sets, separated pairs and tiers of one board (MRSW).
 
@@ -412,6 +433,10 @@ def board_inference(
     method : {"auto", "stepdown", "single-step", "bonferroni"}
         ``"auto"``: step-down below :data:`FAST_MIN_WORK` rounds x pairs,
         single-step above (see the module docstring).
+    margin : float, default MC_MARGIN
+        Binomial standard errors of the rounds' counts a rejection must clear
+        (:func:`mc_alpha`); a stored board is read back with the margin its
+        snapshot records (0 for snapshots from before issue 41).
 
     Returns
     -------
@@ -439,6 +464,7 @@ def board_inference(
         )
     if method == "bonferroni":
         return _bonferroni(r, s, order, alpha, float(level), n_pairs)
+    alpha = mc_alpha(alpha, rounds, margin)
     better = None
     critical = np.nan
     if method == "single-step":
@@ -459,7 +485,17 @@ def board_inference(
     tiers = np.empty(m, dtype=np.int64)
     tiers[order] = _tiers_dense(better, low[order], high[order])
     return BoardInference(
-        order, low, high, tiers, method, float(level), n_pairs, critical, int(better.sum()), better
+        order,
+        low,
+        high,
+        tiers,
+        method,
+        float(level),
+        n_pairs,
+        critical,
+        int(better.sum()),
+        better,
+        margin=float(margin),
     )
 
 
@@ -519,7 +555,12 @@ def _bonferroni(
 
 
 def separated_pairs(
-    rating: np.ndarray, samples: np.ndarray, *, level: float = DEFAULT_LEVEL, method: str = "auto"
+    rating: np.ndarray,
+    samples: np.ndarray,
+    *,
+    level: float = DEFAULT_LEVEL,
+    method: str = "auto",
+    margin: float = MC_MARGIN,
 ) -> np.ndarray:
     """The pairs the board's simultaneous inference separates.
 
@@ -529,7 +570,7 @@ def separated_pairs(
         Rows ``(better, worse)`` of model indices, in board order of the better
         model, then of the worse.  Same arguments as :func:`board_inference`.
     """
-    inf = board_inference(rating, samples, level=level, method=method)
+    inf = board_inference(rating, samples, level=level, method=method, margin=margin)
     if inf.better is not None:
         a, b = np.nonzero(inf.better)
         return np.column_stack([inf.order[a], inf.order[b]]).astype(np.int64)
@@ -542,7 +583,12 @@ def separated_pairs(
 
 
 def marginal_rank_set(
-    rating: np.ndarray, samples: np.ndarray, j: int, *, level: float = DEFAULT_LEVEL
+    rating: np.ndarray,
+    samples: np.ndarray,
+    j: int,
+    *,
+    level: float = DEFAULT_LEVEL,
+    margin: float = MC_MARGIN,
 ) -> tuple[int, int]:
     """Marginal rank confidence set of model ``j`` alone (MRSW, step-down).
 
@@ -555,8 +601,8 @@ def marginal_rank_set(
     (low, high) : tuple of int
         Best and worst rank (1 = best).
     """
-    alpha = 1.0 - check_level(level)
     r, s, order, sb, rb = _sorted_board(rating, samples)
+    alpha = mc_alpha(1.0 - check_level(level), s.shape[0], margin)
     m = r.size
     if not 0 <= j < m:
         raise ArgumentError(f"model index {j} outside 0..{m - 1}")

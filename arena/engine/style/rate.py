@@ -80,6 +80,8 @@ class StyleRatings(Ratings):
     features : tuple of str
     coef, coef_low, coef_high, coef_se : ndarray, shape (F,)
     coef_samples : ndarray, shape (rounds, F)
+    coef_cov : ndarray, shape (F, F), or None
+        The coefficients' analytic covariance (``None`` for the bootstrap).
     """
 
     features: tuple[str, ...] = ()
@@ -88,6 +90,7 @@ class StyleRatings(Ratings):
     coef_high: np.ndarray = filled_by_producer(repr=True)
     coef_se: np.ndarray = filled_by_producer(repr=True)
     coef_samples: np.ndarray = filled_by_producer()
+    coef_cov: np.ndarray | None = None
 
     def coefficients(self) -> list[dict[str, Any]]:
         """``[{feature, estimate, ci_low, ci_high, se}]`` as plain floats."""
@@ -160,7 +163,7 @@ def rate_style(
     *,
     ci: str = DEFAULT_CI,
     level: float = DEFAULT_LEVEL,
-    rounds: int = DEFAULT_ROUNDS,
+    rounds: int | None = None,
     seed: int | np.random.Generator = DEFAULT_SEED,
     simultaneous: bool | str = False,
     clusters: sp.csr_matrix | None = None,
@@ -185,6 +188,7 @@ def rate_style(
     StyleRatings
     """
     check_interval_options(ci, simultaneous, level)
+    rounds = DEFAULT_ROUNDS if rounds is None else rounds
     say = progress or (lambda _msg: None)
     t0, c0 = time.perf_counter(), cpu_seconds()
     point = fit_style(table, fit_options(options, **overrides), style_reg=style_reg)
@@ -201,6 +205,7 @@ def rate_style(
         style_features_dropped=list(table.dropped),
     )
     boot = None
+    coef_cov: np.ndarray | None = None
     if ci == "bootstrap":
         sb = bootstrap_style(
             table, rounds=rounds, seed=seed, clusters=clusters, point=point, workers=workers,
@@ -239,4 +244,5 @@ def rate_style(
         coef_high=np.asarray(c_high),
         coef_se=np.asarray(c_se),
         coef_samples=c_samples,
+        coef_cov=coef_cov,
     )
