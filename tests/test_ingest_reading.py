@@ -1,17 +1,25 @@
 """How a file is read changes nothing stored or rejected.
 
 JSON lines are read a piece of bytes at a time (``sources._jsonl_pieces``),
-not line by line: the same lines, numbers and errors.
+not line by line: the same lines, numbers and errors.  On PostgreSQL the
+chunks are read by a thread ahead of the writes (``arena.ingest.ahead``):
+the same rows, rejects and messages as reading them in turn.
 """
 
 from __future__ import annotations
 
+import gzip
 import io
+import threading
 
 import pytest
 
 from arena.ingest import sources
+from arena.ingest.ahead import read_ahead
 from arena.ingest.sources import InputError
+from tests.helpers.cli import cli_for
+from tests.helpers.files import csv_rows, write_csv
+from tests.helpers.stored import bad_jsonl, dump_store, second_url
 
 # ------------------------------------------------------------- lines, a piece at a time
 
@@ -76,3 +84,82 @@ def test_pieces_read_the_lines_and_errors_of_line_by_line(monkeypatch, name, pie
     if name == "bad UTF-8 on line 3":
         assert [n for n, _ in lines] == [13, 14]  # the lines before it are read first
         assert error == "f.jsonl: line 15: not valid UTF-8 (byte 0xff at column 8)"
+
+
+# ------------------------------------------------------------- reading ahead in a thread
+
+
+def test_read_ahead_gives_the_items_in_order_then_the_error():
+    def items():
+        yield from range(10)
+        raise InputError("f.jsonl: line 11: not valid UTF-8")
+
+    got = []
+    with pytest.raises(InputError, match="line 11"):
+        for item in read_ahead(items(), depth=2):
+            got.append(item)
+    assert got == list(range(10))
+    # a consumer that stops early stops the thread
+    ahead = read_ahead(iter(range(1000)), depth=2)
+    assert [next(ahead) for _ in range(3)] == [0, 1, 2]
+    ahead.close()
+    assert not [t for t in threading.enumerate() if t.name == "arena-ingest-read-ahead"]
+
+
+def _bad_csv(path) -> str:
+    """Tagged CSV rows (the column path) with bad ones among them."""
+    rows = csv_rows(5, 300, "c")
+    rows[10][3] = "nobody"  # an unknown winner
+    rows[40][1] = ""  # no model
+    rows[41][0] = rows[40][0] = "c7"  # an id the file repeats
+    rows.insert(120, ["c999", "m1"])  # a short row
+    return write_csv(path, ["id", "model_a", "model_b", "winner", "math", "code"], rows)
+
+
+def test_reading_ahead_stores_and_rejects_the_same(db_url, tmp_path, monkeypatch):
+    """PostgreSQL reads the chunks in a thread ahead of the writes: the same battles,
+    style rows, links, counts, batches, rejects and messages as reading in turn
+    (SQLite reads in turn either way)."""
+    monkeypatch.setattr("arena.ingest.loader.CHUNK_ROWS", 37)
+    jsonl = bad_jsonl(tmp_path / "bad.jsonl")
+    gz = tmp_path / "again.jsonl.gz"
+    gz.write_bytes(
+        gzip.compress(
+            b'{"id": "z0", "model_a": "m1", "model_b": "m2", '
+            b'"winner": "tie"}\n' + open(jsonl, "rb").read()
+        )
+    )
+    files = [jsonl, _bad_csv(tmp_path / "bad.csv"), str(gz)]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(open(jsonl, "rb").read() + b'{"id": "\xff"}\n')
+    got = {}
+    for way in ("ahead", "in turn"):
+        if way == "in turn":
+            monkeypatch.setattr("arena.ingest.loader.READ_AHEAD", lambda chunks: chunks)
+        urls = second_url(db_url, tmp_path, f"{way}.db")
+        url = next(urls)
+        try:
+            run = cli_for(url)
+            outputs = [
+                run(
+                    "ingest",
+                    str(broken),
+                    "--skip-invalid",
+                    "--rejects",
+                    str(tmp_path / "x.csv"),
+                    ok=False,
+                ).output,
+                run("ingest", jsonl, ok=False).output,  # the first bad row rejects it
+            ]
+            for j, path in enumerate(files):
+                rejects = tmp_path / f"rejects-{way}-{j}.csv"
+                res = run("ingest", path, "--skip-invalid", "--rejects", str(rejects))
+                outputs.append((res.output, rejects.read_text()))
+            got[way] = (dump_store(url), outputs)
+        finally:
+            next(urls, None)
+    assert got["ahead"] == got["in turn"]
+    (battles, *_), outputs = got["ahead"]
+    assert "not valid UTF-8" in outputs[0] and "line 2: field 'json'" in outputs[1]
+    assert len(battles) == 406 + 297 + 2
+    assert "406 duplicates skipped, 19 rejected" in outputs[4][0], outputs

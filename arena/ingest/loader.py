@@ -6,8 +6,8 @@ import errno
 import gc
 import gzip
 import zlib
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -20,8 +20,9 @@ from arena.db.advisory import advisory_key
 from arena.db.models import IngestBatch
 from arena.db.session import announce_wait, take_write_lock
 from arena.db.tables import utcnow
+from arena.ingest.ahead import read_ahead
 from arena.ingest.bulk import BulkConflict
-from arena.ingest.chunks import Location, read_chunks, where
+from arena.ingest.chunks import Chunk, Location, read_chunks, where
 from arena.ingest.fields import EXPAND_MAX
 from arena.ingest.prefix import Prefix, content_stream, stored_prefix
 from arena.ingest.records import (
@@ -41,6 +42,11 @@ from arena.ingest.writer import BattleWriter
 
 #: Records per chunk (tests make it small to exercise several chunks).
 CHUNK_ROWS = 20_000
+#: How PostgreSQL's chunks are read: by a thread, ahead of the writes (tests swap
+#: in reading in turn to compare).
+READ_AHEAD: Callable[
+    [Generator[tuple[Chunk, int], None, None]], Generator[tuple[Chunk, int], None, None]
+] = read_ahead
 Progress = Callable[[int], None]  # called with the number of input bytes consumed so far
 
 
@@ -150,6 +156,7 @@ def _load(
         _own_integrity_checks(conn),
         conn.begin(),
         open_binary(src) as binary,
+        ExitStack() as stack,
     ):
         stream, content = content_stream(binary, src, fmt, prefix)
         take_write_lock(conn, f"ingest {src.display}")
@@ -178,12 +185,25 @@ def _load(
             report.rejected += 1
 
         skip = prefix.lines if prefix is not None else 0
-        for chunk in read_chunks(
-            src, fmt, stream, mapping, max_expand, rows=CHUNK_ROWS, skip_lines=skip
-        ):
+
+        def positioned() -> Generator[tuple[Chunk, int], None, None]:
+            # each chunk with how far into the file it reached, taken as it is read
+            # (the reading runs ahead of the writes)
+            chunks = read_chunks(
+                src, fmt, stream, mapping, max_expand, rows=CHUNK_ROWS, skip_lines=skip
+            )
+            for chunk in chunks:
+                yield chunk, (size if raw.closed else raw.tell())
+
+        chunks = positioned()
+        if conn.dialect.name == "postgresql":
+            # read while the server works on a COPY; on SQLite the thread only
+            # costs (see arena.ingest.ahead)
+            chunks = READ_AHEAD(chunks)
+        stack.callback(chunks.close)  # before the file closes, also on an error
+        for chunk, done in chunks:
             if writer.bulk is None:
                 # rows this file will add, from how far the first chunk got into it
-                done = raw.tell() if not raw.closed else size
                 writer.start_bulk(chunk.rows_read * size / max(done, 1))
             report.rows_read += chunk.rows_read
             for location, error, record in chunk.errors:
@@ -199,8 +219,8 @@ def _load(
                 report.inserted += result.inserted
                 report.duplicates += result.duplicates
                 report.excluded += result.excluded
-            if progress is not None and not raw.closed:
-                progress(raw.tell())
+            if progress is not None:
+                progress(done)
         report.new_models = writer.new_models
         report.warnings = writer.case_warnings(names_before)
         report.bulk = bool(writer.bulk)
