@@ -301,3 +301,26 @@ def test_excluded_counts_per_board(run_cli, engine, tmp_path):
         ("category:math", 1, 1.0),
         ("category:math", 1, 1.0),
     ]
+
+
+def test_a_failed_draws_check_is_said_on_every_surface(run_cli, loaded, monkeypatch):
+    import arena.engine.board as engine_board
+
+    # every check fails: the rebuild doubles its draws to the cap and says so
+    monkeypatch.setattr(engine_board, "DRAWS_CHECK_SHARE", 1.5)
+    monkeypatch.setattr(engine_board, "DRAWS_MAX", 2000)
+    run_cli("rebuild")
+    doc = json.loads(run_cli("leaderboard", "--format", "json").output)
+    check = doc["snapshot"]["draws_check"]
+    assert check["tried"] == [1000, 2000] and not check["passed"] and check["chosen"]
+    table = run_cli("leaderboard").output
+    assert "Monte-Carlo error: the rank sets and tiers are counted over 2,000 fixed draws" in table
+    assert "2000" in run_cli("snapshots").output
+    # a passing check adds nothing
+    monkeypatch.undo()
+    run_cli("rebuild", "--rounds", "1000")
+    doc = json.loads(run_cli("leaderboard", "--format", "json").output)
+    check = doc["snapshot"]["draws_check"]
+    assert check["draws"] == 1000 and "chosen" not in check
+    # the note is there exactly when the check failed
+    assert ("Monte-Carlo error" in run_cli("leaderboard").output) is (not check["passed"])

@@ -169,6 +169,12 @@ class Leaderboard:
 
         return rank_legend(self.snapshot.options, ranks)
 
+    def draws_note(self) -> str | None:
+        """The board's Monte-Carlo error when its draws check failed, else None (issue 41)."""
+        from arena.boards.words import draws_note
+
+        return draws_note(self.snapshot.diagnostics)
+
     def tier_sentence(self) -> str:
         """The one sentence true of every tier of this board (empty if it has none)."""
         from arena.boards.words import tier_sentence

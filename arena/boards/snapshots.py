@@ -229,6 +229,9 @@ class Board:
                     "position_se": s.diagnostics.get("position_se"),
                 },
                 "components": s.diagnostics.get("components"),
+                # the fixed draws behind ranks and tiers and their check (issue 41);
+                # null for bootstrap boards and snapshots from before
+                "draws_check": (s.diagnostics.get("tiers") or {}).get("draws_check"),
                 # which comparable set this board ranks (1: the main board) and,
                 # on a main board built with --components separate, the others' boards
                 "component": key.component,

@@ -16,6 +16,7 @@ __all__ = [
     "is_simultaneous",
     "level_percent",
     "rank_legend",
+    "draws_note",
     "tier_claim",
     "tier_sentence",
 ]
@@ -56,6 +57,31 @@ def rank_legend(options: Mapping[str, Any] | None, ranks: str = DEFAULT_RANKS) -
     return (
         f"rank: the ranks the data allow for all models at once ({level_percent(o)} simultaneous "
         "rank sets, best-worst); - = not ranked, see below"
+    )
+
+
+def draws_note(diagnostics: Mapping[str, Any] | None) -> str | None:
+    """The board's Monte-Carlo error, when its draws check failed (issue 41); else None.
+
+    The rank sets and tiers are counted over fixed draws; a snapshot whose
+    second set of draws would move more than 5% of the rank sets (or the
+    tiers) says so, with the figures, on every surface that shows the board.
+    """
+    check = ((diagnostics or {}).get("tiers") or {}).get("draws_check")
+    if not check or check.get("passed", True):
+        return None
+    by = int(check["max_ranks"])
+    return (
+        f"Monte-Carlo error: the rank sets and tiers are counted over {int(check['draws']):,} "
+        f"fixed draws; a second set of as many draws would move {check['sets_moved']} of "
+        f"{check['ranked']} rank sets by up to {by} rank{'s' if by != 1 else ''}"
+        + ("" if check.get("tiers_equal", True) else " and change the tiers")
+        + ", more than the 5% this board aims for"
+        + (
+            " (it doubled its draws up to the most it takes)."
+            if check.get("chosen")
+            else " (a rebuild that leaves its rounds to the data takes more draws)."
+        )
     )
 
 

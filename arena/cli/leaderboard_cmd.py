@@ -199,6 +199,9 @@ def leaderboard_command(
     sentence = result.tier_sentence()
     if sentence:
         click.echo(f"tier: {sentence}")
+    note = result.draws_note()
+    if note:
+        click.echo(note)
     emit(_table_rows(doc["rows"], ranks), COLUMNS, "table")
     if board.style_controlled:
         click.echo(

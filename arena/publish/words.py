@@ -13,6 +13,7 @@ from typing import Any
 from arena.boards.keys import BoardKey
 from arena.boards.snapshots import SnapshotInfo, StyleCoefficient
 from arena.boards.words import (
+    draws_note,
     is_cut_rule,
     is_simultaneous,
     level_percent,
@@ -200,21 +201,9 @@ def describe_method(info: SnapshotInfo) -> list[str]:
             ties += " Battles where both answers were judged bad are left out."
         lines.append(ties)
     diag = info.diagnostics or {}
-    check = (diag.get("tiers") or {}).get("draws_check")
-    if check and not check.get("passed", True):
-        lines.append(
-            f"Monte-Carlo error: the rank sets and tiers are counted over {check['draws']:,} "
-            f"fixed draws; a second set of as many draws would move {check['sets_moved']} of "
-            f"{check['ranked']} rank sets by up to {check['max_ranks']} "
-            f"rank{'s' if check['max_ranks'] != 1 else ''}"
-            + ("" if check.get("tiers_equal", True) else " and change the tiers")
-            + ", more than the 5% this board aims for"
-            + (
-                " (it doubled its draws up to the most it takes)."
-                if check.get("chosen")
-                else " (a rebuild that leaves its rounds to the data takes more draws)."
-            )
-        )
+    note = draws_note(diag)
+    if note:
+        lines.append(note)
     nu = diag.get("tie_param")
     if nu is not None:
         se = diag.get("tie_param_se")
