@@ -48,11 +48,11 @@ class HeadToHead:
 
     ``verdict`` is the board's: the one simultaneous test of all its pairs
     behind its rank sets and tiers (``significant``: the board separates
-    them).  ``uncorrected`` is the pair tested alone (its paired bootstrap
-    interval of rating(A) - rating(B) at ``level`` and the verdict of that
+    them).  ``uncorrected`` is the pair tested alone (its paired interval of
+    rating(A) - rating(B) over the board's rounds at ``level`` and the verdict of that
     interval), not corrected for the ``n_pairs`` pairs of the board.
     ``difference`` is rating(A) - rating(B); ``p_a_better`` the share of
-    bootstrap rounds in which A is ahead; ``win_probability_a`` the
+    the board's rounds (bootstrap rounds, or its fixed normal draws) in which A is ahead; ``win_probability_a`` the
     Bradley-Terry prediction; ``a_wins``/``b_wins``/``ties`` the direct record
     (0 if they never met).  ``rank_a``/``rank_b``: each model's rank set on
     the board (all models at once), ``rank_alone_a``/``rank_alone_b``: its

@@ -48,7 +48,7 @@ def _text(h) -> list[str]:
     else:
         lines.append("  tested alone: interval not available")
     lines += [
-        f"  P({h.model_a} better) {h.p_a_better:.3f} over bootstrap rounds",
+        f"  P({h.model_a} better) {h.p_a_better:.3f} over the board's rounds",
         f"  predicted win probability of {h.model_a}: {h.win_probability_a:.3f}",
         f"  direct record: {record}",
     ]
@@ -73,8 +73,9 @@ def compare_command(
     The verdict is the board's: the one test of all its pairs at once that
     also gives its rank sets and tiers, so compare never contradicts the
     board. Below it: each model's rank set, the rating difference, the pair
-    tested alone (its paired bootstrap interval, not corrected for the
-    board's other pairs), P(A better than B) over bootstrap rounds, the
+    tested alone (its paired interval, not corrected for the board's other
+    pairs), P(A better than B) over the board's rounds (its bootstrap rounds
+    or, by default, its fixed normal draws), the
     predicted win probability and the direct record between the two. Two models outside the main board's
     comparable set are compared on their own set's board when `arena rebuild
     --components separate` wrote one; models in different sets never met,
