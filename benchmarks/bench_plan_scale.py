@@ -73,7 +73,17 @@ def make_board(tmp: Path, rounds: int) -> str:
     db = f"sqlite:///{tmp / '10k.db'}"
     base = [sys.executable, "-m", "arena", "--db", db]
     subprocess.run([*base, "ingest", str(csv), "-q"], check=True)
-    rebuild = ["rebuild", "--rounds", str(rounds), "--max-models", "100000", "-q"]
+    # bootstrap rounds by name: the default --ci is the sandwich since issue 41
+    rebuild = [
+        "rebuild",
+        "--ci",
+        "bootstrap",
+        "--rounds",
+        str(rounds),
+        "--max-models",
+        "100000",
+        "-q",
+    ]
     subprocess.run([*base, *rebuild], check=True)
     subprocess.run([*base, *rebuild, "--min-battles", "1"], check=True)
     return db

@@ -100,7 +100,8 @@ def main() -> None:
     ap.add_argument("--skip-shared", action="store_true")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="arena-bench-"))
-    rounds = ["--rounds", str(args.rounds)]
+    # bootstrap rounds asked for by name: the default --ci is the sandwich since issue 41
+    rounds = ["--ci", "bootstrap", "--rounds", str(args.rounds)]
 
     if not args.skip_shared:
         db = f"sqlite:///{tmp / 'shared.db'}"

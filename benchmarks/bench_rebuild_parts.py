@@ -52,7 +52,8 @@ for name, module, attr in parts:
     setattr(mod, attr, timed(name, getattr(mod, attr)))
 from arena.cli import cli
 c0, w0 = time.process_time(), time.perf_counter()
-cli(["--db", sys.argv[1], "rebuild", "-q", "--rounds", sys.argv[3]], prog_name="arena",
+# bootstrap rounds by name: the default --ci is the sandwich since issue 41
+cli(["--db", sys.argv[1], "rebuild", "-q", "--ci", "bootstrap", "--rounds", sys.argv[3]], prog_name="arena",
     standalone_mode=False)
 spent["total"] = (time.process_time() - c0, time.perf_counter() - w0)
 print("PARTS " + json.dumps(spent))

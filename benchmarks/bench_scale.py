@@ -93,7 +93,18 @@ def main() -> None:
             ing = run_timed(["ingest", str(csv), "-q"], db=db)
             load = os.getloadavg()
             reb = run_timed(
-                ["rebuild", "--rounds", str(args.rounds), "--max-models", "100000", "-q"], db=db
+                # bootstrap rounds by name: the default --ci is the sandwich since issue 41
+                [
+                    "rebuild",
+                    "--ci",
+                    "bootstrap",
+                    "--rounds",
+                    str(args.rounds),
+                    "--max-models",
+                    "100000",
+                    "-q",
+                ],
+                db=db,
             )
             load_after = os.getloadavg()
             print(

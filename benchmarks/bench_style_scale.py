@@ -590,7 +590,11 @@ def main() -> None:
                     )
                 for label, extra in (
                     ("rebuild --ci sandwich", ["--ci", "sandwich"]),
-                    (f"rebuild --rounds {rounds}", ["--rounds", str(rounds)]),
+                    # the bootstrap asked for by name: the default --ci is the sandwich (issue 41)
+                    (
+                        f"rebuild --ci bootstrap --rounds {rounds}",
+                        ["--ci", "bootstrap", "--rounds", str(rounds)],
+                    ),
                 ):
                     r = run(["rebuild", *extra], db=url)
                     ph = phases(r["lines"])
