@@ -170,7 +170,7 @@ def _digest_chunk(h, chunk) -> None:
 
 def _csv_blocks(path: Path, reader: str):
     """(line numbers, columns) per block of BLOCK rows, read by pyarrow or polars as text."""
-    from arena.ingest.sources import CsvBlock
+    from arena.ingest.csv_blocks import CsvBlock
 
     with open(path, "rb") as fh:
         header = fh.readline()
@@ -208,12 +208,12 @@ def one(parser: str, path: Path) -> dict:
     import gc
 
     gc.disable()  # as the ingester does while it reads a file
-    from arena.ingest import sources
+    from arena.ingest import json_lines
     from arena.ingest.chunks import read_chunks
     from arena.ingest.records import csv_block_parser, csv_parser, resolve_schema
     from arena.ingest.sources import detect_format, open_binary, open_input
 
-    sources.BLOCK_DECODERS.update(
+    json_lines.BLOCK_DECODERS.update(
         {"msgspec": _msgspec_rows, "pyarrow": _arrow_rows, "polars": _polars_rows}
     )
     h = hashlib.sha256()

@@ -147,10 +147,10 @@ def test_fast_split_and_csv_mode_agree_on_rows_and_lines(
 ):
     """Quote-free blocks are split directly; the first block with a quote hands the rest
     of the file to csv.reader.  Line numbers stay exact across the switch, CRLF included."""
+    import arena.ingest.csv_blocks as csv_blocks
     import arena.ingest.loader as loader
-    import arena.ingest.sources as sources
 
-    monkeypatch.setattr(sources, "_BLOCK_CHARS", 40)
+    monkeypatch.setattr(csv_blocks, "_BLOCK_CHARS", 40)
     monkeypatch.setattr(loader, "CHUNK_ROWS", 3)
     body = [
         "a,b,tie,x",
@@ -189,9 +189,9 @@ def test_nul_byte_is_an_error_with_its_line(run_cli, tmp_path):
 
 
 def test_ragged_rows_in_a_quote_free_block_are_reported_by_line(run_cli, tmp_path, monkeypatch):
-    import arena.ingest.sources as sources
+    import arena.ingest.csv_blocks as csv_blocks
 
-    monkeypatch.setattr(sources, "_BLOCK_CHARS", 30)  # blocks of both shapes get joined
+    monkeypatch.setattr(csv_blocks, "_BLOCK_CHARS", 30)  # blocks of both shapes get joined
     path = tmp_path / "ragged.csv"
     path.write_text(
         "model_a,model_b,winner\na,b,tie\nb,c,model_a\nc,a,tie\na,b\nb,c,tie\n", encoding="utf-8"

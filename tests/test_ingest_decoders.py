@@ -15,18 +15,18 @@ import gzip
 
 import pytest
 
-from arena.ingest import sources
+from arena.ingest import json_lines
 from tests.helpers.cli import cli_for
 from tests.helpers.paths import ROOT
 from tests.helpers.stored import bad_jsonl, dump_store, second_url
 
-DECODERS = sorted(sources.BLOCK_DECODERS)
+DECODERS = sorted(json_lines.BLOCK_DECODERS)
 
 
 def test_the_fast_decoder_is_installed_for_the_tests():
     """The test extra installs orjson, so the comparison below runs both decoders."""
     assert DECODERS == ["json", "orjson"]
-    assert sources.JSON_DECODER == "orjson"
+    assert json_lines.JSON_DECODER == "orjson"
 
 
 def _ingest_each(db_url, tmp_path, monkeypatch, files, *, chunk_rows: int):
@@ -34,7 +34,7 @@ def _ingest_each(db_url, tmp_path, monkeypatch, files, *, chunk_rows: int):
     monkeypatch.setattr("arena.ingest.loader.CHUNK_ROWS", chunk_rows)
     out = {}
     for k, decoder in enumerate(DECODERS):
-        monkeypatch.setattr(sources, "JSON_DECODER", decoder)
+        monkeypatch.setattr(json_lines, "JSON_DECODER", decoder)
         urls = iter([db_url]) if k == 0 else second_url(db_url, tmp_path, f"{decoder}.db")
         url = next(urls)
         try:

@@ -1,6 +1,6 @@
 """How a file is read changes nothing stored or rejected.
 
-JSON lines are read a piece of bytes at a time (``sources._jsonl_pieces``),
+JSON lines are read a piece of bytes at a time (``json_lines._jsonl_pieces``),
 not line by line: the same lines, numbers and errors.  On PostgreSQL the
 chunks are read by a thread ahead of the writes (``arena.ingest.ahead``):
 the same rows, rejects and messages as reading them in turn.
@@ -14,7 +14,7 @@ import threading
 
 import pytest
 
-from arena.ingest import sources
+from arena.ingest import json_lines
 from arena.ingest.ahead import read_ahead
 from arena.ingest.sources import InputError
 from tests.helpers.cli import cli_for
@@ -44,7 +44,7 @@ CONTENTS = {
 
 def _by_lines(data: bytes, first_line: int) -> tuple[list, str | None]:
     """What the line-by-line reader gave (the reference): (number, text), then the error."""
-    lines = sources._Utf8Lines(io.BytesIO(data), "f.jsonl")
+    lines = json_lines._Utf8Lines(io.BytesIO(data), "f.jsonl")
     lines.line_no = first_line
     out = []
     try:
@@ -59,7 +59,7 @@ def _by_lines(data: bytes, first_line: int) -> tuple[list, str | None]:
 def _by_pieces(data: bytes, first_line: int) -> tuple[list, str | None]:
     out = []
     try:
-        for numbers, texts in sources._jsonl_pieces(io.BytesIO(data), "f.jsonl", first_line):
+        for numbers, texts in json_lines._jsonl_pieces(io.BytesIO(data), "f.jsonl", first_line):
             out.extend(zip(numbers, texts, strict=True))
     except InputError as exc:
         return out, str(exc)
@@ -69,8 +69,8 @@ def _by_pieces(data: bytes, first_line: int) -> tuple[list, str | None]:
 @pytest.mark.parametrize("piece", [1, 7, 64, 1 << 20])
 @pytest.mark.parametrize("name", list(CONTENTS))
 def test_pieces_read_the_lines_and_errors_of_line_by_line(monkeypatch, name, piece):
-    monkeypatch.setattr(sources, "LINE_MAX", 40)
-    monkeypatch.setattr(sources, "_PIECE", piece)
+    monkeypatch.setattr(json_lines, "LINE_MAX", 40)
+    monkeypatch.setattr(json_lines, "_PIECE", piece)
     data = CONTENTS[name]
     for first_line in (0, 12):
         want = _by_lines(data, first_line)

@@ -14,6 +14,14 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import IO, Any
 
+from arena.ingest.csv_blocks import CsvBlock, read_csv
+from arena.ingest.json_lines import (
+    BadJson,
+    iter_json_array,
+    iter_jsonl,
+    jsonl_blocks,
+    parse_jsonl_line,
+)
 from arena.ingest.records import (
     ColumnBlock,
     ParsedBattle,
@@ -26,17 +34,7 @@ from arena.ingest.records import (
     parse_json_object,
     resolve_schema,
 )
-from arena.ingest.sources import (
-    BadJson,
-    CsvBlock,
-    InputError,
-    InputFile,
-    iter_json_array,
-    iter_jsonl,
-    jsonl_blocks,
-    parse_jsonl_line,
-    read_csv,
-)
+from arena.ingest.sources import InputError, InputFile
 
 __all__ = ["Chunk", "Location", "read_chunks", "where"]
 
@@ -356,7 +354,7 @@ def read_chunks(
 
     ``skip_lines``: lines of the file not in ``binary`` (a stored prefix, see
     :mod:`arena.ingest.prefix`), so that line numbers stay those of the file.
-    ``decoder``: the JSON-lines block decoder (see :data:`arena.ingest.sources.BLOCK_DECODERS`).
+    ``decoder``: the JSON-lines block decoder (see :data:`arena.ingest.json_lines.BLOCK_DECODERS`).
     """
     if fmt == "csv":
         yield from _csv_chunks(source, binary, mapping, max_expand, rows, skip_lines)

@@ -18,9 +18,10 @@ from typing import Any, NamedTuple, cast
 
 from arena.core.text import text_problem
 from arena.ingest import fields
+from arena.ingest.csv_blocks import CsvBlock
 from arena.ingest.errors import RowError
+from arena.ingest.json_lines import key_count
 from arena.ingest.shapes import FIELDS, Schema, resolve_schema
-from arena.ingest.sources import CsvBlock, key_count
 from arena.ingest.style import Style, StyleColumns, parse_columns, style_column
 
 __all__ = [
@@ -316,7 +317,7 @@ def csv_block_parser(
     truthy = fields.TRUE.__contains__
 
     def block(raw: CsvBlock) -> ColumnBlock | None:
-        """``raw``: a :class:`arena.ingest.sources.CsvBlock`."""
+        """``raw``: a :class:`arena.ingest.csv_blocks.CsvBlock`."""
         n = len(raw)
         if not n:
             return None

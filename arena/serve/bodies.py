@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from arena.ingest.sources import DuplicateKey, unique_keys
+from arena.ingest.json_lines import DuplicateKey, unique_keys
 from arena.serve.errors import ApiError, invalid_body
 
 __all__ = [
