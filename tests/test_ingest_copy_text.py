@@ -15,10 +15,9 @@ import gzip
 import json
 
 from arena.ingest import dialects
-from tests.helpers.cli import cli_for
 from tests.helpers.files import csv_rows, write_csv
 from tests.helpers.paths import ROOT
-from tests.helpers.stored import bad_jsonl, dump_store, second_url
+from tests.helpers.stored import bad_jsonl, ingest_and_dump, second_url
 
 
 def _files(tmp_path) -> list[str]:
@@ -59,13 +58,7 @@ def test_copy_text_stores_what_write_row_stores(db_url, tmp_path, monkeypatch):
         urls = second_url(db_url, tmp_path, f"{way}.db")
         url = next(urls)
         try:
-            run = cli_for(url)
-            outputs = []
-            for j, path in enumerate(files):
-                rejects = tmp_path / f"rejects-{way}-{j}.csv"
-                res = run("ingest", path, "--skip-invalid", "--rejects", str(rejects))
-                outputs.append((res.output, rejects.read_text() if rejects.exists() else ""))
-            got[way] = (dump_store(url), outputs)
+            got[way] = ingest_and_dump(url, files, tmp_path, way)
         finally:
             next(urls, None)
     assert got["rendered"] == got["write_row"]

@@ -16,9 +16,8 @@ import gzip
 import pytest
 
 from arena.ingest import json_lines
-from tests.helpers.cli import cli_for
 from tests.helpers.paths import ROOT
-from tests.helpers.stored import bad_jsonl, dump_store, second_url
+from tests.helpers.stored import bad_jsonl, ingest_and_dump, second_url
 
 DECODERS = sorted(json_lines.BLOCK_DECODERS)
 
@@ -38,13 +37,7 @@ def _ingest_each(db_url, tmp_path, monkeypatch, files, *, chunk_rows: int):
         urls = iter([db_url]) if k == 0 else second_url(db_url, tmp_path, f"{decoder}.db")
         url = next(urls)
         try:
-            run = cli_for(url)
-            reports = []
-            for j, path in enumerate(files):
-                rejects = tmp_path / f"rejects-{decoder}-{j}.csv"
-                res = run("ingest", path, "--skip-invalid", "--rejects", str(rejects))
-                reports.append((res.output, rejects.read_text() if rejects.exists() else ""))
-            out[decoder] = (dump_store(url), reports)
+            out[decoder] = ingest_and_dump(url, files, tmp_path, decoder)
         finally:
             next(urls, None)
     return out

@@ -131,3 +131,17 @@ def dump_store(url: str) -> tuple:
         batches,
         [tuple(k) for k in links],
     )
+
+
+def ingest_and_dump(url: str, files, tmp_path, tag: str) -> tuple[tuple, list[tuple[str, str]]]:
+    """Ingest ``files`` (skipping bad records) into ``url``: what it stores and, per file,
+    the command's output and its rejects file (two ways of ingesting compared by equality)."""
+    from tests.helpers.cli import cli_for
+
+    run = cli_for(url)
+    reports = []
+    for j, path in enumerate(files):
+        rejects = tmp_path / f"rejects-{tag}-{j}.csv"
+        res = run("ingest", path, "--skip-invalid", "--rejects", str(rejects))
+        reports.append((res.output, rejects.read_text() if rejects.exists() else ""))
+    return dump_store(url), reports
