@@ -5,6 +5,7 @@ Run::
     PYTHONPATH=. python benchmarks/bench_null_coverage.py [--models 10,53] [--boards 2000]
         [--rounds 1000] [--seed 5]
         [--pipeline BATTLES]   # instead: null boards of simulated battles through rate_board
+        [--draw-sets 20]       # instead: the coverage each fixed draw set implies (quadrature)
 
 Under the global null (every model equal) a board's rank sets cover the truth
 only when no pair is separated, so coverage is one minus the family-wise error
@@ -43,6 +44,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -103,6 +105,73 @@ def pipeline_board(m: int, battles: int, rng: np.random.Generator) -> bool:
     return bool(br.ranked.all() and (lo == 1).all() and (hi == m).all())
 
 
+def draw_sets(m: int, sets: int, rounds_list: list[int]) -> None:
+    """The null coverage each fixed draw set implies, over ``sets`` sets (issue 41).
+
+    With the covariance known (53 equal models, SD 7.5 Elo and a shared 10-Elo
+    shift), a fixed draw set's critical value (the step-down's first step,
+    by the engine's count rule) is put against 200,000 independent draws of
+    the null maximum: the coverage a board of that design gets from that set.
+    Pseudo-random sets (the engine's kind, whitened) against scrambled Sobol
+    points, each with and without the Monte-Carlo margin.
+    """
+    from scipy import linalg
+    from scipy.stats import norm, qmc
+
+    from arena.core.defaults import MC_MARGIN
+    from arena.engine.inference.intervals import FIXED_DRAWS_KEY
+    from arena.engine.inference.rank_sets import mc_alpha
+
+    sd = np.full(m, 7.5)
+    cov = np.diag(sd**2) + 100.0
+    vals, vecs = np.linalg.eigh(cov)
+    root = (vecs * np.sqrt(np.clip(vals, 0.0, None))) @ vecs.T
+    a, b = np.triu_indices(m, 1)
+    pair_sd = np.sqrt(sd[a] ** 2 + sd[b] ** 2)
+
+    def maxima(x: np.ndarray) -> np.ndarray:
+        out = np.empty(x.shape[0])
+        for i in range(0, x.shape[0], 2000):
+            d = x[i : i + 2000, a] - x[i : i + 2000, b]
+            out[i : i + 2000] = np.abs(d / pair_sd).max(axis=1)
+        return out
+
+    def whiten(z: np.ndarray) -> np.ndarray:
+        z = z - z.mean(axis=0)
+        chol = np.linalg.cholesky(z.T @ z / (z.shape[0] - 1))
+        return linalg.solve_triangular(chol, z.T, lower=True).T
+
+    rng = np.random.default_rng(1)
+    ref = np.sort(
+        maxima(sd * rng.standard_normal((200_000, m)) + 10.0 * rng.standard_normal((200_000, 1)))
+    )
+    print(f"{m} equal models, {sets} fixed draw sets each, load {os.getloadavg()[0]:.2f}")
+    for rounds in rounds_list:
+        for kind in ("pseudo-random", "Sobol"):
+            tops = []
+            # keys 1..sets, then the engine's own key (pseudo-random sets are the engine's kind)
+            for key in [*range(1, sets + 1), FIXED_DRAWS_KEY]:
+                if kind == "Sobol":
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # balance needs 2^k points; not the point
+                        u = qmc.Sobol(d=m, scramble=True, seed=key).random(rounds)
+                    z = norm.ppf(np.clip(u, 1e-12, 1 - 1e-12))
+                else:
+                    z = np.random.default_rng([key, 0]).standard_normal((m, rounds)).T
+                tops.append(np.sort(maxima(whiten(z) @ root))[::-1])
+            for margin in (0.0, MC_MARGIN):
+                k = int(np.floor(mc_alpha(ALPHA, rounds, margin) * (rounds + 1) - 1 + 1e-9))
+                implied = np.array([np.searchsorted(ref, t[k]) / ref.size for t in tops])
+                by_set, own = implied[:-1], implied[-1]
+                print(
+                    f"  {rounds:6d} draws, {kind:13s}, margin {margin:5.3f}: implied coverage "
+                    f"mean {by_set.mean():.4f}, SD {by_set.std():.4f}, min {by_set.min():.4f}, "
+                    f"below 0.95 on {int((by_set < 0.95).sum())} of {sets}"
+                    + (f"; the engine's set {own:.4f}" if kind == "pseudo-random" else ""),
+                    flush=True,
+                )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="10,53", help="comma-separated numbers of models")
@@ -116,7 +185,17 @@ def main() -> None:
         metavar="BATTLES",
         help="instead: boards of BATTLES simulated battles through the whole engine (rate_board)",
     )
+    p.add_argument(
+        "--draw-sets",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: the coverage each of N fixed draw sets implies (53 models; 1,000 and 4,000 draws)",
+    )
     args = p.parse_args()
+    if args.draw_sets:
+        draw_sets(53, args.draw_sets, [1000, 4000])
+        return
     if args.pipeline:
         print(
             f"global null through rate_board (default options): {args.boards} boards of "
