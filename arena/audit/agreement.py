@@ -26,7 +26,7 @@ import numpy as np
 from sqlalchemy import Connection
 
 from arena.audit.read import snapshot_votes
-from arena.boards.inference import stored_margin
+from arena.boards.inference import stored_inference
 from arena.boards.resolve import resolve_board, samples_pruned
 from arena.boards.snapshots import Board, SnapshotError, load_samples
 from arena.core.defaults import DEFAULT_LEVEL
@@ -42,7 +42,6 @@ from arena.engine.agreement import (
     share_ahead,
     vote_agreement,
 )
-from arena.engine.inference.rank_sets import board_inference
 from arena.store.aliases import canonical_names
 
 __all__ = ["Agreement", "PairAgreement", "board_agreement", "parse_selector"]
@@ -276,26 +275,23 @@ def board_agreement(
     ref_iv = interval_separated(bounds([r for r, _ in shared_rows], "ci_low"), bounds([r for r, _ in shared_rows], "ci_high"))  # fmt: skip
     cand_iv = interval_separated(bounds([c for _, c in shared_rows], "ci_low"), bounds([c for _, c in shared_rows], "ci_high"))  # fmt: skip
 
-    def simultaneous(board, samples, ranked, rows):
-        lev = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
-        pos = np.array([r.position for r in ranked])
-        facts = (board.snapshot.diagnostics or {}).get("tiers") or {}
-        inf = board_inference(
-            np.array([r.rating for r in ranked]),
-            samples[:, pos],
-            level=lev,
-            margin=stored_margin(facts),
-        )
-        index = {r.model: n for n, r in enumerate(ranked)}
-        idx = [index[r.model] for r in rows]
+    def simultaneous(board, samples, rows):
+        # the board's own inference, as compare and the model page read it back
+        # (its stored method and Monte-Carlo margin)
+        stored = stored_inference(board, samples)
+        assert stored is not None  # at least two shared ranked models
+        inf = stored.inference
+        idx = [stored.index[r.model] for r in rows]
         sep = np.zeros((k, k), dtype=np.int64)
         for a in range(k):
             for b in range(k):
                 sep[a, b] = inf.separated(idx[a], idx[b])
-        return sep, inf.method, lev
+        return sep, inf.method, inf.level
 
-    ref_sim, ref_method, ref_level = simultaneous(ref_board, ref_s, ref_ranked, [r for r, _ in shared_rows])  # fmt: skip
-    cand_sim, cand_method, cand_level = simultaneous(cand_board, cand_s, cand_ranked, [c for _, c in shared_rows])  # fmt: skip
+    ref_sim, ref_method, ref_level = simultaneous(ref_board, ref_s, [r for r, _ in shared_rows])
+    cand_sim, cand_method, cand_level = simultaneous(
+        cand_board, cand_s, [c for _, c in shared_rows]
+    )
     iu = np.triu_indices(k, 1)
     n_pairs = int(iu[0].size)
 

@@ -10,7 +10,6 @@ board's own answer (see ``docs/tiers.md``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from sqlalchemy import Connection
@@ -19,7 +18,7 @@ from arena.boards.snapshots import Board, SnapshotError, load_board, load_sample
 from arena.core.defaults import DEFAULT_LEVEL
 from arena.engine.inference.rank_sets import BoardInference, board_inference, marginal_rank_set
 
-__all__ = ["StoredInference", "board_separated_pairs", "stored_inference", "stored_margin"]
+__all__ = ["StoredInference", "board_separated_pairs", "stored_inference"]
 
 
 @dataclass(frozen=True)
@@ -56,11 +55,6 @@ class StoredInference:
         )
 
 
-def stored_margin(facts: dict[str, Any]) -> float:
-    """The Monte-Carlo margin a snapshot's inference used (``diagnostics.tiers``)."""
-    return float(facts.get("margin", 0.0))
-
-
 def stored_inference(board: Board, samples: np.ndarray) -> StoredInference | None:
     """The board's inference from its stored samples; None if no model is ranked.
 
@@ -83,7 +77,8 @@ def stored_inference(board: Board, samples: np.ndarray) -> StoredInference | Non
     method = facts.get("inference", "auto")
     level = float(board.snapshot.options.get("level", DEFAULT_LEVEL))
     # the margin the rebuild used (none before issue 41): the snapshot's own verdicts
-    inf = board_inference(rating, cols, level=level, method=method, margin=stored_margin(facts))
+    margin = float(facts.get("margin", 0.0))
+    inf = board_inference(rating, cols, level=level, method=method, margin=margin)
     index = {r.model: i for i, r in enumerate(ranked)}
     return StoredInference(board, inf, index, rating, cols)
 
