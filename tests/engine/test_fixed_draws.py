@@ -146,3 +146,13 @@ def test_a_passing_check_keeps_the_default_draws():
     check = br.tier_info["draws_check"]
     assert check["passed"] and check["tried"] == [DEFAULT_ROUNDS]
     assert check["sets_moved"] == 0 and check["tiers_equal"]
+
+
+def test_a_board_can_skip_the_check_and_keeps_its_draws():
+    t = _table(seed=5, m=12, n=8000)
+    br = rate_board(t, BoardOptions(min_battles=1), check_draws=False)
+    assert "draws_check" not in br.tier_info
+    assert br.ratings.samples.shape[0] == DEFAULT_ROUNDS
+    checked = rate_board(t, BoardOptions(min_battles=1, rounds=DEFAULT_ROUNDS))
+    assert np.array_equal(checked.rank_low, br.rank_low)
+    assert np.array_equal(checked.rank_high, br.rank_high)
