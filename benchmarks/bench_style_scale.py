@@ -105,6 +105,16 @@ def load() -> str:
 
 
 # ---------------------------------------------------------------- synthetic data
+def fresh_db(eng: str, work: Path, name: str) -> tuple[str, callable]:
+    """An empty database on ``eng`` ("sqlite": a file in ``work``; else a PostgreSQL
+    schema) and the call that drops it."""
+    if eng == "sqlite":
+        path = work / f"{name}.db"
+        path.unlink(missing_ok=True)
+        return f"sqlite:///{path}", path.unlink
+    return pg_schema_url(f"bench_{name}")
+
+
 def battles(n: int, m: int, seed: int):
     """Per-battle arrays: a, b, winner code, and per side (tokens, h1..h3, ordered/unordered, **/__)."""
     rng = np.random.default_rng(seed)
@@ -449,12 +459,7 @@ def end_to_end(args: argparse.Namespace) -> None:
     ]
     results = []
     for eng in args.engines.split(","):
-        if eng == "sqlite":
-            dbfile = work / f"e2e_{n}.db"
-            dbfile.unlink(missing_ok=True)
-            url, drop = f"sqlite:///{dbfile}", dbfile.unlink
-        else:
-            url, drop = pg_schema_url(f"bench_e2e_{n}")
+        url, drop = fresh_db(eng, work, f"e2e_{n}")
         try:
             r = run(["ingest", str(data), "-q"], db=url)
             shape = "CSV, flat" if args.e2e_format == "csv" else "JSONL, nested"
@@ -547,12 +552,7 @@ def main() -> None:
                 flush=True,
             )
         for eng in engines:
-            if eng == "sqlite":
-                dbfile = work / f"style_{n}.db"
-                dbfile.unlink(missing_ok=True)
-                url, drop = f"sqlite:///{dbfile}", dbfile.unlink
-            else:
-                url, drop = pg_schema_url(f"bench_style_{n}")
+            url, drop = fresh_db(eng, work, f"style_{n}")
             try:
                 if n <= args.ingest_max:
                     r = run(["ingest", str(data), "-q"], db=url)
@@ -567,12 +567,7 @@ def main() -> None:
                             other = work / f"style_{n}_{shape}.{suffix}"
                             if not other.exists():
                                 write_file(other, n, args.models, 7, shape)
-                            if eng == "sqlite":
-                                extra_db = work / f"style_{n}_{shape}.db"
-                                extra_db.unlink(missing_ok=True)
-                                extra_url, extra_drop = f"sqlite:///{extra_db}", extra_db.unlink
-                            else:
-                                extra_url, extra_drop = pg_schema_url(f"bench_style_{shape}")
+                            extra_url, extra_drop = fresh_db(eng, work, f"style_{n}_{shape}")
                             try:
                                 r = run(["ingest", str(other), "-q"], db=extra_url)
                             finally:
